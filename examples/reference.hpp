@@ -1,0 +1,83 @@
+// examples/reference.hpp — CPU oracles and input generation for the example kernels.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ingot/dtype.hpp>
+#include <ingot/scalar_eval.hpp>
+
+#include "depthwise_conv1d.hpp"
+
+namespace ingot::examples {
+
+// Seeded uniform values in [lo, hi], rounded to dtype t (so the oracle sees exactly what the
+// kernel reads). Never all zeros.
+inline std::vector<double> random_values(DType t, std::size_t n, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(n);
+  for (auto& x : v) x = ir::double_of_bits(t, ir::bits_of_double(t, dist(rng)));
+  return v;
+}
+
+// f64 oracle on inputs already rounded to the test dtype.
+inline std::vector<double> depthwise_conv1d_reference(const Conv1dShape& s, std::uint32_t batch,
+                                                      const std::vector<double>& x, const std::vector<double>& w) {
+  const std::uint32_t O = s.out_len();
+  std::vector<double> y(static_cast<std::size_t>(batch) * s.channels * O);
+  for (std::uint32_t b = 0; b < batch; ++b) {
+    for (std::uint32_t c = 0; c < s.channels; ++c) {
+      for (std::uint32_t o = 0; o < O; ++o) {
+        double acc = 0;
+        for (std::uint32_t t = 0; t < s.ksize; ++t) {
+          const std::int64_t pos = static_cast<std::int64_t>(o) * s.stride + static_cast<std::int64_t>(t) * s.dilation - s.pad;
+          if (pos < 0 || pos >= s.length) continue;
+          acc += x[(static_cast<std::size_t>(b) * s.channels + c) * s.length + static_cast<std::size_t>(pos)] *
+                 w[static_cast<std::size_t>(c) * s.ksize + t];
+        }
+        y[(static_cast<std::size_t>(b) * s.channels + c) * O + o] = acc;
+      }
+    }
+  }
+  return y;
+}
+
+// Absolute + relative tolerance per output dtype for a reduction of `terms` products.
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+inline Tolerance conv_tolerance(DType t, std::size_t terms) {
+  const double scale = std::sqrt(static_cast<double>(terms) + 1.0);
+  switch (t) {
+    case DType::f16: return {1e-3 * scale, 1e-3};   // output rounding: 2^-11 relative
+    case DType::bf16: return {8e-3 * scale, 8e-3};  // output rounding: 2^-8 relative
+    default: return {1e-6 * scale, 1e-5};
+  }
+}
+
+// First index where got differs from want beyond tolerance (NaN/inf on one side always
+// differs); -1 when all agree.
+inline std::int64_t first_mismatch(const std::vector<double>& want, const std::vector<double>& got, Tolerance tol) {
+  if (want.size() != got.size()) return 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double a = want[i];
+    const double b = got[i];
+    if (std::isnan(a) || std::isnan(b)) {
+      if (!(std::isnan(a) && std::isnan(b))) return static_cast<std::int64_t>(i);
+      continue;
+    }
+    if (std::isinf(a) || std::isinf(b)) {
+      if (a != b) return static_cast<std::int64_t>(i);
+      continue;
+    }
+    if (std::fabs(a - b) > tol.abs + tol.rel * std::fabs(a)) return static_cast<std::int64_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace ingot::examples

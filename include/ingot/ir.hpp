@@ -1,0 +1,216 @@
+// ingot/ir.hpp — the intermediate representation every backend consumes.
+//
+// ============================== SEMANTICS (normative) ==============================
+// The interpreter (src/interp) is the executable form of these rules; a backend that
+// disagrees with it is wrong.
+//
+// Types. Arithmetic is defined on the compute types f32, i32, u32 and i64. f16 and bf16 are
+//   storage types: they appear as the type of a Load from a 16-bit buffer, of a Cast, of a
+//   Select, or of a Store's value. u8, i8, u16 and bool are likewise converted before use.
+// Integer overflow. Add, Sub, Mul and Neg wrap modulo 2^bits (two's complement) for every
+//   integer type, signed included. No backend may assume signed overflow does not happen.
+// Division and modulo. Integer Div truncates toward zero; Mod takes the sign of the dividend
+//   (C semantics). A zero divisor is an error (the interpreter stops the launch). INT_MIN / -1
+//   wraps to INT_MIN and INT_MIN % -1 is 0. Float Div is IEEE division (within 2.5 ulp on
+//   backends whose division is not correctly rounded); float Mod is C fmod.
+// Shifts. The shift amount must lie in [0, bits of the operand type); anything else is an
+//   error. Shr is arithmetic for signed types and logical for unsigned ones.
+// Comparisons. With a NaN operand every comparison is false except Ne, which is true.
+// NaN. Arithmetic and math functions propagate NaN. Min and Max follow IEEE minNum/maxNum
+//   (C fmin/fmax): they return the other operand when exactly one is NaN.
+// Casts. int->float rounds to nearest even. float->int truncates toward zero; NaN, infinity or
+//   a value out of the target's range is an error. int->int keeps the low bits (wraps).
+//   f32->f16/bf16 rounds to nearest even, overflow gives infinity, NaN stays a quiet NaN;
+//   f16/bf16->f32 is exact. Anything -> bool is "!= 0"; bool -> number is 0 or 1.
+// Memory. Every Load, Store and Atomic names one buffer (a kernel parameter or a shared
+//   array) and an integer index. An index outside [0, real size of that buffer) is ALWAYS an
+//   error: the interpreter stops the launch and names the kernel, buffer, index, extent,
+//   thread and statement. No backend may rely on an out-of-range access doing anything.
+//   Reading an element nothing has written (fresh buffers are poisoned) is also reported by
+//   the interpreter. Loads that DCE proves unused may be removed.
+// Tail threads. A launch is a whole number of work-groups, so threads past the problem size
+//   exist ("tail threads"). They run the kernel like any other thread; they may compute and
+//   load anything in range; the kernel must keep their accesses in range and skip their
+//   stores. The interpreter reports any tail thread that does not.
+// Barriers. A Barrier must be reached by every thread of the work-group or by none; a barrier
+//   under control flow that diverges within a group is an error.
+// Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
+//   between threads is unspecified.
+// ===================================================================================
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ingot/dtype.hpp"
+
+namespace ingot::ir {
+
+enum class Op : std::uint8_t {
+#define INGOT_OP(name, arity, rule, spelling, prec) name,
+#include "ingot/ops.def"
+#undef INGOT_OP
+};
+
+enum class TypeRule : std::uint8_t {
+  Leaf,
+  Builtin,
+  LoadRule,
+  Arith,
+  IntBinary,
+  Compare,
+  Logical,
+  LogicalNot,
+  ArithUnary,
+  IntUnary,
+  FloatUnary,
+  FloatBinary,
+  FloatTernary,
+  CastRule,
+  SelectRule,
+};
+
+struct OpInfo {
+  std::string_view name;
+  int arity;
+  TypeRule rule;
+  int precedence;  // C precedence of the infix/prefix form; 0 = call syntax
+};
+
+[[nodiscard]] const OpInfo& op_info(Op op);
+[[nodiscard]] int num_ops();
+
+using ExprId = std::uint32_t;
+using VarId = std::uint32_t;
+inline constexpr ExprId kNoExpr = 0xffffffffu;
+
+// Which memory a Load/Store/Atomic addresses.
+enum class Space : std::uint8_t { Global, Shared };
+struct MemRef {
+  Space space = Space::Global;
+  std::uint32_t id = 0;  // parameter index (Global) or shared-array index (Shared)
+  friend bool operator==(const MemRef&, const MemRef&) = default;
+};
+
+// One expression node. Operands refer to earlier nodes of the same arena.
+//   Const:     imm = the value's bits in its type (zero-extended to 64 bits)
+//   ParamRef:  imm = parameter index (a scalar parameter)
+//   VarRef:    imm = variable id
+//   builtins:  imm = axis (0, 1, 2)
+//   Load:      imm = encode_mem(MemRef), a = index
+//   Cast:      type = target type, a = operand
+struct Node {
+  Op op{};
+  DType type{};
+  ExprId a = kNoExpr, b = kNoExpr, c = kNoExpr;
+  std::uint64_t imm = 0;
+  friend bool operator==(const Node&, const Node&) = default;
+};
+
+[[nodiscard]] std::uint64_t encode_mem(MemRef m);
+[[nodiscard]] MemRef decode_mem(std::uint64_t imm);
+
+// Per-kernel arena of hash-consed expression nodes: building the same node twice returns the
+// same id, which gives common-subexpression elimination for free.
+class ExprArena {
+ public:
+  ExprId make(const Node& n);
+  [[nodiscard]] const Node& operator[](ExprId id) const { return nodes_[id]; }
+  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+
+  // Convenience constructors.
+  ExprId constant(DType t, std::uint64_t bits) { return make({Op::Const, t, kNoExpr, kNoExpr, kNoExpr, bits}); }
+  ExprId const_u32(std::uint32_t v) { return constant(DType::u32, v); }
+  ExprId const_i32(std::int32_t v) { return constant(DType::i32, static_cast<std::uint32_t>(v)); }
+  ExprId const_f32(float v);
+  ExprId const_bool(bool v) { return constant(DType::boolean, v ? 1 : 0); }
+  ExprId unary(Op op, DType t, ExprId a) { return make({op, t, a, kNoExpr, kNoExpr, 0}); }
+  ExprId binary(Op op, DType t, ExprId a, ExprId b) { return make({op, t, a, b, kNoExpr, 0}); }
+
+ private:
+  struct Hash {
+    std::size_t operator()(const Node& n) const;
+  };
+  std::vector<Node> nodes_;
+  std::unordered_map<Node, ExprId, Hash> index_;
+};
+
+enum class ParamKind : std::uint8_t { Scalar, In, Out, InOut };
+[[nodiscard]] std::string_view param_kind_name(ParamKind k);
+[[nodiscard]] inline bool is_buffer(ParamKind k) { return k != ParamKind::Scalar; }
+
+struct Param {
+  std::string name;
+  ParamKind kind = ParamKind::Scalar;
+  DType type = DType::f32;
+  ExprId extent = kNoExpr;  // buffers: element count required, over scalars and constants
+};
+
+struct VarInfo {
+  DType type = DType::f32;
+  bool is_mutable = false;
+  std::string hint;  // a suggestion for printers; identity is the id
+};
+
+struct SharedArray {
+  DType type = DType::f32;
+  std::uint32_t count = 0;
+  std::string hint;
+};
+
+enum class AtomicOp : std::uint8_t { Add, Min, Max };
+[[nodiscard]] std::string_view atomic_op_name(AtomicOp op);
+
+enum class StmtKind : std::uint8_t {
+  Block,        // body: a nested scope
+  Let,          // var = a (declares var; mutable vars may later be Assigned)
+  Assign,       // var = a (var is mutable)
+  Store,        // mem[a] = b
+  If,           // if (a) body else else_body
+  For,          // for (var = a; var < b; var += c) body   (var is read-only in body)
+  Barrier,      // work-group barrier over global and shared memory
+  SharedAlloc,  // declares shared array `shared` (type and count in Kernel::shared)
+  Atomic,       // [var =] atomic_op(mem[a], b); var (optional) receives the old value
+};
+[[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
+
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::Block;
+  std::uint32_t loc = 0;  // stable statement number, used in error messages
+  VarId var = 0;
+  bool has_var = false;  // Atomic: whether the old value is kept
+  ExprId a = kNoExpr, b = kNoExpr, c = kNoExpr;
+  MemRef mem;
+  AtomicOp atomic = AtomicOp::Add;
+  std::uint32_t shared = 0;
+  Block body;
+  Block else_body;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Param> params;
+  ExprArena exprs;
+  std::vector<VarInfo> vars;
+  std::vector<SharedArray> shared;
+  Block body;
+  std::uint32_t next_loc = 0;
+
+  [[nodiscard]] DType type_of(ExprId e) const { return exprs[e].type; }
+  // The element type and name of a memory reference.
+  [[nodiscard]] DType mem_type(MemRef m) const;
+  [[nodiscard]] std::string mem_name(MemRef m) const;
+};
+
+// Renumbers statement locations in pre-order (used after passes rebuild the tree).
+void renumber(Kernel& k);
+
+}  // namespace ingot::ir

@@ -1,0 +1,104 @@
+// ingot/runtime/backend.hpp — what every runtime (interpreter, OpenCL, CUDA, ...) provides:
+// typed device buffers, upload/download, and launching a lowered IR kernel.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ingot/dtype.hpp"
+#include "ingot/ir.hpp"
+#include "ingot/runtime/launch.hpp"
+
+namespace ingot::runtime {
+
+// A buffer on some backend. Its dtype and element count are fixed at allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(DType t, std::size_t count) : type_(t), count_(count) {}
+  virtual ~DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] DType dtype() const { return type_; }
+  [[nodiscard]] std::size_t count() const { return count_; }
+  [[nodiscard]] std::size_t bytes() const { return count_ * dtype_size(type_); }
+  [[nodiscard]] virtual std::string backend_name() const = 0;
+
+ private:
+  DType type_;
+  std::size_t count_;
+};
+using BufferPtr = std::shared_ptr<DeviceBuffer>;
+
+// A scalar argument: its type and canonical bits (see scalar_eval.hpp).
+struct ScalarArg {
+  DType type = DType::u32;
+  std::uint64_t bits = 0;
+};
+
+// One kernel argument: a buffer or a scalar, in the kernel's parameter order.
+using Arg = std::variant<BufferPtr, ScalarArg>;
+
+template <class T>
+[[nodiscard]] Arg scalar_arg(T v);
+
+// Bad arguments: wrong count, kind, dtype, a buffer smaller than its declared extent, an
+// extent that overflows its type. Nothing has been launched when this is thrown.
+struct ArgumentError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+// A backend that cannot be used here ("not available: <why>").
+struct BackendUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Checks args against k's parameter list; throws ArgumentError naming the parameter and what
+// to change. Also used by every backend before launching.
+void check_args(const ir::Kernel& k, const std::vector<Arg>& args);
+// The element count parameter `param` requires, given the scalar arguments. Throws
+// ArgumentError if the extent overflows its integer type.
+[[nodiscard]] std::uint64_t required_extent(const ir::Kernel& k, std::size_t param, const std::vector<Arg>& args);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+  // A new buffer, filled with a poison pattern (floats: all-ones NaN; integers: 0xA5 bytes).
+  [[nodiscard]] virtual BufferPtr allocate(DType t, std::size_t count) = 0;
+  // Copies exactly buffer.bytes() bytes (throws ArgumentError on a size mismatch).
+  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
+  virtual void download(const DeviceBuffer& src, void* dst, std::size_t bytes) = 0;
+  // Checks the arguments, then runs k over the grid; returns when the results are visible to
+  // download.
+  virtual void launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) = 0;
+};
+
+// Host-side packing of values into a buffer's byte layout (RNE for 16-bit floats).
+[[nodiscard]] std::vector<std::uint8_t> pack(DType t, const std::vector<double>& values);
+[[nodiscard]] std::vector<double> unpack(DType t, const std::vector<std::uint8_t>& bytes);
+// Convenience: allocate + upload values; download as doubles.
+[[nodiscard]] BufferPtr make_buffer(Backend& b, DType t, const std::vector<double>& values);
+[[nodiscard]] std::vector<double> read_buffer(Backend& b, const DeviceBuffer& buf);
+// The poison pattern a fresh buffer holds, as bytes.
+[[nodiscard]] std::vector<std::uint8_t> poison_bytes(DType t, std::size_t count);
+
+template <class T>
+Arg scalar_arg(T v) {
+  ScalarArg s;
+  s.type = dtype_of<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    s.bits = std::bit_cast<std::uint32_t>(v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    s.bits = v ? 1 : 0;
+  } else {
+    s.bits = static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+  }
+  return s;
+}
+
+}  // namespace ingot::runtime

@@ -1,0 +1,196 @@
+// The tracing context: records statements into the kernel being built.
+#include <atomic>
+#include <utility>
+
+#include "ingot/dsl.hpp"
+#include "ingot/scalar_eval.hpp"
+
+namespace ingot::dsl {
+
+namespace {
+// Process-wide source of builder serials. It carries no behaviour, only uniqueness, so that a
+// Val kept from a finished trace is refused even when a new builder reuses its address.
+std::uint64_t next_serial() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+}  // namespace
+
+KernelBuilder::KernelBuilder(std::string name) : serial_(next_serial()) {
+  k_.name = std::move(name);
+  blocks_.push_back(&k_.body);
+}
+
+std::uint32_t KernelBuilder::add_param(const std::string& name, ir::ParamKind kind, DType t, ir::ExprId extent) {
+  for (const auto& p : k_.params) {
+    if (p.name == name) throw TraceError("kernel '" + k_.name + "': parameter '" + name + "' declared twice");
+  }
+  if (name.empty()) throw TraceError("kernel '" + k_.name + "': a parameter needs a name");
+  if (extent != ir::kNoExpr && !is_integer(k_.exprs[extent].type)) {
+    throw TraceError("kernel '" + k_.name + "': extent of '" + name + "' must be an integer expression");
+  }
+  k_.params.push_back(ir::Param{name, kind, t, extent});
+  return static_cast<std::uint32_t>(k_.params.size() - 1);
+}
+
+std::uint32_t KernelBuilder::add_shared(const std::string& name, DType t, std::uint32_t count) {
+  if (count == 0) throw TraceError("kernel '" + k_.name + "': shared array '" + name + "' of size 0");
+  k_.shared.push_back(ir::SharedArray{t, count, name});
+  const auto id = static_cast<std::uint32_t>(k_.shared.size() - 1);
+  ir::Stmt s;
+  s.kind = ir::StmtKind::SharedAlloc;
+  s.shared = id;
+  push(std::move(s));
+  return id;
+}
+
+Val<u32> KernelBuilder::builtin(ir::Op op, int axis) {
+  if (axis < 0 || axis > 2) throw TraceError("kernel '" + k_.name + "': thread-index axis must be 0, 1 or 2");
+  return Val<u32>(this, k_.exprs.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, static_cast<std::uint64_t>(axis)}));
+}
+
+ir::ExprId KernelBuilder::var_ref(ir::VarId v) {
+  return k_.exprs.make({ir::Op::VarRef, k_.vars.at(v).type, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, v});
+}
+
+ir::VarId KernelBuilder::new_var(DType t, bool is_mutable, const std::string& hint) {
+  k_.vars.push_back(ir::VarInfo{t, is_mutable, hint});
+  return static_cast<ir::VarId>(k_.vars.size() - 1);
+}
+
+ir::Stmt& KernelBuilder::push(ir::Stmt s) {
+  if (finished_) throw TraceError("kernel '" + k_.name + "': statement added after the trace finished");
+  s.loc = k_.next_loc++;
+  ir::Block& b = *blocks_.back();
+  b.push_back(std::move(s));
+  last_if_block_ = nullptr;
+  return b.back();
+}
+
+void KernelBuilder::emit_let(ir::VarId v, ir::ExprId value) {
+  if (k_.vars.at(v).type != k_.exprs[value].type) throw TraceError("kernel '" + k_.name + "': let of a value of another type");
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Let;
+  s.var = v;
+  s.a = value;
+  push(std::move(s));
+}
+
+void KernelBuilder::emit_assign(ir::VarId v, ir::ExprId value) {
+  if (k_.vars.at(v).type != k_.exprs[value].type) throw TraceError("kernel '" + k_.name + "': assignment of a value of another type");
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Assign;
+  s.var = v;
+  s.a = value;
+  push(std::move(s));
+}
+
+void KernelBuilder::emit_store(ir::MemRef m, ir::ExprId index, ir::ExprId value) {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Store;
+  s.mem = m;
+  s.a = index;
+  s.b = value;
+  push(std::move(s));
+}
+
+ir::ExprId KernelBuilder::emit_load(ir::MemRef m, ir::ExprId index) {
+  const DType t = k_.mem_type(m);
+  const ir::ExprId load = k_.exprs.make({ir::Op::Load, t, index, ir::kNoExpr, ir::kNoExpr, ir::encode_mem(m)});
+  const ir::VarId v = new_var(t, false, m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint);
+  emit_let(v, load);
+  return var_ref(v);
+}
+
+ir::ExprId KernelBuilder::emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value) {
+  const DType t = k_.mem_type(m);
+  const ir::VarId v = new_var(t, false, "old");
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Atomic;
+  s.atomic = op;
+  s.mem = m;
+  s.a = index;
+  s.b = value;
+  s.var = v;
+  s.has_var = true;
+  push(std::move(s));
+  return var_ref(v);
+}
+
+void KernelBuilder::emit_if(ir::ExprId cond, const std::function<void()>& then_body) {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::If;
+  s.a = cond;
+  ir::Block* parent = blocks_.back();
+  push(std::move(s));
+  const std::size_t index = parent->size() - 1;
+  blocks_.push_back(&(*parent)[index].body);
+  then_body();
+  blocks_.pop_back();
+  last_if_block_ = parent;
+  last_if_index_ = index;
+}
+
+void KernelBuilder::emit_else(const std::function<void()>& else_body) {
+  ir::Block* parent = blocks_.back();
+  if (last_if_block_ != parent || last_if_index_ + 1 != parent->size()) {
+    throw TraceError("kernel '" + k_.name + "': else_ must directly follow its if_");
+  }
+  last_if_block_ = nullptr;
+  blocks_.push_back(&(*parent)[last_if_index_].else_body);
+  else_body();
+  blocks_.pop_back();
+}
+
+void KernelBuilder::emit_for(ir::VarId var, ir::ExprId begin, ir::ExprId end, ir::ExprId step,
+                             const std::function<void()>& body) {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::For;
+  s.var = var;
+  s.a = begin;
+  s.b = end;
+  s.c = step;
+  ir::Block* parent = blocks_.back();
+  push(std::move(s));
+  blocks_.push_back(&parent->back().body);
+  body();
+  blocks_.pop_back();
+  last_if_block_ = nullptr;
+}
+
+void KernelBuilder::barrier() {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Barrier;
+  push(std::move(s));
+}
+
+ir::ExprId KernelBuilder::cast_to(DType t, ir::ExprId e) {
+  if (k_.exprs[e].type == t) return e;
+  return k_.exprs.unary(ir::Op::Cast, t, e);
+}
+
+ir::Kernel KernelBuilder::finish() {
+  if (blocks_.size() != 1) throw TraceError("kernel '" + k_.name + "': trace finished inside a control-flow body");
+  finished_ = true;
+  ir::renumber(k_);
+  return std::move(k_);
+}
+
+ir::Kernel trace(const std::string& name, const std::function<void(KernelBuilder&)>& body) {
+  KernelBuilder b(name);
+  body(b);
+  return b.finish();
+}
+
+}  // namespace ingot::dsl
+
+namespace ingot::dsl::detail {
+
+std::uint64_t fold_literals(ir::Op op, DType result, DType operand, std::uint64_t a, std::uint64_t b) {
+  std::string err;
+  const auto v = ir::eval_op(op, result, operand, a, b, 0, &err);
+  if (!v) throw TraceError("constant expression at trace time: " + err);
+  return *v;
+}
+
+}  // namespace ingot::dsl::detail

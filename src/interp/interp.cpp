@@ -1,0 +1,387 @@
+// The checked interpreter: lockstep execution of each work-group under an active-lane mask.
+#include "ingot/runtime/interp.hpp"
+
+#include <cstring>
+#include <sstream>
+
+#include "ingot/ir_print.hpp"
+#include "ingot/scalar_eval.hpp"
+
+namespace ingot::runtime {
+
+namespace {
+
+class InterpBuffer final : public DeviceBuffer {
+ public:
+  InterpBuffer(DType t, std::size_t count) : DeviceBuffer(t, count), data(poison_bytes(t, count)), written(count, 0) {}
+  [[nodiscard]] std::string backend_name() const override { return "interp"; }
+  std::vector<std::uint8_t> data;
+  std::vector<std::uint8_t> written;  // per element: 1 once uploaded or stored
+};
+
+InterpBuffer& as_interp(DeviceBuffer& b) {
+  auto* p = dynamic_cast<InterpBuffer*>(&b);
+  if (!p) throw ArgumentError("buffer belongs to backend '" + b.backend_name() + "', not 'interp'");
+  return *p;
+}
+
+// One addressable memory: a global buffer or a shared array.
+struct Memory {
+  std::uint8_t* data = nullptr;
+  std::uint8_t* written = nullptr;
+  std::size_t count = 0;
+  DType type = DType::f32;
+  std::string name;
+};
+
+using Mask = std::vector<std::uint8_t>;
+
+class GroupRunner {
+ public:
+  GroupRunner(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args, const InterpOptions& opt)
+      : k_(k), g_(g), opt_(opt) {
+    lanes_ = static_cast<std::size_t>(g.threads_per_group());
+    globals_.resize(k.params.size());
+    scalars_.resize(k.params.size(), 0);
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      if (ir::is_buffer(k.params[i].kind)) {
+        auto& b = as_interp(*std::get<BufferPtr>(args[i]));
+        globals_[i] = Memory{b.data.data(), b.written.data(), b.count(), b.dtype(), k.params[i].name};
+      } else {
+        scalars_[i] = std::get<ScalarArg>(args[i]).bits;
+      }
+    }
+    vars_.assign(k.vars.size(), {});
+    vals_.assign(k.exprs.size(), {});
+    stamp_.assign(k.exprs.size(), 0);
+    shared_data_.resize(k.shared.size());
+    shared_written_.resize(k.shared.size());
+    shared_mem_.resize(k.shared.size());
+    local_.resize(lanes_);
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      local_[l] = {static_cast<std::uint32_t>(l % g.group_size[0]),
+                   static_cast<std::uint32_t>((l / g.group_size[0]) % g.group_size[1]),
+                   static_cast<std::uint32_t>(l / (static_cast<std::size_t>(g.group_size[0]) * g.group_size[1]))};
+    }
+  }
+
+  void run_group(std::array<std::uint32_t, 3> group) {
+    group_ = group;
+    group_stamp_ = ++now_;
+    for (auto& v : vars_) v.assign(lanes_, 0);
+    const Mask all(lanes_, 1);
+    exec_block(k_.body, all);
+  }
+
+ private:
+  // ---------------------------------------------------------------- errors
+  [[noreturn]] void fail(const std::string& problem, std::size_t lane, const std::string& buffer = "",
+                         std::int64_t index = 0, std::uint64_t extent = 0, const std::string& detail = "") const {
+    const auto& loc = local_[lane];
+    std::array<std::uint64_t, 3> global{};
+    for (int a = 0; a < 3; ++a) global[a] = static_cast<std::uint64_t>(group_[a]) * g_.group_size[a] + loc[a];
+    std::ostringstream os;
+    os << "kernel '" << k_.name << "': " << problem;
+    if (!buffer.empty()) {
+      os << " on buffer '" << buffer << "': index " << index << " is outside [0, " << extent << ")";
+    }
+    if (!detail.empty()) os << ": " << detail;
+    os << "; thread group (" << group_[0] << "," << group_[1] << "," << group_[2] << ") local (" << loc[0] << ","
+       << loc[1] << "," << loc[2] << ") = global (" << global[0] << "," << global[1] << "," << global[2] << ") of "
+       << g_.describe();
+    const std::string stmt = stmt_ ? ir::print_stmt_line(k_, *stmt_) : std::string("?");
+    os << "; at IR #" << (stmt_ ? stmt_->loc : 0) << ": " << stmt;
+    LaunchError e(os.str());
+    e.kernel = k_.name;
+    e.problem = problem;
+    e.buffer = buffer;
+    e.index = index;
+    e.extent = extent;
+    e.group = group_;
+    e.local = loc;
+    e.stmt_loc = stmt_ ? stmt_->loc : 0;
+    e.stmt = stmt;
+    throw e;
+  }
+
+  // ---------------------------------------------------------------- memory
+  Memory& mem(ir::MemRef m) {
+    if (m.space == ir::Space::Global) return globals_[m.id];
+    Memory& s = shared_mem_[m.id];
+    if (!s.data) fail("use of shared array before its declaration", 0);
+    return s;
+  }
+
+  std::size_t checked_index(Memory& m, DType index_type, std::uint64_t bits, std::size_t lane, const char* what) {
+    const std::int64_t idx = ir::int_of_bits(index_type, bits);
+    if (idx < 0 || static_cast<std::uint64_t>(idx) >= m.count) {
+      fail(std::string("out-of-range ") + what, lane, m.name, idx, m.count);
+    }
+    return static_cast<std::size_t>(idx);
+  }
+
+  std::uint64_t read_elem(const Memory& m, std::size_t i) const {
+    std::uint64_t v = 0;
+    const std::size_t es = dtype_size(m.type);
+    std::memcpy(&v, m.data + i * es, es);
+    return v;
+  }
+  static void write_elem(Memory& m, std::size_t i, std::uint64_t v) {
+    const std::size_t es = dtype_size(m.type);
+    std::memcpy(m.data + i * es, &v, es);
+    m.written[i] = 1;
+  }
+
+  // ---------------------------------------------------------------- expressions
+  const std::uint64_t* eval(ir::ExprId e, const Mask& mask) {
+    const ir::Node& n = k_.exprs[e];
+    if (n.op == ir::Op::VarRef) return vars_[n.imm].data();
+    const bool invariant = ir::op_info(n.op).arity == 0;  // constants, scalars, builtins
+    if (invariant ? stamp_[e] >= group_stamp_ : stamp_[e] == now_) return vals_[e].data();
+    auto& out = vals_[e];
+    out.resize(lanes_);
+    stamp_[e] = now_;
+    switch (n.op) {
+      case ir::Op::Const: std::fill(out.begin(), out.end(), n.imm); return out.data();
+      case ir::Op::ParamRef: std::fill(out.begin(), out.end(), scalars_[n.imm]); return out.data();
+      case ir::Op::LocalId:
+        for (std::size_t l = 0; l < lanes_; ++l) out[l] = local_[l][n.imm];
+        return out.data();
+      case ir::Op::GroupId: std::fill(out.begin(), out.end(), group_[n.imm]); return out.data();
+      case ir::Op::GroupSize: std::fill(out.begin(), out.end(), g_.group_size[n.imm]); return out.data();
+      case ir::Op::NumGroups: std::fill(out.begin(), out.end(), g_.groups[n.imm]); return out.data();
+      case ir::Op::ProgramId:
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          out[l] = static_cast<std::uint64_t>(group_[n.imm]) * g_.group_size[n.imm] + local_[l][n.imm];
+        }
+        return out.data();
+      case ir::Op::Load: {
+        Memory& m = mem(ir::decode_mem(n.imm));
+        const std::uint64_t* idx = eval(n.a, mask);
+        const DType it = k_.exprs[n.a].type;
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          const std::size_t i = checked_index(m, it, idx[l], l, "load");
+          if (opt_.check_uninitialized_reads && !m.written[i]) {
+            fail("read of an element never written (poisoned)", l, "", 0, 0,
+                 "buffer '" + m.name + "' element " + std::to_string(i));
+          }
+          out[l] = read_elem(m, i);
+        }
+        return out.data();
+      }
+      default: break;
+    }
+    const int arity = ir::op_info(n.op).arity;
+    const std::uint64_t* a = eval(n.a, mask);
+    const std::uint64_t* b = arity > 1 ? eval(n.b, mask) : nullptr;
+    const std::uint64_t* c = arity > 2 ? eval(n.c, mask) : nullptr;
+    // eval() of operands may have resized nothing of ours, but keep `out` fresh.
+    auto& res = vals_[e];
+    const DType at = k_.exprs[n.a].type;
+    std::string err;
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      if (!mask[l]) continue;
+      const auto v = ir::eval_op(n.op, n.type, at, a[l], b ? b[l] : 0, c ? c[l] : 0, &err);
+      if (!v) fail(err, l);
+      res[l] = *v;
+    }
+    return res.data();
+  }
+
+  // ---------------------------------------------------------------- statements
+  static bool any(const Mask& m) {
+    for (auto x : m) {
+      if (x) return true;
+    }
+    return false;
+  }
+
+  void exec_block(const ir::Block& b, const Mask& mask) {
+    for (const ir::Stmt& s : b) exec(s, mask);
+  }
+
+  void exec(const ir::Stmt& s, const Mask& mask) {
+    stmt_ = &s;
+    ++now_;
+    switch (s.kind) {
+      case ir::StmtKind::Block: exec_block(s.body, mask); break;
+      case ir::StmtKind::Let:
+      case ir::StmtKind::Assign: {
+        const std::uint64_t* v = eval(s.a, mask);
+        auto& var = vars_[s.var];
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (mask[l]) var[l] = v[l];
+        }
+        break;
+      }
+      case ir::StmtKind::Store: {
+        Memory& m = mem(s.mem);
+        const std::uint64_t* idx = eval(s.a, mask);
+        const std::uint64_t* v = eval(s.b, mask);
+        const DType it = k_.exprs[s.a].type;
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          write_elem(m, checked_index(m, it, idx[l], l, "store"), v[l]);
+        }
+        break;
+      }
+      case ir::StmtKind::If: {
+        const std::uint64_t* c = eval(s.a, mask);
+        Mask then_mask(lanes_, 0);
+        Mask else_mask(lanes_, 0);
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          ((c[l] & 1u) ? then_mask : else_mask)[l] = 1;
+        }
+        if (any(then_mask)) exec_block(s.body, then_mask);
+        if (any(else_mask)) exec_block(s.else_body, else_mask);
+        break;
+      }
+      case ir::StmtKind::For: exec_for(s, mask); break;
+      case ir::StmtKind::Barrier: {
+        std::size_t active = 0;
+        std::size_t first_missing = lanes_;
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (mask[l]) ++active;
+          else if (first_missing == lanes_) first_missing = l;
+        }
+        if (active != lanes_) {
+          fail("barrier under divergent control flow", first_missing, "", 0, 0,
+               "reached by " + std::to_string(active) + " of " + std::to_string(lanes_) +
+                   " threads of the work-group; this thread did not reach it");
+        }
+        break;
+      }
+      case ir::StmtKind::SharedAlloc: {
+        const auto& sh = k_.shared[s.shared];
+        shared_data_[s.shared] = poison_bytes(sh.type, sh.count);
+        shared_written_[s.shared].assign(sh.count, 0);
+        shared_mem_[s.shared] = Memory{shared_data_[s.shared].data(), shared_written_[s.shared].data(), sh.count,
+                                       sh.type, "shared:" + sh.hint};
+        break;
+      }
+      case ir::StmtKind::Atomic: {
+        Memory& m = mem(s.mem);
+        const std::uint64_t* idx = eval(s.a, mask);
+        const std::uint64_t* v = eval(s.b, mask);
+        const DType it = k_.exprs[s.a].type;
+        const ir::Op op = s.atomic == ir::AtomicOp::Add ? ir::Op::Add : (s.atomic == ir::AtomicOp::Min ? ir::Op::Min : ir::Op::Max);
+        std::string err;
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          const std::size_t i = checked_index(m, it, idx[l], l, "atomic");
+          if (opt_.check_uninitialized_reads && !m.written[i]) {
+            fail("atomic on an element never written (poisoned)", l, "", 0, 0,
+                 "buffer '" + m.name + "' element " + std::to_string(i));
+          }
+          const std::uint64_t old = read_elem(m, i);
+          const auto r = ir::eval_op(op, m.type, m.type, old, v[l], 0, &err);
+          if (!r) fail(err, l);
+          write_elem(m, i, *r);
+          if (s.has_var) vars_[s.var][l] = old;
+        }
+        break;
+      }
+    }
+  }
+
+  void exec_for(const ir::Stmt& s, const Mask& mask) {
+    const DType t = k_.vars[s.var].type;
+    auto& var = vars_[s.var];
+    {
+      const std::uint64_t* begin = eval(s.a, mask);
+      for (std::size_t l = 0; l < lanes_; ++l) {
+        if (mask[l]) var[l] = begin[l];
+      }
+    }
+    Mask live = mask;
+    std::string err;
+    for (;;) {
+      stmt_ = &s;
+      ++now_;
+      const std::uint64_t* end = eval(s.b, live);
+      Mask body(lanes_, 0);
+      for (std::size_t l = 0; l < lanes_; ++l) {
+        if (!live[l]) continue;
+        const auto lt = ir::eval_op(ir::Op::Lt, DType::boolean, t, var[l], end[l], 0, &err);
+        if (!lt) fail(err, l);
+        if (*lt & 1u) body[l] = 1;
+        else live[l] = 0;
+      }
+      if (!any(body)) break;
+      exec_block(s.body, body);
+      stmt_ = &s;
+      ++now_;
+      const std::uint64_t* step = eval(s.c, body);
+      for (std::size_t l = 0; l < lanes_; ++l) {
+        if (!body[l]) continue;
+        if (ir::int_of_bits(t, step[l]) <= 0) fail("loop step is not positive", l);
+        const auto next = ir::eval_op(ir::Op::Add, t, t, var[l], step[l], 0, &err);
+        const auto wrapped = ir::eval_op(ir::Op::Lt, DType::boolean, t, *next, var[l], 0, &err);
+        if (*wrapped & 1u) fail("loop variable overflowed its type", l);
+        var[l] = *next;
+      }
+    }
+  }
+
+  const ir::Kernel& k_;
+  const LaunchGeometry& g_;
+  const InterpOptions& opt_;
+  std::size_t lanes_ = 0;
+  std::vector<Memory> globals_;
+  std::vector<std::uint64_t> scalars_;
+  std::vector<std::vector<std::uint64_t>> vars_;
+  std::vector<std::vector<std::uint64_t>> vals_;
+  std::vector<std::uint64_t> stamp_;
+  std::uint64_t now_ = 0;
+  std::uint64_t group_stamp_ = 0;
+  std::vector<std::vector<std::uint8_t>> shared_data_;
+  std::vector<std::vector<std::uint8_t>> shared_written_;
+  std::vector<Memory> shared_mem_;
+  std::vector<std::array<std::uint32_t, 3>> local_;
+  std::array<std::uint32_t, 3> group_{};
+  const ir::Stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+BufferPtr Interpreter::allocate(DType t, std::size_t count) { return std::make_shared<InterpBuffer>(t, count); }
+
+void Interpreter::upload(DeviceBuffer& dst, const void* src, std::size_t bytes) {
+  auto& b = as_interp(dst);
+  if (bytes != b.bytes()) {
+    throw ArgumentError("upload of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(b.bytes()) +
+                        " bytes (" + std::to_string(b.count()) + " x " + std::string(dtype_name(b.dtype())) + ")");
+  }
+  std::memcpy(b.data.data(), src, bytes);
+  std::fill(b.written.begin(), b.written.end(), 1);
+}
+
+void Interpreter::download(const DeviceBuffer& src, void* dst, std::size_t bytes) {
+  auto& b = as_interp(const_cast<DeviceBuffer&>(src));
+  if (bytes != b.bytes()) {
+    throw ArgumentError("download of " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(b.bytes()) + " bytes");
+  }
+  std::memcpy(dst, b.data.data(), bytes);
+}
+
+void Interpreter::launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
+  check_args(k, args);
+  for (const auto& a : args) {
+    if (const auto* b = std::get_if<BufferPtr>(&a)) as_interp(**b);
+  }
+  try {
+    validate_geometry(g, options_.max_group_threads);
+  } catch (const std::invalid_argument& e) {
+    throw ArgumentError("kernel '" + k.name + "': " + e.what());
+  }
+  GroupRunner runner(k, g, args, options_);
+  for (std::uint32_t z = 0; z < g.groups[2]; ++z) {
+    for (std::uint32_t y = 0; y < g.groups[1]; ++y) {
+      for (std::uint32_t x = 0; x < g.groups[0]; ++x) runner.run_group({x, y, z});
+    }
+  }
+}
+
+}  // namespace ingot::runtime

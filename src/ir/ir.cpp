@@ -1,0 +1,116 @@
+// The op table, the hash-consing arena and small IR helpers.
+#include "ingot/ir.hpp"
+
+#include <bit>
+#include <stdexcept>
+
+namespace ingot::ir {
+
+namespace {
+const OpInfo kOps[] = {
+#define INGOT_OP(name, arity, rule, spelling, prec) {spelling, arity, TypeRule::rule, prec},
+#include "ingot/ops.def"
+#undef INGOT_OP
+};
+}  // namespace
+
+const OpInfo& op_info(Op op) { return kOps[static_cast<int>(op)]; }
+int num_ops() { return static_cast<int>(sizeof(kOps) / sizeof(kOps[0])); }
+
+std::uint64_t encode_mem(MemRef m) {
+  return (static_cast<std::uint64_t>(m.space) << 32) | m.id;
+}
+MemRef decode_mem(std::uint64_t imm) {
+  return MemRef{static_cast<Space>(imm >> 32), static_cast<std::uint32_t>(imm & 0xffffffffu)};
+}
+
+std::size_t ExprArena::Hash::operator()(const Node& n) const {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  };
+  mix(static_cast<std::uint64_t>(n.op));
+  mix(static_cast<std::uint64_t>(n.type));
+  mix(n.a);
+  mix(n.b);
+  mix(n.c);
+  mix(n.imm);
+  return static_cast<std::size_t>(h);
+}
+
+ExprId ExprArena::make(const Node& n) {
+  auto it = index_.find(n);
+  if (it != index_.end()) return it->second;
+  for (ExprId op : {n.a, n.b, n.c}) {
+    if (op != kNoExpr && op >= nodes_.size()) {
+      throw std::logic_error("ExprArena::make: operand refers to a node not yet built");
+    }
+  }
+  const auto id = static_cast<ExprId>(nodes_.size());
+  nodes_.push_back(n);
+  index_.emplace(n, id);
+  return id;
+}
+
+ExprId ExprArena::const_f32(float v) { return constant(DType::f32, std::bit_cast<std::uint32_t>(v)); }
+
+std::string_view param_kind_name(ParamKind k) {
+  switch (k) {
+    case ParamKind::Scalar: return "scalar";
+    case ParamKind::In: return "in";
+    case ParamKind::Out: return "out";
+    case ParamKind::InOut: return "inout";
+  }
+  return "?";
+}
+
+std::string_view atomic_op_name(AtomicOp op) {
+  switch (op) {
+    case AtomicOp::Add: return "add";
+    case AtomicOp::Min: return "min";
+    case AtomicOp::Max: return "max";
+  }
+  return "?";
+}
+
+std::string_view stmt_kind_name(StmtKind k) {
+  switch (k) {
+    case StmtKind::Block: return "block";
+    case StmtKind::Let: return "let";
+    case StmtKind::Assign: return "assign";
+    case StmtKind::Store: return "store";
+    case StmtKind::If: return "if";
+    case StmtKind::For: return "for";
+    case StmtKind::Barrier: return "barrier";
+    case StmtKind::SharedAlloc: return "shared";
+    case StmtKind::Atomic: return "atomic";
+  }
+  return "?";
+}
+
+DType Kernel::mem_type(MemRef m) const {
+  return m.space == Space::Global ? params.at(m.id).type : shared.at(m.id).type;
+}
+
+std::string Kernel::mem_name(MemRef m) const {
+  if (m.space == Space::Global) return m.id < params.size() ? params[m.id].name : "?buffer" + std::to_string(m.id);
+  return m.id < shared.size() ? "shared:" + shared[m.id].hint : "?shared" + std::to_string(m.id);
+}
+
+namespace {
+void renumber_block(Block& b, std::uint32_t& next) {
+  for (auto& s : b) {
+    s.loc = next++;
+    renumber_block(s.body, next);
+    renumber_block(s.else_body, next);
+  }
+}
+}  // namespace
+
+void renumber(Kernel& k) {
+  std::uint32_t next = 0;
+  renumber_block(k.body, next);
+  k.next_loc = next;
+}
+
+}  // namespace ingot::ir

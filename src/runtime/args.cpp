@@ -1,0 +1,158 @@
+// Argument checking and host-side value packing, shared by every backend.
+#include <cstring>
+
+#include "ingot/ir_print.hpp"
+#include "ingot/runtime/backend.hpp"
+#include "ingot/scalar_eval.hpp"
+
+namespace ingot::runtime {
+
+namespace {
+
+std::string describe_param(const ir::Kernel& k, const ir::Param& p) {
+  std::string s = p.name + ": " + std::string(ir::param_kind_name(p.kind)) + " " + std::string(dtype_name(p.type));
+  if (ir::is_buffer(p.kind) && p.extent != ir::kNoExpr) s += "[" + ir::print_expr(k, p.extent) + "]";
+  return s;
+}
+
+std::string signature(const ir::Kernel& k) {
+  std::string s = k.name + "(";
+  for (std::size_t i = 0; i < k.params.size(); ++i) s += (i ? ", " : "") + describe_param(k, k.params[i]);
+  return s + ")";
+}
+
+// Evaluates an extent expression exactly (128-bit) and in its own type; they must agree.
+struct ExtentEval {
+  const ir::Kernel& k;
+  const std::vector<Arg>& args;
+  const std::string& param;
+
+  __int128 exact(ir::ExprId e) const {
+    const ir::Node& n = k.exprs[e];
+    switch (n.op) {
+      case ir::Op::Const: return ir::int_of_bits(n.type, n.imm);
+      case ir::Op::ParamRef: {
+        const auto& s = std::get<ScalarArg>(args.at(n.imm));
+        return ir::int_of_bits(n.type, s.bits);
+      }
+      case ir::Op::Cast: return exact(n.a);
+      case ir::Op::Add: return exact(n.a) + exact(n.b);
+      case ir::Op::Sub: return exact(n.a) - exact(n.b);
+      case ir::Op::Mul: return exact(n.a) * exact(n.b);
+      case ir::Op::Div: {
+        const __int128 d = exact(n.b);
+        if (d == 0) throw ArgumentError("extent of '" + param + "' divides by zero with these scalars");
+        return exact(n.a) / d;
+      }
+      case ir::Op::Mod: {
+        const __int128 d = exact(n.b);
+        if (d == 0) throw ArgumentError("extent of '" + param + "' divides by zero with these scalars");
+        return exact(n.a) % d;
+      }
+      case ir::Op::Min: return std::min(exact(n.a), exact(n.b));
+      case ir::Op::Max: return std::max(exact(n.a), exact(n.b));
+      case ir::Op::Select: return exact(n.a) ? exact(n.b) : exact(n.c);
+      default: break;
+    }
+    throw ArgumentError("extent of '" + param + "' uses op '" + std::string(ir::op_info(n.op).name) +
+                        "', which extents may not use");
+  }
+};
+
+}  // namespace
+
+std::uint64_t required_extent(const ir::Kernel& k, std::size_t param, const std::vector<Arg>& args) {
+  const ir::Param& p = k.params.at(param);
+  const ExtentEval ev{k, args, p.name};
+  const __int128 v = ev.exact(p.extent);
+  const DType t = k.exprs[p.extent].type;
+  const int bits = dtype_bits(t);
+  const bool is_signed = is_signed_integer(t);
+  const __int128 max = is_signed ? ((__int128)1 << (bits - 1)) - 1 : ((__int128)1 << bits) - 1;
+  if (v < 0 || v > max) {
+    throw ArgumentError("kernel '" + k.name + "': extent of '" + p.name + "' (" + ir::print_expr(k, p.extent) +
+                        ") overflows " + std::string(dtype_name(t)) + " with these scalars (" +
+                        std::to_string(static_cast<long double>(v)) +
+                        "): the kernel's index arithmetic would wrap; use smaller shapes or a 64-bit variant");
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
+  if (args.size() != k.params.size()) {
+    throw ArgumentError("kernel " + signature(k) + " takes " + std::to_string(k.params.size()) + " arguments, got " +
+                        std::to_string(args.size()));
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ir::Param& p = k.params[i];
+    const std::string where = "kernel '" + k.name + "' argument " + std::to_string(i) + " (" + describe_param(k, p) + ")";
+    if (ir::is_buffer(p.kind)) {
+      const auto* b = std::get_if<BufferPtr>(&args[i]);
+      if (!b) throw ArgumentError(where + ": expected a buffer, got a scalar");
+      if (!*b) throw ArgumentError(where + ": the buffer is null");
+      if ((*b)->dtype() != p.type) {
+        throw ArgumentError(where + ": expected a buffer of " + std::string(dtype_name(p.type)) + ", got a buffer of " +
+                            std::string(dtype_name((*b)->dtype())));
+      }
+    } else {
+      const auto* s = std::get_if<ScalarArg>(&args[i]);
+      if (!s) throw ArgumentError(where + ": expected a scalar, got a buffer");
+      if (s->type != p.type) {
+        throw ArgumentError(where + ": expected a scalar of " + std::string(dtype_name(p.type)) + ", got " +
+                            std::string(dtype_name(s->type)));
+      }
+    }
+  }
+  // Extents need every scalar checked first.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ir::Param& p = k.params[i];
+    if (!ir::is_buffer(p.kind)) continue;
+    const std::uint64_t need = required_extent(k, i, args);
+    const auto& b = std::get<BufferPtr>(args[i]);
+    if (b->count() < need) {
+      throw ArgumentError("kernel '" + k.name + "': buffer '" + p.name + "' has " + std::to_string(b->count()) +
+                          " elements but its declared extent " + ir::print_expr(k, p.extent) + " needs " +
+                          std::to_string(need) + " with these scalars: pass a larger buffer or smaller sizes");
+    }
+  }
+}
+
+std::vector<std::uint8_t> poison_bytes(DType t, std::size_t count) {
+  return std::vector<std::uint8_t>(count * dtype_size(t), is_float(t) ? 0xff : 0xa5);
+}
+
+std::vector<std::uint8_t> pack(DType t, const std::vector<double>& values) {
+  const std::size_t es = dtype_size(t);
+  std::vector<std::uint8_t> out(values.size() * es);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint64_t bits = ir::bits_of_double(t, values[i]);
+    std::memcpy(out.data() + i * es, &bits, es);  // little-endian host
+  }
+  return out;
+}
+
+std::vector<double> unpack(DType t, const std::vector<std::uint8_t>& bytes) {
+  const std::size_t es = dtype_size(t);
+  std::vector<double> out(bytes.size() / es);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, bytes.data() + i * es, es);
+    out[i] = ir::double_of_bits(t, bits);
+  }
+  return out;
+}
+
+BufferPtr make_buffer(Backend& b, DType t, const std::vector<double>& values) {
+  auto buf = b.allocate(t, values.size());
+  const auto bytes = pack(t, values);
+  b.upload(*buf, bytes.data(), bytes.size());
+  return buf;
+}
+
+std::vector<double> read_buffer(Backend& b, const DeviceBuffer& buf) {
+  std::vector<std::uint8_t> bytes(buf.bytes());
+  b.download(buf, bytes.data(), bytes.size());
+  return unpack(buf.dtype(), bytes);
+}
+
+}  // namespace ingot::runtime

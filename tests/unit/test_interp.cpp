@@ -1,0 +1,300 @@
+// The checked interpreter: results, bounds and poison reports, barriers and shared memory,
+// atomics, loops, and argument checking before launch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "ingot/dsl.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/interp.hpp"
+
+using namespace ingot;
+using namespace ingot::dsl;
+using namespace ingot::runtime;
+
+namespace {
+
+ir::Kernel copy_kernel(bool guarded) {
+  return trace(guarded ? "copy_guarded" : "copy_unguarded", [guarded](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto y = b.out<f32>("y", n);
+    auto i = b.program_id(0);
+    if (guarded) {
+      auto j = select(i < n, i, 0u);
+      auto v = load(x, j);
+      if_(i < n, [&] { store(y, i, v); });
+    } else {
+      store(y, i, load(x, i));
+    }
+  });
+}
+
+std::vector<double> iota_values(std::size_t n, double start = 1) {
+  std::vector<double> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+}  // namespace
+
+TEST(Interp, GuardedCopyWithTail) {
+  Interpreter be;
+  const auto k = passes::optimize(copy_kernel(true));
+  auto x = make_buffer(be, DType::f32, iota_values(100));
+  auto y = be.allocate(DType::f32, 100);
+  be.launch(k, grid_1d(100, 64), {scalar_arg<u32>(100), x, y});
+  EXPECT_EQ(read_buffer(be, *y), iota_values(100));
+}
+
+TEST(Interp, OutOfRangeLoadIsReportedPrecisely) {
+  Interpreter be;
+  const auto k = copy_kernel(false);
+  auto x = make_buffer(be, DType::f32, iota_values(100));
+  auto y = be.allocate(DType::f32, 100);
+  try {
+    be.launch(k, grid_1d(100, 64), {scalar_arg<u32>(100), x, y});
+    FAIL() << "expected an out-of-range report";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.kernel, "copy_unguarded");
+    EXPECT_EQ(e.problem, "out-of-range load");
+    EXPECT_EQ(e.buffer, "x");
+    EXPECT_EQ(e.index, 100);
+    EXPECT_EQ(e.extent, 100u);
+    EXPECT_EQ(e.group, (std::array<u32, 3>{1, 0, 0}));
+    EXPECT_EQ(e.local, (std::array<u32, 3>{36, 0, 0}));
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("kernel 'copy_unguarded': out-of-range load on buffer 'x': index 100 is outside [0, 100)"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("thread group (1,0,0) local (36,0,0) = global (100,0,0)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("at IR #0: let %x0: f32 = load x[program_id(0)]"), std::string::npos) << msg;
+  }
+}
+
+TEST(Interp, OutOfRangeStoreIsReported) {
+  Interpreter be;
+  const auto k = trace("store_oob", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 4);
+    store(y, b.program_id(0), 1u);
+  });
+  auto y = be.allocate(DType::u32, 4);
+  try {
+    be.launch(k, grid_1d(5, 5), {y});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "out-of-range store");
+    EXPECT_EQ(e.index, 4);
+  }
+}
+
+TEST(Interp, NegativeIndexIsOutOfRange) {
+  Interpreter be;
+  const auto k = trace("neg", [](KernelBuilder& b) {
+    auto x = b.in<f32>("x", 4);
+    auto y = b.out<f32>("y", 1);
+    store(y, 0, load(x, cast<i32>(b.program_id(0)) - 1));
+  });
+  auto x = make_buffer(be, DType::f32, iota_values(4));
+  auto y = be.allocate(DType::f32, 1);
+  try {
+    be.launch(k, grid_1d(1, 1), {x, y});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.index, -1);
+    EXPECT_EQ(e.buffer, "x");
+  }
+}
+
+TEST(Interp, ReadOfPoisonIsReported) {
+  Interpreter be;
+  const auto k = trace("poison", [](KernelBuilder& b) {
+    auto y = b.inout<f32>("y", 4);
+    store(y, 0, load(y, 3) + 1.0f);
+  });
+  auto y = be.allocate(DType::f32, 4);  // never uploaded
+  try {
+    be.launch(k, grid_1d(1, 1), {y});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("never written (poisoned)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("element 3"), std::string::npos) << e.what();
+  }
+  // fresh buffers hold the poison pattern (NaN for floats)
+  const auto v = read_buffer(be, *y);
+  EXPECT_TRUE(std::isnan(v[1]));
+}
+
+TEST(Interp, SharedMemoryReverseWithBarrier) {
+  Interpreter be;
+  const auto k = trace("reverse", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<i32>("x", n);
+    auto y = b.out<i32>("y", n);
+    auto tile = b.shared<i32>("tile", 32);
+    auto l = b.local_id(0);
+    auto g = b.group_id(0) * b.group_size(0);
+    store(tile, l, load(x, g + l));
+    b.barrier();
+    store(y, g + l, load(tile, 31u - l));
+  });
+  auto x = make_buffer(be, DType::i32, iota_values(64, 0));
+  auto y = be.allocate(DType::i32, 64);
+  be.launch(k, grid_1d(64, 32), {scalar_arg<u32>(64), x, y});
+  const auto out = read_buffer(be, *y);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i / 32) * 32 + 31 - i % 32) << i;
+}
+
+TEST(Interp, DivergentBarrierIsAnError) {
+  Interpreter be;
+  const auto k = trace("divergent", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 64);
+    auto l = b.local_id(0);
+    if_(l < 16u, [&] { b.barrier(); });
+    store(y, l, l);
+  });
+  auto y = be.allocate(DType::u32, 64);
+  try {
+    be.launch(k, grid_1d(64, 64), {y});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "barrier under divergent control flow");
+    EXPECT_EQ(e.local[0], 16u);
+  }
+}
+
+TEST(Interp, AtomicsHistogram) {
+  Interpreter be;
+  const auto k = trace("histogram", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<u32>("x", n);
+    auto h = b.inout<u32>("h", 4);
+    auto m = b.inout<i32>("m", 2);
+    auto i = b.program_id(0);
+    auto j = select(i < n, i, 0u);
+    auto v = load(x, j);
+    if_(i < n, [&] {
+      (void)atomic_add(h, v % 4u, 1u);
+      (void)atomic_max(m, 0, cast<i32>(v));
+      (void)atomic_min(m, 1, cast<i32>(v));
+    });
+  });
+  auto x = make_buffer(be, DType::u32, iota_values(10, 0));  // 0..9
+  auto h = make_buffer(be, DType::u32, {0, 0, 0, 0});
+  auto m = make_buffer(be, DType::i32, {-100, 100});
+  be.launch(k, grid_1d(10, 4), {scalar_arg<u32>(10), x, h, m});
+  EXPECT_EQ(read_buffer(be, *h), (std::vector<double>{3, 3, 2, 2}));
+  EXPECT_EQ(read_buffer(be, *m), (std::vector<double>{9, 0}));
+}
+
+TEST(Interp, RuntimeLoopsWithPerThreadBounds) {
+  Interpreter be;
+  // y[i] = sum of x[0..i]
+  const auto k = trace("prefix", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto y = b.out<f32>("y", n);
+    auto i = b.program_id(0);
+    if_(i < n, [&] {
+      Var<f32> acc(b, 0.0f, "acc");
+      for_(0u, i + 1u, [&](Val<u32> j) { acc += load(x, j); });
+      store(y, i, acc);
+    });
+  });
+  auto x = make_buffer(be, DType::f32, iota_values(10));
+  auto y = be.allocate(DType::f32, 10);
+  be.launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x, y});
+  const auto out = read_buffer(be, *y);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(out[i], (i + 1) * (i + 2) / 2);
+}
+
+TEST(Interp, DivisionByZeroStopsTheLaunch) {
+  Interpreter be;
+  const auto k = trace("div", [](KernelBuilder& b) {
+    auto d = b.scalar<u32>("d");
+    auto y = b.out<u32>("y", 1);
+    store(y, 0, 10u / d);
+  });
+  auto y = be.allocate(DType::u32, 1);
+  EXPECT_THROW(be.launch(k, grid_1d(1, 1), {scalar_arg<u32>(0), y}), LaunchError);
+  be.launch(k, grid_1d(1, 1), {scalar_arg<u32>(3), y});
+  EXPECT_EQ(read_buffer(be, *y)[0], 3);
+}
+
+TEST(Interp, ArgumentsAreCheckedBeforeLaunch) {
+  Interpreter be;
+  const auto k = copy_kernel(true);
+  auto x = make_buffer(be, DType::f32, iota_values(100));
+  auto small = be.allocate(DType::f32, 50);
+  auto halfs = be.allocate(DType::f16, 100);
+  auto y = be.allocate(DType::f32, 100);
+  auto expect_error = [&](const std::vector<Arg>& args, const std::string& needle) {
+    try {
+      be.launch(k, grid_1d(100, 64), args);
+      ADD_FAILURE() << "expected ArgumentError containing: " << needle;
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({scalar_arg<u32>(100), x}, "takes 3 arguments, got 2");
+  expect_error({scalar_arg<i32>(100), x, y}, "expected a scalar of u32, got i32");
+  expect_error({scalar_arg<u32>(100), halfs, y}, "expected a buffer of f32, got a buffer of f16");
+  expect_error({x, x, y}, "expected a scalar, got a buffer");
+  expect_error({scalar_arg<u32>(100), x, small},
+               "buffer 'y' has 50 elements but its declared extent n needs 100");
+  // nothing was written by the refused launches
+  EXPECT_TRUE(std::isnan(read_buffer(be, *y)[0]));
+}
+
+TEST(Interp, ExtentOverflowIsRefused) {
+  Interpreter be;
+  const auto k = trace("overflow", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto y = b.out<f32>("y", n * 1024u);
+    store(y, 0, 1.0f);
+  });
+  auto y = be.allocate(DType::f32, 16);
+  try {
+    be.launch(k, grid_1d(1, 1), {scalar_arg<u32>(1u << 23), y});
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows u32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Interp, BadGeometryIsRefused) {
+  Interpreter be;
+  const auto k = copy_kernel(true);
+  auto x = make_buffer(be, DType::f32, iota_values(4));
+  auto y = be.allocate(DType::f32, 4);
+  LaunchGeometry g;
+  g.group_size = {2048, 1, 1};
+  EXPECT_THROW(be.launch(k, g, {scalar_arg<u32>(4), x, y}), ArgumentError);
+  g.group_size = {0, 1, 1};
+  EXPECT_THROW(be.launch(k, g, {scalar_arg<u32>(4), x, y}), ArgumentError);
+  EXPECT_THROW((void)grid_1d(1ull << 33, 256), std::invalid_argument);
+}
+
+TEST(Interp, UploadSizeMismatchIsRefused) {
+  Interpreter be;
+  auto y = be.allocate(DType::f32, 4);
+  std::vector<float> three(3);
+  EXPECT_THROW(be.upload(*y, three.data(), 12), ArgumentError);
+}
+
+TEST(Interp, TwoDimensionalGrid) {
+  Interpreter be;
+  const auto k = trace("grid2d", [](KernelBuilder& b) {
+    auto w = b.scalar<u32>("w");
+    auto h = b.scalar<u32>("h");
+    auto y = b.out<u32>("y", w * h);
+    auto x0 = b.program_id(0);
+    auto y0 = b.program_id(1);
+    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0); });
+  });
+  auto y = be.allocate(DType::u32, 7 * 5);
+  be.launch(k, grid_2d(7, 5, 4, 2), {scalar_arg<u32>(7), scalar_arg<u32>(5), y});
+  const auto out = read_buffer(be, *y);
+  for (u32 r = 0; r < 5; ++r)
+    for (u32 c = 0; c < 7; ++c) EXPECT_EQ(out[r * 7 + c], r * 100 + c);
+}
