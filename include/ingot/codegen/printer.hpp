@@ -1,0 +1,38 @@
+// ingot/codegen/printer.hpp — one C-family printer over the lowered IR, with dialects for
+// CUDA, HIP, OpenCL C and the Metal Shading Language.
+//
+// Kernel ABI (every runtime relies on it):
+//   - one kernel function named KernelSource::entry, parameters in ir::Kernel::params order;
+//   - a buffer parameter is a pointer to its element storage type in global/device memory:
+//     f32 float, i32 int, u32 unsigned int, i64 long long (OpenCL/MSL: long), u8/bool
+//     unsigned char, i8 signed char, u16 and the 16-bit floats f16/bf16 unsigned short
+//     (16-bit floats are converted with integer code identical to ingot's host conversion,
+//     so rounding is the same on every backend);
+//   - a scalar parameter is passed by value in its type (bool as one unsigned char); on Metal
+//     every parameter is a [[buffer(i)]] binding, scalars as `constant T&`;
+//   - the launch is a grid of work-groups times a work-group size (runtime/launch.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ingot/ir.hpp"
+
+namespace ingot::codegen {
+
+enum class Target { CUDA, HIP, OpenCL, Metal };
+
+[[nodiscard]] std::string_view target_name(Target t);  // "cuda", "hip", "opencl", "msl"
+[[nodiscard]] std::string_view target_file_extension(Target t);  // ".cu", ".hip", ".cl", ".metal"
+
+struct KernelSource {
+  Target target = Target::CUDA;
+  std::string entry;   // the kernel function's name in `source`
+  std::string source;  // complete, self-contained translation unit
+};
+
+// Prints kernel k (after the passes; legalised for t internally) for target t.
+// Deterministic: the same IR always gives the same text.
+[[nodiscard]] KernelSource emit(const ir::Kernel& k, Target t);
+
+}  // namespace ingot::codegen
