@@ -23,6 +23,7 @@ std::uint64_t mix(std::uint64_t seed, const std::string& s) {
 }
 
 std::string fmt(double v) {
+  if (std::isnan(v)) return "nan (unwritten or NaN)";
   std::ostringstream os;
   os.precision(9);
   os << v;
