@@ -191,7 +191,8 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
 }
 
 // ------------------------------------------------------------------ build
-int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir, const std::string& filter) {
+int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir, const std::string& filter,
+              bool first_variant_only) {
   std::vector<codegen::Target> targets;
   std::string item;
   auto add = [&](const std::string& t) {
@@ -227,7 +228,9 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   for (const auto& k : reg.kernels()) {
     if (!filter.empty() && k.name.find(filter) == std::string::npos) continue;
     for (DType t : k.dtypes) {
-      for (const auto& p : tools::variants(k)) {
+      auto vs = tools::variants(k);
+      if (first_variant_only) vs.resize(1);
+      for (const auto& p : vs) {
         const std::string variant = k.variant_name(t, p);
         const ir::Kernel kern = build_kernel(k, t, p);
         for (auto target : targets) {
@@ -420,6 +423,8 @@ int main(int argc, char** argv) {
   build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
   build->add_option("--filter", filter, "Only kernels whose name contains this");
+  bool first_variant = false;
+  build->add_flag("--first-variant", first_variant, "Only each kernel's first variant per dtype (quick compile checks)");
   build->footer("Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter conv");
 
   std::string kernel_name, case_name, stage = "dce";
@@ -455,7 +460,7 @@ int main(int argc, char** argv) {
     const harness::Registry reg = harness::builtin_registry();
     if (*list) return cmd_list(reg, list_json);
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, json_path, seed);
-    if (*build) return cmd_build(reg, build_targets, out_dir, filter);
+    if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
     if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage);
     if (*device) return cmd_device(device_json);
     if (*run) return cmd_run(reg, kernel_name, run_backend, dtype, case_name, sets, ins, outs);
