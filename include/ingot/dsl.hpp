@@ -526,6 +526,17 @@ Val<T> cast(const X& x) {
   return Val<T>(&k, k.cast_to(dtype_of<T>, v.id_in(k)));
 }
 
+// Reinterprets the bits of a 32-bit value as another 32-bit type (f32 <-> u32 <-> i32).
+template <class T, detail::Symbolic X>
+Val<T> bitcast(const X& x) {
+  using F = detail::elem_t<X>;
+  static_assert(sizeof(T) == sizeof(F) && is_compute_type(dtype_of<T>) && is_compute_type(dtype_of<F>),
+                "bitcast needs two compute types of one width (f32, i32, u32)");
+  if (!x.builder()) return Val<T>::from_bits(Val<F>(x).literal_bits());
+  KernelBuilder& k = *x.builder();
+  return Val<T>(&k, k.kernel().exprs.unary(ir::Op::Bitcast, dtype_of<T>, Val<F>(x).id_in(k)));
+}
+
 #define INGOT_MATH1(fn, op)                                   \
   template <detail::Symbolic X>                               \
   Val<float> fn(const X& x) {                                 \

@@ -22,6 +22,7 @@
 //   a value out of the target's range is an error. int->int keeps the low bits (wraps).
 //   f32->f16/bf16 rounds to nearest even, overflow gives infinity, NaN stays a quiet NaN;
 //   f16/bf16->f32 is exact. Anything -> bool is "!= 0"; bool -> number is 0 or 1.
+//   Bitcast reinterprets the bits between compute types of one width (f32, i32, u32).
 // Memory. Every Load, Store and Atomic names one buffer (a kernel parameter or a shared
 //   array) and an integer index. An index outside [0, real size of that buffer) is ALWAYS an
 //   error: the interpreter stops the launch and names the kernel, buffer, index, extent,
@@ -72,6 +73,7 @@ enum class TypeRule : std::uint8_t {
   FloatBinary,
   FloatTernary,
   CastRule,
+  BitcastRule,
   SelectRule,
 };
 

@@ -273,6 +273,13 @@ class Printer {
     return "((" + type(to) + ")(" + x + "))";
   }
 
+  std::string bitcast(DType from, DType to, const std::string& x) const {
+    if (from == to) return x;
+    if (to == DType::f32) return replace_all(d_.uint_as_float, "{x}", "((" + type(DType::u32) + ")(" + x + "))");
+    if (from == DType::f32) return "((" + type(to) + ")" + replace_all(d_.float_as_uint, "{x}", x) + ")";
+    return "((" + type(to) + ")(" + x + "))";  // i32 <-> u32: same bits (two's complement)
+  }
+
   // Signed add/sub/mul/neg/shl go through the unsigned type: the IR defines wrap-around,
   // which C leaves undefined for signed types.
   std::string wrap_signed(DType t, const std::string& a, const std::string& op, const std::string& b) const {
@@ -294,6 +301,7 @@ class Printer {
       case Op::NumGroups: return axis(d_.num_groups, n.imm);
       case Op::Load: return mem_name(ir::decode_mem(n.imm)) + "[" + expr(n.a) + "]";
       case Op::Cast: return cast(k_.exprs[n.a].type, n.type, expr(n.a));
+      case Op::Bitcast: return bitcast(k_.exprs[n.a].type, n.type, expr(n.a));
       case Op::Select: return "(" + expr(n.a) + " ? " + expr(n.b) + " : " + expr(n.c) + ")";
       default: break;
     }

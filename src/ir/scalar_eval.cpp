@@ -192,6 +192,7 @@ std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_typ
                                      std::uint64_t b, std::uint64_t c, std::string* error) {
   switch (op) {
     case Op::Cast: return convert_bits(operand_type, result_type, a, error);
+    case Op::Bitcast: return a;  // canonical bits are the value's bits
     case Op::Select: return (a & 1u) ? b : c;
     case Op::And: return (a & 1u) && (b & 1u);
     case Op::Or: return (a & 1u) || (b & 1u);

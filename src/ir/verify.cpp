@@ -102,6 +102,11 @@ class Verifier {
           if (n.type != DType::f32 || t(0) != DType::f32 || t(1) != DType::f32 || t(2) != DType::f32) bad("fma takes f32");
           break;
         case TypeRule::CastRule: break;
+        case TypeRule::BitcastRule:
+          if (!is_compute_type(n.type) || !is_compute_type(t(0)) || dtype_size(n.type) != dtype_size(t(0))) {
+            bad("bitcast between compute types of one width (f32, i32, u32)");
+          }
+          break;
         case TypeRule::SelectRule:
           if (t(0) != DType::boolean || t(1) != n.type || t(2) != n.type) bad("select(bool, T, T)");
           break;

@@ -158,3 +158,16 @@ TEST(Dsl, MathFunctionsTypeCheck) {
   });
   EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);
 }
+
+TEST(Dsl, BitcastReinterpretsBits) {
+  auto k = trace("bits", [](KernelBuilder& b) {
+    auto e = b.scalar<u32>("e");
+    auto y = b.out<f32>("y", 2);
+    store(y, 0, bitcast<f32>(e << 23));          // 2^(e-127): an E8M0 scale
+    store(y, 1, bitcast<f32>(bitcast<u32>(Val<f32>(-1.5f))));
+  });
+  EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);
+  const auto text = ir::print_kernel(k);
+  EXPECT_NE(text.find("bitcast((e << 23u))"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[1u] = -1.5f"), std::string::npos) << text;  // literals fold
+}
