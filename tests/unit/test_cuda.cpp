@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <tuple>
 
 #include "depthwise_conv1d.hpp"
+#include "features.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
@@ -306,6 +308,7 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(grid2d_kernel());
   expect_cubin(scalars_kernel());
   expect_cubin(copy_kernel());
+  expect_cubin(passes::optimize(trace("features", examples::features)));
 }
 
 TEST_F(CudaCompile, FreeFunctionCompilesForSm90) {
@@ -481,6 +484,31 @@ TEST_F(CudaExec, TwoDimensionalGrid) {
   const auto out = read_buffer(*be_, *y);
   for (u32 r = 0; r < 5; ++r)
     for (u32 c = 0; c < 7; ++c) EXPECT_EQ(out[r * 7 + c], r * 100 + c) << r << "," << c;
+}
+
+// Every construct the printer handles (shared memory, barrier, loop, if/else, integer and f32
+// atomics, math functions, 16-bit conversions) against the interpreter.
+TEST_F(CudaExec, FeaturesKernelAgreesWithTheInterpreter) {
+  const auto k = passes::optimize(trace("features", examples::features));
+  const std::uint32_t n = 200;  // 4 groups of 64, 56 tail threads
+  const auto x = examples::random_values(DType::f16, n, 5, -2, 2);
+  const std::vector<double> counts0 = {0, 0, 0, -50};
+  auto run = [&](Backend& be) {
+    auto bx = make_buffer(be, DType::f16, x);
+    auto by = be.allocate(DType::bf16, n);
+    auto bc = make_buffer(be, DType::i32, counts0);
+    auto bt = make_buffer(be, DType::f32, {0});
+    be.launch(k, grid_1d(n, 64), {scalar_arg<u32>(n), scalar_arg<f32>(0.25f), bx, by, bc, bt});
+    return std::make_tuple(read_buffer(be, *by), read_buffer(be, *bc), read_buffer(be, *bt));
+  };
+  Interpreter ref;
+  const auto [want_y, want_counts, want_total] = run(ref);
+  const auto [got_y, got_counts, got_total] = run(*be_);
+  // bf16 output: one rounding step of difference (2^-8 relative, 2^-6 absolute near 3).
+  EXPECT_EQ(examples::first_mismatch(want_y, got_y, {2e-2, 1e-2}), -1);
+  EXPECT_EQ(got_counts, want_counts);  // integer atomics: order-independent
+  ASSERT_EQ(got_total.size(), 1u);
+  EXPECT_NEAR(got_total[0], want_total[0], 1e-4 * (1 + std::fabs(want_total[0])));
 }
 
 TEST_F(CudaExec, ScalarsPassByValue) {
