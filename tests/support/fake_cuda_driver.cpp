@@ -42,9 +42,9 @@ struct State {
   bool initialised = false;
   int device_count = 1;
   int max_threads_per_function = 1024;
-  int ctx_token = 0;         // the primary context's handle points here
-  int retains = 0;           // primary context retains minus releases
-  int current_depth = 0;     // pushes of the primary context minus pops
+  int ctx_token = 0;           // the primary context's handle points here
+  int retains = 0;             // primary context retains minus releases
+  int current_depth = 0;       // pushes of the primary context minus pops
   int context_violations = 0;  // calls that needed a current context and had none
   std::map<CUdeviceptr, std::size_t> allocations;
   std::size_t allocations_made = 0;
@@ -65,6 +65,9 @@ State& state() {
   static State s;
   return s;
 }
+
+// "Device memory" is host memory: a device pointer is a host address.
+void* host(CUdeviceptr p) { return reinterpret_cast<void*>(p); }  // NOLINT(performance-no-int-to-ptr)
 
 bool needs_context() {
   State& s = state();
@@ -153,13 +156,15 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetName(char* name, int 
 
 __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(int* v, int attr, int) {
   switch (attr) {
-    case 1: *v = 1024; return kSuccess;                      // max threads per block
-    case 2: case 3: *v = 1024; return kSuccess;              // max block dim x, y
-    case 4: *v = 64; return kSuccess;                        // max block dim z
-    case 5: *v = 2147483647; return kSuccess;                // max grid dim x
-    case 6: case 7: *v = 65535; return kSuccess;             // max grid dim y, z
-    case 16: *v = 132; return kSuccess;                      // SMs
-    case 75: *v = 9; return kSuccess;                        // compute capability
+    case 1:                                    // max threads per block
+    case 2:                                    // max block dim x
+    case 3: *v = 1024; return kSuccess;        // max block dim y
+    case 4: *v = 64; return kSuccess;          // max block dim z
+    case 5: *v = 2147483647; return kSuccess;  // max grid dim x
+    case 6:
+    case 7: *v = 65535; return kSuccess;  // max grid dim y, z
+    case 16: *v = 132; return kSuccess;   // SMs
+    case 75: *v = 9; return kSuccess;     // compute capability
     case 76: *v = 0; return kSuccess;
     default: return kInvalidValue;
   }
@@ -211,14 +216,14 @@ __attribute__((visibility("default"))) CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!needs_context()) return kInvalidContext;
   auto it = state().allocations.find(p);
   if (it == state().allocations.end()) return kInvalidValue;
-  std::free(reinterpret_cast<void*>(p));
+  std::free(host(p));
   state().allocations.erase(it);
   ++state().frees;
   return kSuccess;
 }
 
 __attribute__((visibility("default"))) CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size,
-                                                                         CUdeviceptr p) {
+                                                                        CUdeviceptr p) {
   if (!needs_context()) return kInvalidContext;
   const auto& a = state().allocations;
   auto it = a.upper_bound(p);
@@ -231,26 +236,25 @@ __attribute__((visibility("default"))) CUresult cuMemGetAddressRange_v2(CUdevice
 }
 
 __attribute__((visibility("default"))) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, std::size_t n,
-                                                                      void*) {
+                                                                     void*) {
   if (!needs_context()) return kInvalidContext;
   if (!in_allocation(dst, n)) return kInvalidValue;
-  std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  std::memcpy(host(dst), src, n);
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, std::size_t n,
-                                                                      void*) {
+__attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, std::size_t n, void*) {
   if (!needs_context()) return kInvalidContext;
   if (!in_allocation(src, n)) return kInvalidValue;
-  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  std::memcpy(dst, host(src), n);
   return kSuccess;
 }
 
 __attribute__((visibility("default"))) CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, std::size_t n,
-                                                                 void*) {
+                                                                void*) {
   if (!needs_context()) return kInvalidContext;
   if (!in_allocation(dst, n)) return kInvalidValue;
-  std::memset(reinterpret_cast<void*>(dst), v, n);
+  std::memset(host(dst), v, n);
   return kSuccess;
 }
 
@@ -328,8 +332,8 @@ __attribute__((visibility("default"))) CUresult cuFuncGetAttribute(int* v, int a
 }
 
 __attribute__((visibility("default"))) CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz,
-                                                                unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                                                void* stream, void** params, void** extra) {
+                                                               unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                                               void* stream, void** params, void** extra) {
   if (!needs_context()) return kInvalidContext;
   if (!f || shmem != 0 || extra) return kInvalidValue;
   if (stream && !state().streams.count(stream)) return kInvalidHandle;
@@ -365,11 +369,11 @@ struct FakeCudaCounters {
 };
 
 __attribute__((visibility("default"))) void fake_cuda_reset(CUresult init_result, int device_count,
-                                                             int max_threads_per_function) {
+                                                            int max_threads_per_function) {
   State& s = state();
   for (void* st : s.streams) std::free(st);
   for (Module* m : s.modules) delete m;
-  for (const auto& [p, n] : s.allocations) std::free(reinterpret_cast<void*>(p));
+  for (const auto& [p, n] : s.allocations) std::free(host(p));
   s = State{};
   s.init_result = init_result;
   s.device_count = device_count;
@@ -389,7 +393,7 @@ __attribute__((visibility("default"))) void fake_cuda_fail_next_sync(CUresult co
 // Writes to a fake buffer as a kernel would (the fake cannot run kernels).
 __attribute__((visibility("default"))) int fake_cuda_poke(CUdeviceptr dst, const void* src, std::size_t n) {
   if (!in_allocation(dst, n)) return kInvalidValue;
-  std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  std::memcpy(host(dst), src, n);
   return kSuccess;
 }
 

@@ -64,9 +64,8 @@ ir::Kernel vector_add_kernel() {
 
 template <class T>
 ir::Kernel conv_kernel(const Conv1dShape& s) {
-  return passes::optimize(trace("dwconv1d_" + std::string(dtype_name(dtype_of<T>)), [&](KernelBuilder& b) {
-    examples::depthwise_conv1d<T>(b, s, TailPolicy::Guarded);
-  }));
+  return passes::optimize(trace("dwconv1d_" + std::string(dtype_name(dtype_of<T>)),
+                                [&](KernelBuilder& b) { examples::depthwise_conv1d<T>(b, s, TailPolicy::Guarded); }));
 }
 
 ir::Kernel reverse_kernel() {
@@ -148,11 +147,10 @@ struct ConvCase {
   std::uint32_t batch;
 };
 const ConvCase kConvCases[] = {
-    {{8, 17, 3, 1, 0, 1}, 1},  // 8 channels x 15 outputs: 120 outputs, 136 tail threads
-    {{3, 19, 3, 1, 0, 1}, 1},  // 3 x 17 = 51 outputs
-    {{8, 17, 3, 1, 0, 1}, 3},
-    {{5, 40, 4, 2, 3, 2}, 2},  // stride, pad and dilation together
-    {{4, 9, 1, 1, 0, 1}, 2},   // K = 1
+    {{8, 17, 3, 1, 0, 1}, 1},                            // 8 channels x 15 outputs: 120 outputs, 136 tail threads
+    {{3, 19, 3, 1, 0, 1}, 1},                            // 3 x 17 = 51 outputs
+    {{8, 17, 3, 1, 0, 1}, 3}, {{5, 40, 4, 2, 3, 2}, 2},  // stride, pad and dilation together
+    {{4, 9, 1, 1, 0, 1}, 2},                             // K = 1
 };
 
 std::vector<double> iota_values(std::size_t n, double start = 1) {
@@ -206,7 +204,9 @@ TEST_F(CudaCompile, HandWrittenKernelGivesSm90Cubin) {
   EXPECT_GT(r.cubin.size(), 64u);
   EXPECT_EQ(r.lowered_name, "hand_vadd");
   EXPECT_EQ(r.nvrtc_version, compiler_->version());
-  const auto has = [&](const std::string& o) { return std::find(r.options.begin(), r.options.end(), o) != r.options.end(); };
+  const auto has = [&](const std::string& o) {
+    return std::find(r.options.begin(), r.options.end(), o) != r.options.end();
+  };
   EXPECT_TRUE(has("--gpu-architecture=sm_90"));
   EXPECT_TRUE(has("--fmad=true"));
   EXPECT_TRUE(has("--ftz=false"));
@@ -392,9 +392,8 @@ class CudaExec : public ::testing::Test {
   template <class T>
   void check_conv(const ConvCase& c) {
     const auto& s = c.shape;
-    SCOPED_TRACE("conv " + std::string(dtype_name(dtype_of<T>)) + " C=" + std::to_string(s.channels) +
-                 " L=" + std::to_string(s.length) + " K=" + std::to_string(s.ksize) + " batch=" +
-                 std::to_string(c.batch));
+    SCOPED_TRACE("conv " + std::string(dtype_name(dtype_of<T>)) + " C=" + std::to_string(s.channels) + " L=" +
+                 std::to_string(s.length) + " K=" + std::to_string(s.ksize) + " batch=" + std::to_string(c.batch));
     const DType t = dtype_of<T>;
     const auto k = conv_kernel<T>(s);
     const std::size_t n = std::size_t{c.batch} * s.channels * s.out_len();
@@ -406,8 +405,7 @@ class CudaExec : public ::testing::Test {
     auto ry = ref.allocate(t, n);
     ref.launch(k, grid_1d(n, 256), {scalar_arg<u32>(c.batch), make_buffer(ref, t, x), make_buffer(ref, t, w), ry});
     auto gy = be_->allocate(t, n);
-    be_->launch(k, grid_1d(n, 256),
-                {scalar_arg<u32>(c.batch), make_buffer(*be_, t, x), make_buffer(*be_, t, w), gy});
+    be_->launch(k, grid_1d(n, 256), {scalar_arg<u32>(c.batch), make_buffer(*be_, t, x), make_buffer(*be_, t, w), gy});
 
     const auto got = read_buffer(*be_, *gy);
     const auto interp = read_buffer(ref, *ry);
@@ -479,7 +477,7 @@ TEST_F(CudaExec, Atomics) {
 
 TEST_F(CudaExec, TwoDimensionalGrid) {
   const auto k = grid2d_kernel();
-  auto y = be_->allocate(DType::u32, 7 * 5);
+  auto y = be_->allocate(DType::u32, 35);
   be_->launch(k, grid_2d(7, 5, 4, 2), {scalar_arg<u32>(7), scalar_arg<u32>(5), y});
   const auto out = read_buffer(*be_, *y);
   for (u32 r = 0; r < 5; ++r)
@@ -521,9 +519,9 @@ TEST_F(CudaExec, ScalarsPassByValue) {
   std::vector<std::int64_t> out(5);
   be_->download(*y, out.data(), 40);
   EXPECT_EQ(out, (std::vector<std::int64_t>{big, big, 10, -17, 4000000000}));
-  be_->launch(k, grid_1d(1, 32),
-              {scalar_arg<bool>(false), scalar_arg<i64>(1), scalar_arg<f32>(-1.0f), scalar_arg<i32>(5),
-               scalar_arg<u32>(0), y});
+  be_->launch(
+      k, grid_1d(1, 32),
+      {scalar_arg<bool>(false), scalar_arg<i64>(1), scalar_arg<f32>(-1.0f), scalar_arg<i32>(5), scalar_arg<u32>(0), y});
   be_->download(*y, out.data(), 40);
   EXPECT_EQ(out, (std::vector<std::int64_t>{5, 1, -4, 5, 0}));
 }
@@ -584,23 +582,24 @@ TEST_F(CudaExec, ArgumentErrorsAreRefusedBeforeLaunch) {
 
 TEST_F(CudaExec, CallerOwnedDeviceMemory) {
   const auto k = copy_kernel();
-  auto owner = be_->allocate(DType::f32, 100);  // stands for memory the caller allocated
+  // Stands for memory the caller allocated (4096 bytes: no allocation-granularity ambiguity).
+  auto owner = be_->allocate(DType::f32, 1024);
   const std::uint64_t ptr = be_->device_pointer(*owner);
   ASSERT_NE(ptr, 0u);
   {
-    auto wrapped = be_->wrap_device_buffer(ptr, DType::f32, 100);
+    auto wrapped = be_->wrap_device_buffer(ptr, DType::f32, 1024);
     EXPECT_EQ(be_->device_pointer(*wrapped), ptr);
-    auto x = make_buffer(*be_, DType::f32, iota_values(100));
-    be_->launch(k, grid_1d(100, 64), {scalar_arg<u32>(100), x, wrapped});
-    EXPECT_EQ(read_buffer(*be_, *wrapped), iota_values(100));
-    // A view of the first 10 elements is fine too.
-    auto prefix = be_->wrap_device_buffer(ptr, DType::f32, 10);
-    EXPECT_EQ(read_buffer(*be_, *prefix), iota_values(10));
+    auto x = make_buffer(*be_, DType::f32, iota_values(1024));
+    be_->launch(k, grid_1d(1024, 256), {scalar_arg<u32>(1024), x, wrapped});
+    EXPECT_EQ(read_buffer(*be_, *wrapped), iota_values(1024));
+    // A view of part of it is fine too.
+    auto part = be_->wrap_device_buffer(ptr + 40, DType::f32, 10);
+    EXPECT_EQ(read_buffer(*be_, *part), iota_values(10, 11));
   }
   // The wrappers are gone; the memory was not freed and still holds the result.
-  EXPECT_EQ(read_buffer(*be_, *owner), iota_values(100));
-  EXPECT_THROW((void)be_->wrap_device_buffer(ptr, DType::f32, 101), ArgumentError);
-  EXPECT_THROW((void)be_->wrap_device_buffer(ptr + 8, DType::f32, 100), ArgumentError);
+  EXPECT_EQ(read_buffer(*be_, *owner), iota_values(1024));
+  EXPECT_THROW((void)be_->wrap_device_buffer(ptr, DType::f32, 1025), ArgumentError);
+  EXPECT_THROW((void)be_->wrap_device_buffer(ptr + 8, DType::f32, 1024), ArgumentError);
   EXPECT_THROW((void)be_->wrap_device_buffer(0, DType::f32, 1), ArgumentError);
 }
 

@@ -47,18 +47,18 @@ struct CudaOptions {
 
 struct CudaDeviceInfo {
   int ordinal = 0;
-  std::string name;                     // "NVIDIA H200"
-  int compute_major = 0;                // 9 on H200
-  int compute_minor = 0;                // 0 on H200
-  std::string arch;                     // "sm_90": what kernels are compiled for
-  int sm_count = 0;                     // streaming multiprocessors
-  std::uint64_t total_memory = 0;       // bytes
-  int max_threads_per_block = 0;        // device limit (a kernel's own limit may be lower)
-  std::array<int, 3> max_block_dim{};   // per-axis group-size limits
-  std::array<int, 3> max_grid_dim{};    // per-axis group-count limits
-  int driver_version = 0;               // cuDriverGetVersion: 13000 for CUDA 13.0
-  std::string nvrtc_version;            // "13.0"
-  std::string nvrtc_library;            // path of the NVRTC that was loaded
+  std::string name;                            // "NVIDIA H200"
+  int compute_major = 0;                       // 9 on H200
+  int compute_minor = 0;                       // 0 on H200
+  std::string arch;                            // "sm_90": what kernels are compiled for
+  int sm_count = 0;                            // streaming multiprocessors
+  std::uint64_t total_memory = 0;              // bytes
+  int max_threads_per_block = 0;               // device limit (a kernel's own limit may be lower)
+  std::array<int, 3> max_block_dim{};          // per-axis group-size limits
+  std::array<int, 3> max_grid_dim{};           // per-axis group-count limits
+  int driver_version = 0;                      // cuDriverGetVersion: 13000 for CUDA 13.0
+  std::string nvrtc_version;                   // "13.0"
+  std::string nvrtc_library;                   // path of the NVRTC that was loaded
   [[nodiscard]] std::string describe() const;  // one line for logs
 };
 

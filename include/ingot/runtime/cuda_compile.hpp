@@ -54,9 +54,9 @@ class CudaCompiler {
   // Throws BackendUnavailable("cuda not available: NVRTC not found ...").
   [[nodiscard]] static CudaCompiler load(const std::filesystem::path& nvrtc_library = {});
 
-  [[nodiscard]] std::string version() const;           // "13.0"
+  [[nodiscard]] std::string version() const;               // "13.0"
   [[nodiscard]] std::vector<int> supported_archs() const;  // e.g. {75, 80, 86, 87, 89, 90, 100, ...}
-  [[nodiscard]] std::string library_path() const;      // the library file that was loaded
+  [[nodiscard]] std::string library_path() const;          // the library file that was loaded
 
   // The NVRTC options compile() passes for `options` (part of the disk-cache key).
   [[nodiscard]] static std::vector<std::string> nvrtc_options(const CudaCompileOptions& options);

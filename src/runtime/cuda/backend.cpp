@@ -17,13 +17,13 @@ namespace ingot::runtime {
 
 using cuda_detail::Context;
 using cuda_detail::CUcontext;
+using cuda_detail::CudaBuffer;
 using cuda_detail::CUdevice;
 using cuda_detail::CUdeviceptr;
 using cuda_detail::CUfunction;
 using cuda_detail::CUmodule;
 using cuda_detail::CUresult;
 using cuda_detail::CUstream;
-using cuda_detail::CudaBuffer;
 using cuda_detail::DeviceAttribute;
 using cuda_detail::DriverApi;
 using cuda_detail::FunctionAttribute;
@@ -81,9 +81,8 @@ cuda_detail::CudaBuffer& as_cuda(const DeviceBuffer& b, const Context& ctx) {
 
 std::string CudaDeviceInfo::describe() const {
   std::ostringstream s;
-  s << "cuda device " << ordinal << ": " << name << " (" << arch << ", " << sm_count << " SMs, "
-    << (total_memory >> 20) << " MiB), driver " << driver_version / 1000 << "." << (driver_version % 1000) / 10
-    << ", NVRTC " << nvrtc_version;
+  s << "cuda device " << ordinal << ": " << name << " (" << arch << ", " << sm_count << " SMs, " << (total_memory >> 20)
+    << " MiB), driver " << driver_version / 1000 << "." << (driver_version % 1000) / 10 << ", NVRTC " << nvrtc_version;
   return s.str();
 }
 
@@ -335,8 +334,8 @@ BufferPtr CudaBackend::wrap_device_buffer(std::uint64_t device_ptr, DType t, std
   const Context& ctx = *impl_->ctx;
   const std::size_t bytes = count * dtype_size(t);
   if (bytes > 0) {
-    if (device_ptr == 0) throw ArgumentError("wrap_device_buffer: null device pointer for " + std::to_string(count) +
-                                             " elements");
+    if (device_ptr == 0)
+      throw ArgumentError("wrap_device_buffer: null device pointer for " + std::to_string(count) + " elements");
     ScopedContext scope(ctx);
     CUdeviceptr base = 0;
     std::size_t size = 0;
@@ -415,10 +414,10 @@ void CudaBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const std
     params[i] = &slots[i];
   }
   const std::string where = "kernel '" + k.name + "' (" + g.describe() + ") on " + info.name;
-  ctx.check(ctx.api().cuLaunchKernel(l.function, g.groups[0], g.groups[1], g.groups[2], g.group_size[0],
-                                     g.group_size[1], g.group_size[2], 0, impl_->stream,
-                                     params.empty() ? nullptr : params.data(), nullptr),
-            "launching " + where);
+  ctx.check(
+      ctx.api().cuLaunchKernel(l.function, g.groups[0], g.groups[1], g.groups[2], g.group_size[0], g.group_size[1],
+                               g.group_size[2], 0, impl_->stream, params.empty() ? nullptr : params.data(), nullptr),
+      "launching " + where);
   ++impl_->stats.launches;
   ctx.check(ctx.api().cuStreamSynchronize(impl_->stream), "running " + where);
 }

@@ -11,9 +11,9 @@ namespace ingot::runtime {
 namespace {
 
 using cuda_detail::kNvrtcSuccess;
+using cuda_detail::NvrtcApi;
 using cuda_detail::nvrtcProgram;
 using cuda_detail::nvrtcResult;
-using cuda_detail::NvrtcApi;
 
 // Destroys the program on every path out of compile_source.
 class Program {
@@ -106,7 +106,8 @@ CudaCompileResult CudaCompiler::compile_source(const std::string& source, const 
                                                const CudaCompileOptions& options) const {
   const NvrtcApi& api = *api_;
   const ParsedArch arch = parse_arch(options.arch);
-  const std::string what = "cuda: NVRTC " + api.version_string() + " compiling kernel '" + entry + "' for " + options.arch;
+  const std::string what =
+      "cuda: NVRTC " + api.version_string() + " compiling kernel '" + entry + "' for " + options.arch;
   if (!api.archs.empty()) {
     bool supported = false;
     std::string list;

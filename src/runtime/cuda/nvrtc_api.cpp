@@ -2,6 +2,7 @@
 #include "nvrtc_api.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace ingot::runtime::cuda_detail {
 
@@ -35,7 +36,7 @@ std::vector<std::string> nvrtc_candidates() {
   }
   dirs.emplace_back("/usr/local/cuda/lib64");
   for (const auto& d : dirs) {
-    for (const auto& n : names) out.push_back(d + "/" + n);
+    for (const auto& n : names) out.push_back((std::filesystem::path(d) / n).string());
   }
   return out;
 }
