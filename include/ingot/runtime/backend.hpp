@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -55,6 +56,13 @@ struct ArgumentError : std::invalid_argument {
 // A backend that cannot be used here ("not available: <why>").
 struct BackendUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+// Emitted source that the backend's compiler rejected. what() names the kernel and target and
+// ends with the compiler's log; `log` holds the log alone. Nothing has been launched.
+struct CompileError : std::runtime_error {
+  std::string log;
+  CompileError(const std::string& message, std::string compiler_log)
+      : std::runtime_error(message), log(std::move(compiler_log)) {}
 };
 
 // Checks args against k's parameter list; throws ArgumentError naming the parameter and what
