@@ -10,8 +10,8 @@
 // Integer overflow. Add, Sub, Mul and Neg wrap modulo 2^bits (two's complement) for every
 //   integer type, signed included. No backend may assume signed overflow does not happen.
 // Division and modulo. Integer Div truncates toward zero; Mod takes the sign of the dividend
-//   (C semantics). A zero divisor is an error (the interpreter stops the launch). INT_MIN / -1
-//   wraps to INT_MIN and INT_MIN % -1 is 0. Float Div is IEEE division (within 2.5 ulp on
+//   (C semantics). A zero divisor is an error (the interpreter stops the launch), and so is
+//   the minimum signed value divided by (or modulo) -1. Float Div is IEEE division (within 2.5 ulp on
 //   backends whose division is not correctly rounded); float Mod is C fmod.
 // Shifts. The shift amount must lie in [0, bits of the operand type); anything else is an
 //   error. Shr is arithmetic for signed types and logical for unsigned ones.

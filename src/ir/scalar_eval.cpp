@@ -50,7 +50,8 @@ std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::ui
       }
       if constexpr (is_signed) {
         if (sa == std::numeric_limits<S>::min() && sb == -1) {
-          return trunc_to(t, op == Op::Div ? static_cast<U>(sa) : 0);
+          *error = "signed division overflow (minimum value / -1)";
+          return std::nullopt;
         }
         return trunc_to(t, static_cast<U>(op == Op::Div ? sa / sb : sa % sb));
       } else {

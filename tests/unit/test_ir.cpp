@@ -43,8 +43,8 @@ TEST(Ir, ScalarSemantics) {
   // wrap-around
   EXPECT_EQ(*eval_op(Op::Add, DType::u32, DType::u32, 0xffffffffu, 2, 0, &err), 1u);
   EXPECT_EQ(*eval_op(Op::Add, DType::i32, DType::i32, 0x7fffffffu, 1, 0, &err), 0x80000000u);
-  // INT_MIN / -1 wraps
-  EXPECT_EQ(*eval_op(Op::Div, DType::i32, DType::i32, 0x80000000u, 0xffffffffu, 0, &err), 0x80000000u);
+  // INT_MIN / -1 is an error, like a zero divisor
+  EXPECT_FALSE(eval_op(Op::Div, DType::i32, DType::i32, 0x80000000u, 0xffffffffu, 0, &err).has_value());
   // errors
   EXPECT_FALSE(eval_op(Op::Div, DType::u32, DType::u32, 1, 0, 0, &err).has_value());
   EXPECT_NE(err.find("division by zero"), std::string::npos);

@@ -1,0 +1,71 @@
+// ingot/codegen/dialect.hpp — a C-family dialect as data.
+//
+// The one printer (printer.cpp) reads everything that differs between CUDA, HIP, OpenCL C and
+// MSL from this table: type names, address-space words, kernel prefix, thread-index spellings,
+// barrier, math-function names, literal styles, bit casts and the ops the dialect cannot print.
+// Real structural differences (Metal's attribute-bound parameters, OpenCL's lack of float
+// atomics) are the few `Structure` switches below, handled by hooks in the printer.
+// No field has a silent default: each dialect spells everything out.
+#pragma once
+
+#include <array>
+#include <set>
+#include <string>
+
+#include "ingot/codegen/printer.hpp"
+#include "ingot/dtype.hpp"
+#include "ingot/ir.hpp"
+
+namespace ingot::codegen {
+
+enum class ParamStyle {
+  Plain,        // T* name / T name in the parameter list (CUDA, HIP, OpenCL)
+  MetalBuffer,  // every parameter is [[buffer(i)]]; scalars are `constant T&`
+};
+
+enum class IndexStyle {
+  Expressions,     // builtins are expressions (threadIdx.x, get_local_id(0))
+  MetalArguments,  // builtins are kernel arguments with attributes (Metal)
+};
+
+enum class FloatAtomicAdd {
+  Native,      // atomicAdd on float exists
+  CasLoop,     // emulate with 32-bit compare-and-swap
+};
+
+struct Dialect {
+  Target target{};
+  std::string name;
+  std::string preamble;       // first lines of the file (includes, pragmas)
+  std::string kernel_prefix;  // before the kernel's name
+  std::string helper_prefix;  // before helper function definitions
+  std::string global_space;   // address space of buffer pointers
+  std::string shared_space;   // address space of shared arrays
+  std::string const_word;     // "const" qualifier for read-only buffers
+  std::array<std::string, kNumDTypes> types;         // storage/value type per DType
+  std::array<std::string, kNumDTypes> unsigned_of;   // unsigned twin for wrap-around arithmetic
+  std::array<std::string, 3> axis;                   // "x", "y", "z" or "0", "1", "2"
+  // Thread-index spellings with "{a}" standing for the axis spelling.
+  std::string local_id, group_id, group_size, num_groups;
+  std::string program_id;  // may use the spellings above through {local}, {group}, {size}
+  std::string barrier;     // one statement
+  std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
+  std::string i64_suffix;
+  // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.
+  std::array<std::string, 64> f32_fn;  // indexed by ir::Op
+  std::string int_min, int_max, int_abs;
+  std::string infinity, nan;  // f32 non-finite literals
+  // Atomics: "{p}" is a pointer to the element, "{v}" the operand, "{space}" its address space,
+  // "{t}" the element type.
+  std::string atomic_add, atomic_min, atomic_max;
+  FloatAtomicAdd float_atomic_add = FloatAtomicAdd::Native;
+  std::string atomic_cas;  // 32-bit compare-and-swap returning the old value: {p} {cmp} {v}
+  ParamStyle param_style = ParamStyle::Plain;
+  IndexStyle index_style = IndexStyle::Expressions;
+  std::set<ir::Op> unsupported;  // ops the legalise pass must remove first
+};
+
+// The dialect table of a target.
+[[nodiscard]] Dialect dialect(Target t);
+
+}  // namespace ingot::codegen

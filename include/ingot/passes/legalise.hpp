@@ -1,0 +1,28 @@
+// ingot/passes/legalise.hpp — rewrites ops a dialect cannot print into ops it can.
+#pragma once
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "ingot/ir.hpp"
+
+namespace ingot::passes {
+
+struct LegaliseOptions {
+  std::string dialect_name;    // for error messages
+  std::set<ir::Op> unsupported;  // ops the dialect cannot print
+};
+
+struct LegaliseError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Decomposes unsupported ops:
+//   Erf  -> sign(x) * (1 - poly(t) * exp(-x*x)), t = 1/(1 + 0.3275911|x|)
+//           (Abramowitz & Stegun 7.1.26, absolute error <= 1.5e-7 plus f32 rounding);
+// and throws LegaliseError naming the op and dialect when an unsupported op has no
+// decomposition. Statements are unchanged.
+[[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
+
+}  // namespace ingot::passes

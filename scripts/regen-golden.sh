@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Regenerates tests/golden/* from the current printer. Review the diff before committing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --preset default >/dev/null
+cmake --build build --target ingot_unit_tests
+INGOT_UPDATE_GOLDEN=1 ./build/tests/ingot_unit_tests --gtest_filter='Codegen.Golden*'
+git status --short tests/golden

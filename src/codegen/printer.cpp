@@ -1,0 +1,485 @@
+// The one C-family printer. Everything dialect-specific comes from codegen::Dialect.
+#include "ingot/codegen/printer.hpp"
+
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "ingot/codegen/dialect.hpp"
+#include "ingot/passes/legalise.hpp"
+#include "ingot/scalar_eval.hpp"
+
+namespace ingot::codegen {
+
+namespace {
+
+using ir::ExprId;
+using ir::Op;
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+const std::set<std::string>& reserved_words() {
+  static const std::set<std::string> words = {
+      "auto", "bool", "break", "case", "char", "class", "const", "constant", "continue", "default", "delete",
+      "device", "do", "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend",
+      "global", "goto", "half", "if", "inline", "int", "kernel", "local", "long", "namespace", "new", "operator",
+      "private", "protected", "public", "register", "restrict", "return", "sampler", "short", "signed", "sizeof",
+      "static", "struct", "switch", "template", "texture", "this", "threadgroup", "true", "typedef", "uchar", "uint",
+      "ulong", "union", "unsigned", "ushort", "using", "virtual", "void", "volatile", "while", "size_t", "metal",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "exp", "log", "sqrt", "rsqrt",
+      "sin", "cos", "tanh", "erf", "pow", "fma", "floor", "ceil", "select", "atomic", "vec", "packed", "read_only",
+      "write_only", "image2d_t", "sampler_t", "event_t", "vector", "mem_flags", "as_type", "float2", "float4"};
+  return words;
+}
+
+std::string sanitize(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || out[0] == '_') out = "v" + out;
+  return out;
+}
+
+class Printer {
+ public:
+  Printer(const ir::Kernel& k, Dialect d) : k_(k), d_(std::move(d)) {
+    static_assert(std::tuple_size_v<decltype(Dialect{}.f32_fn)> >= 52, "f32_fn must cover every op");
+    name_params();
+    name_vars();
+  }
+
+  KernelSource run() {
+    std::ostringstream body;
+    block(k_.body, 1, body);
+
+    std::ostringstream os;
+    os << d_.preamble;
+    if (!helpers_used_.empty()) os << "\n" << half_helpers();
+    os << "\n" << signature() << " {\n";
+    for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+      os << "  " << d_.shared_space << " " << type(k_.shared[i].type) << " " << shared_names_[i] << "["
+         << k_.shared[i].count << "];\n";
+    }
+    os << body.str() << "}\n";
+    return KernelSource{d_.target, entry_, os.str()};
+  }
+
+ private:
+  // ---------------------------------------------------------------- names and types
+  void name_params() {
+    entry_ = sanitize(k_.name);
+    std::set<std::string> used;
+    for (std::size_t i = 0; i < k_.params.size(); ++i) {
+      std::string n = sanitize(k_.params[i].name);
+      const bool looks_like_var = n.find('_') != std::string::npos && std::isdigit(static_cast<unsigned char>(n.back()));
+      if (reserved_words().count(n) || n.rfind("ingot_", 0) == 0 || used.count(n) || looks_like_var || n == entry_) {
+        n += "_p" + std::to_string(i);
+      }
+      used.insert(n);
+      param_names_.push_back(n);
+    }
+    for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+      shared_names_.push_back(sanitize(k_.shared[i].hint.empty() ? "shared" : k_.shared[i].hint) + "_s" + std::to_string(i));
+    }
+  }
+  void name_vars() {
+    for (std::size_t v = 0; v < k_.vars.size(); ++v) {
+      var_names_.push_back(sanitize(k_.vars[v].hint.empty() ? "v" : k_.vars[v].hint) + "_" + std::to_string(v));
+    }
+  }
+  [[nodiscard]] const std::string& type(DType t) const { return d_.types[static_cast<std::size_t>(t)]; }
+  [[nodiscard]] const std::string& utype(DType t) const { return d_.unsigned_of[static_cast<std::size_t>(t)]; }
+  [[nodiscard]] std::string scalar_param_type(DType t) const { return t == DType::boolean ? type(DType::u8) : type(t); }
+  [[nodiscard]] std::string mem_name(ir::MemRef m) const {
+    return m.space == ir::Space::Global ? param_names_.at(m.id) : shared_names_.at(m.id);
+  }
+  [[nodiscard]] std::string space_of(ir::MemRef m) const {
+    return m.space == ir::Space::Global ? d_.global_space : d_.shared_space;
+  }
+
+  std::string signature() const {
+    std::ostringstream os;
+    os << d_.kernel_prefix << " " << entry_ << "(";
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < k_.params.size(); ++i) {
+      const ir::Param& p = k_.params[i];
+      std::string s;
+      if (ir::is_buffer(p.kind)) {
+        if (!d_.global_space.empty()) s += d_.global_space + " ";
+        if (p.kind == ir::ParamKind::In) s += d_.const_word + " ";
+        s += type(p.type) + "* " + param_names_[i];
+      } else if (d_.param_style == ParamStyle::MetalBuffer) {
+        s += "constant " + scalar_param_type(p.type) + "& " + param_names_[i];
+      } else {
+        s += "const " + scalar_param_type(p.type) + " " + param_names_[i];
+      }
+      if (d_.param_style == ParamStyle::MetalBuffer) s += " [[buffer(" + std::to_string(i) + ")]]";
+      parts.push_back(s);
+    }
+    if (d_.index_style == IndexStyle::MetalArguments) {
+      parts.emplace_back("uint3 ingot_local_id [[thread_position_in_threadgroup]]");
+      parts.emplace_back("uint3 ingot_group_id [[threadgroup_position_in_grid]]");
+      parts.emplace_back("uint3 ingot_group_size [[threads_per_threadgroup]]");
+      parts.emplace_back("uint3 ingot_num_groups [[threadgroups_per_grid]]");
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) os << (i ? ",\n    " : "\n    ") << parts[i];
+    os << ")";
+    return os.str();
+  }
+
+  // ---------------------------------------------------------------- 16-bit float helpers
+  std::string half_helpers() const {
+    // The same integer algorithm as src/ir/dtype.cpp, so every backend rounds identically.
+    std::string h = R"(// f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
+{P} {US} ingot_f32_to_f16(float f) {
+  {U} x = {F2U(f)};
+  {U} sign = (x >> 16) & 0x8000u;
+  {U} a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return ({US})(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (a >= 0x477ff000u) return ({US})(sign | 0x7c00u);
+  if (a < 0x38800000u) {
+    if (a < 0x33000000u) return ({US})sign;
+    {U} sh = 126u - (a >> 23);
+    {U} m = (a & 0x7fffffu) | 0x800000u;
+    {U} r = m >> sh;
+    {U} rem = m & ((1u << sh) - 1u);
+    {U} mid = 1u << (sh - 1u);
+    if (rem > mid || (rem == mid && (r & 1u) != 0u)) r += 1u;
+    return ({US})(sign | r);
+  }
+  {U} r = (a - 0x38000000u) >> 13;
+  {U} rem = a & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) != 0u)) r += 1u;
+  return ({US})(sign | r);
+}
+{P} float ingot_f16_to_f32({US} h) {
+  {U} sign = (({U})h & 0x8000u) << 16;
+  {U} e = (({U})h >> 10) & 0x1fu;
+  {U} m = ({U})h & 0x3ffu;
+  {U} out;
+  if (e == 0x1fu) {
+    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
+  } else if (e == 0u) {
+    if (m == 0u) {
+      out = sign;
+    } else {
+      {U} ex = 113u;
+      while ((m & 0x400u) == 0u) {
+        m <<= 1;
+        ex -= 1u;
+      }
+      out = sign | (ex << 23) | ((m & 0x3ffu) << 13);
+    }
+  } else {
+    out = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  return {U2F(out)};
+}
+{P} {US} ingot_f32_to_bf16(float f) {
+  {U} x = {F2U(f)};
+  if ((x & 0x7fffffffu) > 0x7f800000u) return ({US})((x >> 16) | 0x40u);
+  return ({US})((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+{P} float ingot_bf16_to_f32({US} h) { return {U2F((({U})h) << 16)}; }
+)";
+    h = replace_all(h, "{F2U(f)}", replace_all(d_.float_as_uint, "{x}", "f"));
+    h = replace_all(h, "{U2F(out)}", replace_all(d_.uint_as_float, "{x}", "out"));
+    h = replace_all(h, "{U2F((({U})h) << 16)}", replace_all(d_.uint_as_float, "{x}", "(({U})h) << 16"));
+    h = replace_all(h, "{P}", d_.helper_prefix);
+    h = replace_all(h, "{US}", type(DType::u16));
+    h = replace_all(h, "{U}", type(DType::u32));
+    // Keep the comment line and only the helpers this kernel calls.
+    std::string out = h.substr(0, h.find('\n') + 1);
+    const std::string prefix = d_.helper_prefix + " ";
+    std::size_t start = h.find(prefix);
+    while (start != std::string::npos) {
+      const std::size_t next = h.find("\n" + prefix, start);
+      const std::string fn = h.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
+      for (const auto& used : helpers_used_) {
+        if (fn.find(" " + used + "(") != std::string::npos) out += fn;
+      }
+      start = next == std::string::npos ? next : next + 1;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- expressions
+  std::string axis(const std::string& pattern, std::uint64_t a) const {
+    return replace_all(pattern, "{a}", d_.axis.at(a));
+  }
+
+  std::string literal(DType t, std::uint64_t bits) const {
+    switch (t) {
+      case DType::f32: {
+        const float f = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+        if (std::isnan(f)) return d_.nan;
+        if (std::isinf(f)) return f > 0 ? d_.infinity : "(-" + d_.infinity + ")";
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+        std::string s = buf;
+        if (s.find_first_of(".e") == std::string::npos) s += ".0";
+        return s + "f";
+      }
+      case DType::i32: {
+        const auto v = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+        return v == INT32_MIN ? "(-2147483647 - 1)" : (v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v));
+      }
+      case DType::u32: return std::to_string(static_cast<std::uint32_t>(bits)) + "u";
+      case DType::i64: {
+        const auto v = static_cast<std::int64_t>(bits);
+        if (v == INT64_MIN) return "(-9223372036854775807" + d_.i64_suffix + " - 1" + d_.i64_suffix + ")";
+        return v < 0 ? "(" + std::to_string(v) + d_.i64_suffix + ")" : std::to_string(v) + d_.i64_suffix;
+      }
+      case DType::boolean: return (bits & 1u) ? "true" : "false";
+      case DType::f16:
+      case DType::bf16:
+      case DType::u8:
+      case DType::i8:
+      case DType::u16: {
+        return "((" + type(t) + ")" + std::to_string(ir::int_of_bits(is_16bit_float(t) ? DType::u16 : t, bits)) + ")";
+      }
+    }
+    return "?";
+  }
+
+  std::string to_f32(DType from, const std::string& x) {
+    if (from == DType::f32) return x;
+    if (from == DType::f16) return uses16("ingot_f16_to_f32", x);
+    if (from == DType::bf16) return uses16("ingot_bf16_to_f32", x);
+    return "((float)(" + x + "))";
+  }
+  std::string uses16(const std::string& helper, const std::string& x) {
+    helpers_used_.insert(helper);
+    return helper + "(" + x + ")";
+  }
+
+  std::string cast(DType from, DType to, const std::string& x) {
+    if (from == to) return x;
+    if (to == DType::boolean) {
+      if (is_float(from)) return "(" + to_f32(from, x) + " != 0.0f)";
+      return "(" + x + " != 0)";
+    }
+    if (to == DType::f16) return uses16("ingot_f32_to_f16", to_f32(from, x));
+    if (to == DType::bf16) return uses16("ingot_f32_to_bf16", to_f32(from, x));
+    if (to == DType::f32) return to_f32(from, x);
+    if (is_16bit_float(from)) return "((" + type(to) + ")" + to_f32(from, x) + ")";
+    return "((" + type(to) + ")(" + x + "))";
+  }
+
+  // Signed add/sub/mul/neg/shl go through the unsigned type: the IR defines wrap-around,
+  // which C leaves undefined for signed types.
+  std::string wrap_signed(DType t, const std::string& a, const std::string& op, const std::string& b) const {
+    return "((" + type(t) + ")((" + utype(t) + ")" + a + " " + op + " (" + utype(t) + ")" + b + "))";
+  }
+
+  std::string expr(ExprId e) {
+    if (auto it = temps_.find(e); it != temps_.end()) return it->second;
+    const ir::Node& n = k_.exprs[e];
+    const auto& info = ir::op_info(n.op);
+    switch (n.op) {
+      case Op::Const: return literal(n.type, n.imm);
+      case Op::ParamRef: return param_names_.at(n.imm);
+      case Op::VarRef: return var_names_.at(n.imm);
+      case Op::ProgramId: return axis(d_.program_id, n.imm);
+      case Op::LocalId: return axis(d_.local_id, n.imm);
+      case Op::GroupId: return axis(d_.group_id, n.imm);
+      case Op::GroupSize: return axis(d_.group_size, n.imm);
+      case Op::NumGroups: return axis(d_.num_groups, n.imm);
+      case Op::Load: return mem_name(ir::decode_mem(n.imm)) + "[" + expr(n.a) + "]";
+      case Op::Cast: return cast(k_.exprs[n.a].type, n.type, expr(n.a));
+      case Op::Select: return "(" + expr(n.a) + " ? " + expr(n.b) + " : " + expr(n.c) + ")";
+      default: break;
+    }
+    const DType at = k_.exprs[n.a].type;
+    const bool f = at == DType::f32;
+    const bool signed_int = is_signed_integer(at);
+    switch (n.op) {
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul:
+        if (signed_int) return wrap_signed(at, expr(n.a), std::string(info.name), expr(n.b));
+        break;
+      case Op::Shl:
+        if (signed_int) return wrap_signed(at, expr(n.a), "<<", expr(n.b));
+        break;
+      case Op::Neg:
+        if (signed_int) return wrap_signed(at, "0", "-", expr(n.a));
+        if (is_integer(at)) return "(0u - " + expr(n.a) + ")";
+        return "(-" + expr(n.a) + ")";
+      case Op::Mod:
+        if (f) return fn(n.op) + "(" + expr(n.a) + ", " + expr(n.b) + ")";
+        break;
+      case Op::Min:
+      case Op::Max:
+        if (f) return fn(n.op) + "(" + expr(n.a) + ", " + expr(n.b) + ")";
+        return (n.op == Op::Min ? d_.int_min : d_.int_max) + "(" + expr(n.a) + ", " + expr(n.b) + ")";
+      case Op::Abs:
+        if (f) return fn(n.op) + "(" + expr(n.a) + ")";
+        if (!signed_int) return expr(n.a);
+        if (at == DType::i64 && (d_.target == Target::CUDA || d_.target == Target::HIP)) return "llabs(" + expr(n.a) + ")";
+        return "((" + type(at) + ")" + d_.int_abs + "(" + expr(n.a) + "))";
+      default: break;
+    }
+    if (info.precedence != 0 && info.arity == 2) return "(" + expr(n.a) + " " + std::string(info.name) + " " + expr(n.b) + ")";
+    if (info.precedence != 0 && info.arity == 1) return "(" + std::string(info.name) + expr(n.a) + ")";
+    // math functions
+    std::string out = fn(n.op) + "(";
+    const ExprId ops[3] = {n.a, n.b, n.c};
+    for (int i = 0; i < info.arity; ++i) out += (i ? ", " : "") + expr(ops[i]);
+    return out + ")";
+  }
+
+  std::string fn(Op op) const {
+    const std::string& s = d_.f32_fn.at(static_cast<std::size_t>(op));
+    if (s.empty()) {
+      throw passes::LegaliseError("the " + d_.name + " dialect has no spelling for op '" +
+                                  std::string(ir::op_info(op).name) + "'");
+    }
+    return s;
+  }
+
+  // ---------------------------------------------------------------- statements
+  void block(const ir::Block& b, int depth, std::ostringstream& os) {
+    for (const ir::Stmt& s : b) stmt(s, depth, os);
+  }
+
+  // Values used more than once within one statement get a named temporary, declared just
+  // before the statement (loop bounds are re-evaluated per iteration, so never for For).
+  void declare_temps(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    temps_.clear();
+    if (s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::Block || s.kind == ir::StmtKind::Barrier ||
+        s.kind == ir::StmtKind::SharedAlloc) {
+      return;
+    }
+    std::map<ExprId, int> uses;
+    std::set<ExprId> seen;
+    std::vector<ExprId> stack;
+    for (ExprId r : {s.a, s.b, s.c}) {
+      if (r != ir::kNoExpr) stack.push_back(r);
+    }
+    while (!stack.empty()) {
+      const ExprId e = stack.back();
+      stack.pop_back();
+      if (!seen.insert(e).second) continue;
+      const ir::Node& n = k_.exprs[e];
+      for (ExprId o : {n.a, n.b, n.c}) {
+        if (o == ir::kNoExpr) continue;
+        ++uses[o];
+        stack.push_back(o);
+      }
+    }
+    for (const auto& [e, count] : uses) {  // ascending ids: operands before users
+      const ir::Node& n = k_.exprs[e];
+      const bool trivial = n.op == Op::Const || n.op == Op::ParamRef || n.op == Op::VarRef || n.op == Op::LocalId ||
+                           n.op == Op::GroupId || n.op == Op::GroupSize || n.op == Op::NumGroups || n.op == Op::Load;
+      if (count < 2 || trivial) continue;
+      const std::string name = "t" + std::to_string(next_temp_++);
+      const std::string value = expr(e);
+      os << ind << "const " << type(n.type) << " " << name << " = " << value << ";\n";
+      temps_[e] = name;
+    }
+  }
+
+  void stmt(const ir::Stmt& s, int depth, std::ostringstream& os) {
+    const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
+    declare_temps(s, ind, os);
+    switch (s.kind) {
+      case ir::StmtKind::Block:
+        os << ind << "{\n";
+        block(s.body, depth + 1, os);
+        os << ind << "}\n";
+        break;
+      case ir::StmtKind::Let: {
+        const auto& v = k_.vars.at(s.var);
+        os << ind << (v.is_mutable ? "" : "const ") << type(v.type) << " " << var_names_[s.var] << " = " << expr(s.a)
+           << ";\n";
+        break;
+      }
+      case ir::StmtKind::Assign: os << ind << var_names_[s.var] << " = " << expr(s.a) << ";\n"; break;
+      case ir::StmtKind::Store: os << ind << mem_name(s.mem) << "[" << expr(s.a) << "] = " << expr(s.b) << ";\n"; break;
+      case ir::StmtKind::If:
+        os << ind << "if (" << expr(s.a) << ") {\n";
+        temps_.clear();
+        block(s.body, depth + 1, os);
+        if (!s.else_body.empty()) {
+          os << ind << "} else {\n";
+          block(s.else_body, depth + 1, os);
+        }
+        os << ind << "}\n";
+        break;
+      case ir::StmtKind::For: {
+        temps_.clear();
+        const std::string& v = var_names_[s.var];
+        os << ind << "for (" << type(k_.vars[s.var].type) << " " << v << " = " << expr(s.a) << "; " << v << " < "
+           << expr(s.b) << "; " << v << " += " << expr(s.c) << ") {\n";
+        block(s.body, depth + 1, os);
+        os << ind << "}\n";
+        break;
+      }
+      case ir::StmtKind::Barrier: os << ind << d_.barrier << "\n"; break;
+      case ir::StmtKind::SharedAlloc:
+        os << ind << "// shared array " << shared_names_.at(s.shared) << " is declared at the top of the kernel\n";
+        break;
+      case ir::StmtKind::Atomic: atomic(s, ind, os); break;
+    }
+  }
+
+  void atomic(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    const DType t = k_.mem_type(s.mem);
+    const std::string ptr = "&" + mem_name(s.mem) + "[" + expr(s.a) + "]";
+    const std::string value = expr(s.b);
+    const std::string result = s.has_var ? "const " + type(t) + " " + var_names_[s.var] + " = " : std::string();
+    if (t == DType::f32 && s.atomic == ir::AtomicOp::Add && d_.float_atomic_add == FloatAtomicAdd::CasLoop) {
+      const std::string u = type(DType::u32);
+      const std::string space = space_of(s.mem);
+      if (s.has_var) os << ind << type(t) << " " << var_names_[s.var] << ";\n";
+      os << ind << "{  // f32 atomic add as a compare-and-swap loop\n";
+      os << ind << "  " << space << " volatile " << u << "* ingot_p = (" << space << " volatile " << u << "*)" << ptr << ";\n";
+      os << ind << "  " << u << " ingot_old = *ingot_p;\n";
+      os << ind << "  " << u << " ingot_seen;\n";
+      os << ind << "  do {\n";
+      os << ind << "    ingot_seen = ingot_old;\n";
+      const std::string sum = replace_all(d_.float_as_uint, "{x}", replace_all(d_.uint_as_float, "{x}", "ingot_seen") + " + " + value);
+      os << ind << "    ingot_old = "
+         << replace_all(replace_all(replace_all(d_.atomic_cas, "{p}", "ingot_p"), "{cmp}", "ingot_seen"), "{v}", sum) << ";\n";
+      os << ind << "  } while (ingot_old != ingot_seen);\n";
+      if (s.has_var) os << ind << "  " << var_names_[s.var] << " = " << replace_all(d_.uint_as_float, "{x}", "ingot_old") << ";\n";
+      os << ind << "}\n";
+      return;
+    }
+    const std::string& pattern =
+        s.atomic == ir::AtomicOp::Add ? d_.atomic_add : (s.atomic == ir::AtomicOp::Min ? d_.atomic_min : d_.atomic_max);
+    std::string call = replace_all(pattern, "{p}", ptr);
+    call = replace_all(call, "{v}", value);
+    call = replace_all(call, "{space}", space_of(s.mem));
+    call = replace_all(call, "{t}", type(t));
+    os << ind << result << call << ";\n";
+  }
+
+  const ir::Kernel& k_;
+  Dialect d_;
+  std::string entry_;
+  std::vector<std::string> param_names_;
+  std::vector<std::string> shared_names_;
+  std::vector<std::string> var_names_;
+  std::set<std::string> helpers_used_;
+  std::map<ExprId, std::string> temps_;  // named temporaries of the statement being printed
+  int next_temp_ = 0;
+};
+
+}  // namespace
+
+KernelSource emit(const ir::Kernel& k, Target t) {
+  Dialect d = dialect(t);
+  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported});
+  return Printer(legal, std::move(d)).run();
+}
+
+}  // namespace ingot::codegen

@@ -1,0 +1,146 @@
+// The printer: golden sources per dialect (regenerate with scripts/regen-golden.sh), and
+// properties every dialect's output must have.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "depthwise_conv1d.hpp"
+#include "features.hpp"
+#include "ingot/codegen/dialect.hpp"
+#include "ingot/codegen/printer.hpp"
+#include "ingot/passes/legalise.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/interp.hpp"
+#include "vector_add.hpp"
+
+using namespace ingot;
+
+namespace {
+
+const codegen::Target kTargets[] = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL,
+                                    codegen::Target::Metal};
+
+std::string golden_path(const std::string& name, codegen::Target t) {
+  return std::string(INGOT_GOLDEN_DIR) + "/" + name + std::string(codegen::target_file_extension(t));
+}
+
+void check_golden(const std::string& name, const ir::Kernel& k) {
+  for (auto t : kTargets) {
+    const auto src = codegen::emit(k, t).source;
+    const auto path = golden_path(name, t);
+    if (const char* u = std::getenv("INGOT_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+      std::ofstream(path) << src;
+      continue;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << "missing golden file " << path << ": run scripts/regen-golden.sh";
+    std::stringstream want;
+    want << in.rdbuf();
+    EXPECT_EQ(src, want.str()) << "golden mismatch for " << path << " (if intended, run scripts/regen-golden.sh)";
+  }
+}
+
+ir::Kernel conv_f16() {
+  const examples::Conv1dShape s{8, 17, 3, 1, 1, 1};
+  return passes::optimize(trace("depthwise_conv1d_f16", [&](KernelBuilder& b) {
+    examples::depthwise_conv1d<f16>(b, s, examples::TailPolicy::Guarded);
+  }));
+}
+
+}  // namespace
+
+TEST(Codegen, GoldenVectorAdd) { check_golden("vector_add_f32", passes::optimize(trace("vector_add_f32", examples::vector_add<f32>))); }
+TEST(Codegen, GoldenDepthwiseConv1dF16) { check_golden("depthwise_conv1d_f16", conv_f16()); }
+TEST(Codegen, GoldenFeatures) { check_golden("features", passes::optimize(trace("features", examples::features))); }
+
+TEST(Codegen, OutputIsDeterministic) {
+  for (auto t : kTargets) {
+    EXPECT_EQ(codegen::emit(conv_f16(), t).source, codegen::emit(conv_f16(), t).source);
+  }
+}
+
+TEST(Codegen, DialectSpellings) {
+  const auto k = passes::optimize(trace("features", examples::features));
+  const auto cuda = codegen::emit(k, codegen::Target::CUDA).source;
+  EXPECT_NE(cuda.find("extern \"C\" __global__ void features("), std::string::npos);
+  EXPECT_NE(cuda.find("__syncthreads();"), std::string::npos);
+  EXPECT_NE(cuda.find("__shared__ float tile_s0[64];"), std::string::npos);
+  EXPECT_NE(cuda.find("atomicAdd(&total[0u], "), std::string::npos);
+  EXPECT_NE(cuda.find("erff("), std::string::npos);
+  const auto hip = codegen::emit(k, codegen::Target::HIP).source;
+  EXPECT_NE(hip.find("#include <hip/hip_runtime.h>"), std::string::npos);
+  const auto cl = codegen::emit(k, codegen::Target::OpenCL).source;
+  EXPECT_NE(cl.find("__kernel void features("), std::string::npos);
+  EXPECT_NE(cl.find("__global const ushort* x"), std::string::npos);
+  EXPECT_NE(cl.find("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"), std::string::npos);
+  EXPECT_NE(cl.find("atomic_cmpxchg("), std::string::npos);  // f32 atomic add emulated
+  const auto msl = codegen::emit(k, codegen::Target::Metal).source;
+  EXPECT_NE(msl.find("kernel void features("), std::string::npos);
+  EXPECT_NE(msl.find("constant uint& n [[buffer(0)]]"), std::string::npos);
+  EXPECT_NE(msl.find("[[thread_position_in_threadgroup]]"), std::string::npos);
+  EXPECT_EQ(msl.find("erf("), std::string::npos);  // legalised away
+  EXPECT_NE(msl.find("precise::exp("), std::string::npos);
+}
+
+TEST(Codegen, SignedArithmeticWrapsThroughUnsigned) {
+  const auto k = trace("wrap", [](KernelBuilder& b) {
+    auto a = b.scalar<i32>("a");
+    auto y = b.out<i32>("y", 1);
+    store(y, 0, a * 3 + 1);
+  });
+  const auto cuda = codegen::emit(k, codegen::Target::CUDA).source;
+  EXPECT_NE(cuda.find("((int)((unsigned int)((int)((unsigned int)a * (unsigned int)3)) + (unsigned int)1))"), std::string::npos) << cuda;
+}
+
+TEST(Codegen, ReservedParameterNamesAreRenamed) {
+  const auto k = trace("names", [](KernelBuilder& b) {
+    auto half = b.scalar<u32>("half");
+    auto y = b.out<u32>("kernel", half);
+    store(y, 0, half);
+  });
+  const auto cl = codegen::emit(k, codegen::Target::OpenCL).source;
+  EXPECT_NE(cl.find("const uint half_p0"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("__global uint* kernel_p1"), std::string::npos) << cl;
+}
+
+TEST(Legalise, ErfDecompositionIsAccurate) {
+  using namespace ingot::dsl;
+  const auto k = trace("erf", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto y = b.out<f32>("y", n);
+    auto i = b.program_id(0);
+    auto v = load(x, select(i < n, i, 0u));
+    if_(i < n, [&] { store(y, i, erf(v)); });
+  });
+  const auto legal = passes::legalise(k, passes::LegaliseOptions{"test", {ir::Op::Erf}});
+  for (ir::ExprId e = 0; e < legal.exprs.size(); ++e) ASSERT_NE(legal.exprs[e].op, ir::Op::Erf);
+  runtime::Interpreter be;
+  std::vector<double> xs;
+  for (int i = -2000; i <= 2000; ++i) xs.push_back(i * 0.0025);  // [-5, 5]
+  const auto n = static_cast<u32>(xs.size());
+  auto bx = runtime::make_buffer(be, DType::f32, xs);
+  auto by = be.allocate(DType::f32, n);
+  be.launch(legal, runtime::grid_1d(n, 128), {runtime::scalar_arg<u32>(n), bx, by});
+  const auto got = runtime::read_buffer(be, *by);
+  double worst = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) worst = std::max(worst, std::fabs(got[i] - std::erf(xs[i])));
+  EXPECT_LT(worst, 5e-7) << "documented bound: 1.5e-7 + f32 rounding";
+}
+
+TEST(Legalise, UndecomposableOpIsAClearError) {
+  const auto k = trace("pow", [](KernelBuilder& b) {
+    auto s = b.scalar<f32>("s");
+    auto y = b.out<f32>("y", 1);
+    store(y, 0, pow(s, 2.0f));
+  });
+  try {
+    (void)passes::legalise(k, passes::LegaliseOptions{"toy", {ir::Op::Pow}});
+    FAIL();
+  } catch (const passes::LegaliseError& e) {
+    EXPECT_NE(std::string(e.what()).find("the toy dialect cannot print op 'pow'"), std::string::npos) << e.what();
+  }
+}
