@@ -14,6 +14,7 @@
 #include <random>
 
 #include "depthwise_conv1d.hpp"
+#include "features.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
@@ -551,6 +552,55 @@ TEST(OpenCL, TwoDimensionalGridMatchesInterpreter) {
   for (u32 r = 0; r < 5; ++r) {
     for (u32 c = 0; c < 7; ++c) EXPECT_EQ(out[r * 7 + c], r * 100 + c + 3 * 10000) << r << "," << c;
   }
+}
+
+TEST(OpenCL, MultiplyAddIsNotContracted) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // OpenCL C contracts a*b+c into one fma unless told not to (FP_CONTRACT defaults to ON); the
+  // IR rounds the product and the sum separately. With a = 1+2^-12 the product's last bit is a
+  // tie that rounds away, so a*a-(1+2^-11) is 0 unfused and 2^-24 fused.
+  const auto k = passes::optimize(trace("muladd", [](KernelBuilder& b) {
+    auto a = b.in<f32>("a", 1u);
+    auto c = b.in<f32>("c", 1u);
+    auto y = b.out<f32>("y", 1u);
+    store(y, 0u, load(a, 0u) * load(a, 0u) + load(c, 0u));
+  }));
+  expect_same_as_interp(*be, k, grid_1d(1, 1),
+                        {BufferInit{DType::f32, {1.0 + 1.0 / 4096}}, BufferInit{DType::f32, {-(1.0 + 1.0 / 2048)}},
+                         BufferInit{DType::f32, {}, 1}});
+}
+
+TEST(OpenCL, FeaturesKernelAgreesWithInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // Shared memory, barrier, loops, if/else, integer and f32 atomics, math functions, 16-bit
+  // conversions. Math functions may differ by a few ulp between backends and f32 atomic adds
+  // in any order, so y and total get a tolerance; the integer counts must be exact.
+  const auto k = passes::optimize(trace("features", examples::features));
+  const u32 n = 150;  // 3 groups of 64: 42 tail threads take the else branch
+  const auto x = examples::random_values(DType::f16, n, 7, -2.0, 2.0);
+  const std::vector<InitArg> init{scalar_arg<u32>(n),
+                                  scalar_arg<float>(0.75f),
+                                  BufferInit{DType::f16, x},
+                                  BufferInit{DType::bf16, {}, n},
+                                  BufferInit{DType::i32, {0, 0, 0, 0}},
+                                  BufferInit{DType::f32, {0.0}}};
+  Interpreter interp;
+  const Side want = run_on(interp, k, grid_1d(n, 64), init);
+  const Side got = run_on(*be, k, grid_1d(n, 64), init);
+  const auto y_want = unpack(DType::bf16, want.buffers[1]);
+  const auto y_got = unpack(DType::bf16, got.buffers[1]);
+  EXPECT_EQ(examples::first_mismatch(y_want, y_got, {1e-6, 1.0 / 128}), -1);  // one bf16 ulp
+  // counts[0..2] are order-independent; counts[3] takes both atomic_add(+1) and atomic_max(2),
+  // whose interleaving is unspecified: 37 adds plus at most 2 from the max.
+  const auto c_want = unpack(DType::i32, want.buffers[2]);
+  const auto c_got = unpack(DType::i32, got.buffers[2]);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(c_got[b], c_want[b]) << "counts[" << b << "]";
+  EXPECT_EQ(c_want[3], 37);
+  EXPECT_GE(c_got[3], 37);
+  EXPECT_LE(c_got[3], 39);
+  const double t_want = unpack(DType::f32, want.buffers[3])[0];
+  const double t_got = unpack(DType::f32, got.buffers[3])[0];
+  EXPECT_NEAR(t_got, t_want, 1e-4 * (1 + std::fabs(t_want)));
 }
 
 // ---------------------------------------------------------------------------- disk cache
