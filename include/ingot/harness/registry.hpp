@@ -1,0 +1,99 @@
+// ingot/harness/registry.hpp — the kernel library's registry: what each kernel is, the dtypes
+// and variants it comes in, its test and bench cases, input generators, CPU oracle and
+// tolerances.
+//
+// Registration is explicit: builtin_registry() calls each family's register function, so no
+// linker can drop a kernel the way it drops an unreferenced static initialiser. The committed
+// manifest (kernels/MANIFEST.txt) must list exactly the registered names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingot/dtype.hpp"
+#include "ingot/ir.hpp"
+#include "ingot/runtime/launch.hpp"
+
+namespace ingot::harness {
+
+// Named integer parameters of one case: shapes, specialisation constants, run-time scalars.
+using Params = std::map<std::string, std::int64_t>;
+[[nodiscard]] std::string format_params(const Params& p);  // "B=2 C=8 K=3"
+// The value of a parameter; throws std::invalid_argument naming the missing key.
+[[nodiscard]] std::int64_t param(const Params& p, const std::string& key);
+
+// |got - want| <= abs + rel * |want|; NaN or inf on one side only always fails.
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+
+struct TestCase {
+  std::string name;
+  Params params;
+};
+
+struct BenchCase {
+  std::string name;
+  Params params;
+};
+
+// Host data of one case, by parameter name: every In/InOut buffer's values (already rounded to
+// the buffer's dtype) and every scalar's value.
+struct HostData {
+  std::map<std::string, std::vector<double>> buffers;
+  std::map<std::string, double> scalars;
+};
+
+struct KernelSpec {
+  std::string name;         // the operation, e.g. "depthwise_conv1d"
+  std::string family;       // e.g. "conv"
+  std::string description;  // one line
+  std::vector<DType> dtypes;
+  std::vector<std::string> spec_params;     // case parameters that are specialisation constants
+  std::vector<std::string> runtime_params;  // case parameters passed as run-time scalars
+  std::vector<TestCase> tests;              // at least one with a partial last work-group
+  std::vector<BenchCase> bench;             // production-sized
+
+  // Traces the kernel for a dtype and the case's specialisation values.
+  std::function<ir::Kernel(DType, const Params&)> build;
+  std::function<runtime::LaunchGeometry(const Params&)> geometry;
+  // Seeded random inputs in a stated range (never all zeros).
+  std::function<HostData(DType, const Params&, std::uint64_t seed)> inputs;
+  // Expected values of every Out/InOut buffer, computed in f64 from the (rounded) inputs.
+  std::function<std::map<std::string, std::vector<double>>(DType, const Params&, const HostData&)> oracle;
+  std::function<Tolerance(DType, const Params&)> tolerance;
+  // Bench: the fewest bytes the kernel must move (inputs read once, outputs written once) and
+  // its floating-point operations.
+  std::function<double(DType, const Params&)> bytes;
+  std::function<double(const Params&)> flops;
+
+  // The name of the compiled variant for (dtype, case): "<name>_<dtype>_<spec values>".
+  [[nodiscard]] std::string variant_name(DType t, const Params& p) const;
+};
+
+class Registry {
+ public:
+  // Throws std::invalid_argument if the name is already registered or the spec is incomplete.
+  void add(KernelSpec spec);
+  [[nodiscard]] const std::vector<KernelSpec>& kernels() const { return kernels_; }
+  [[nodiscard]] const KernelSpec* find(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> names() const;
+
+ private:
+  std::vector<KernelSpec> kernels_;
+};
+
+// Every kernel of ingot's library.
+[[nodiscard]] Registry builtin_registry();
+
+// Reads a manifest (one kernel name per line, '#' comments) and compares it with a registry;
+// returns the differences as human-readable lines (empty = consistent).
+[[nodiscard]] std::vector<std::string> check_manifest(const Registry& r, const std::string& manifest_text);
+
+}  // namespace ingot::harness

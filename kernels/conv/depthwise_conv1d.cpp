@@ -1,0 +1,105 @@
+// Registration of depthwise_conv1d: cases, oracle, tolerances, bench shapes.
+#include "depthwise_conv1d.hpp"
+
+#include "common.hpp"
+#include "register.hpp"
+
+namespace ingot::kernels {
+
+std::uint32_t DepthwiseConv1dSpec::out_len() const {
+  return static_cast<std::uint32_t>(conv_out_len(length, ksize, stride, pad, pad, dilation, "depthwise_conv1d"));
+}
+
+namespace {
+
+using harness::param;
+using harness::Params;
+
+DepthwiseConv1dSpec spec_of(const Params& p) {
+  return DepthwiseConv1dSpec{static_cast<std::uint32_t>(param(p, "C")),      static_cast<std::uint32_t>(param(p, "L")),
+                             static_cast<std::uint32_t>(param(p, "K")),      static_cast<std::uint32_t>(param(p, "stride")),
+                             static_cast<std::uint32_t>(param(p, "pad")),    static_cast<std::uint32_t>(param(p, "dilation")),
+                             param(p, "bias") != 0};
+}
+
+Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
+             std::int64_t dil, bool bias) {
+  return {{"B", B}, {"C", C}, {"L", L}, {"K", K}, {"stride", stride}, {"pad", pad}, {"dilation", dil}, {"bias", bias}};
+}
+
+}  // namespace
+
+void register_depthwise_conv1d(harness::Registry& r) {
+  harness::KernelSpec s;
+  s.name = "depthwise_conv1d";
+  s.family = "conv";
+  s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
+  s.dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
+  s.runtime_params = {"B"};
+  s.tests = {
+      {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},   // 120 outputs: 136 tail threads
+      {"3ch_x_17out", shape(1, 3, 19, 3, 1, 0, 1, false)},   // 51 outputs
+      {"batch3_bias", shape(3, 8, 17, 3, 1, 1, 1, true)},
+      {"stride2_pad3_dil2", shape(2, 5, 40, 4, 2, 3, 2, true)},
+      {"k1", shape(2, 4, 9, 1, 1, 0, 1, false)},
+      {"k7_wide", shape(2, 6, 300, 7, 1, 3, 1, true)},       // several groups, partial last one
+  };
+  s.bench = {
+      {"B8_C4096_L4096_K4_pad3", shape(8, 4096, 4096, 4, 1, 3, 1, false)},
+      {"B4_C512_L65536_K3_s2", shape(4, 512, 65536, 3, 2, 1, 1, false)},
+  };
+  s.build = [](DType t, const Params& p) {
+    const auto sp = spec_of(p);
+    return trace_typed(t, "depthwise_conv1d", p, [&](auto tag, KernelBuilder& k) {
+      depthwise_conv1d<typename decltype(tag)::type>(k, sp);
+    });
+  };
+  s.geometry = [](const Params& p) {
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).out_len(), 256);
+  };
+  s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
+    harness::HostData d;
+    const auto B = param(p, "B"), C = param(p, "C"), L = param(p, "L"), K = param(p, "K");
+    d.scalars["batch"] = static_cast<double>(B);
+    d.buffers["x"] = random_values(t, static_cast<std::size_t>(B * C * L), seed);
+    d.buffers["w"] = random_values(t, static_cast<std::size_t>(C * K), seed + 1);
+    if (param(p, "bias")) d.buffers["bias"] = random_values(t, static_cast<std::size_t>(C), seed + 2);
+    return d;
+  };
+  s.oracle = [](DType, const Params& p, const harness::HostData& d) {
+    const auto sp = spec_of(p);
+    const std::int64_t B = param(p, "B"), C = sp.channels, L = sp.length, K = sp.ksize, O = sp.out_len();
+    const auto& x = d.buffers.at("x");
+    const auto& w = d.buffers.at("w");
+    std::vector<double> y(static_cast<std::size_t>(B * C * O));
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t c = 0; c < C; ++c) {
+        for (std::int64_t o = 0; o < O; ++o) {
+          double acc = sp.bias ? d.buffers.at("bias")[c] : 0.0;
+          for (std::int64_t t = 0; t < K; ++t) {
+            const std::int64_t pos = o * sp.stride + t * sp.dilation - sp.pad;
+            if (pos >= 0 && pos < L) acc += x[(b * C + c) * L + pos] * w[c * K + t];
+          }
+          y[(b * C + c) * O + o] = acc;
+        }
+      }
+    }
+    return std::map<std::string, std::vector<double>>{{"y", std::move(y)}};
+  };
+  s.tolerance = [](DType t, const Params& p) { return dot_tolerance(t, param(p, "K") + 1); };
+  s.bytes = [](DType t, const Params& p) {
+    const auto sp = spec_of(p);
+    const double B = static_cast<double>(param(p, "B"));
+    return static_cast<double>(dtype_size(t)) *
+           (B * sp.channels * sp.length + double(sp.channels) * sp.ksize + (sp.bias ? sp.channels : 0) +
+            B * sp.channels * sp.out_len());
+  };
+  s.flops = [](const Params& p) {
+    const auto sp = spec_of(p);
+    return 2.0 * static_cast<double>(param(p, "B")) * sp.channels * sp.out_len() * sp.ksize;
+  };
+  r.add(std::move(s));
+}
+
+}  // namespace ingot::kernels

@@ -1,0 +1,8 @@
+// The convolution family: one explicit call per kernel.
+#include "register.hpp"
+
+namespace ingot::kernels {
+
+void register_conv(harness::Registry& r) { register_depthwise_conv1d(r); }
+
+}  // namespace ingot::kernels

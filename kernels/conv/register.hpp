@@ -1,0 +1,37 @@
+// kernels/conv/register.hpp — the convolution family's registration functions, and the helper
+// that instantiates a kernel template for a run-time dtype.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "ingot/dsl.hpp"
+#include "ingot/harness/registry.hpp"
+
+namespace ingot::kernels {
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// Traces body(TypeTag<T>{}, builder) for the element type named by t (f32, f16 or bf16), under
+// the name "<name>_<dtype>".
+template <class F>
+ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&, F&& body) {
+  const std::string full = name + "_" + std::string(dtype_name(t));
+  switch (t) {
+    case DType::f32: return trace(full, [&](KernelBuilder& k) { body(TypeTag<float>{}, k); });
+    case DType::f16: return trace(full, [&](KernelBuilder& k) { body(TypeTag<f16>{}, k); });
+    case DType::bf16: return trace(full, [&](KernelBuilder& k) { body(TypeTag<bf16>{}, k); });
+    default: break;
+  }
+  throw std::invalid_argument(name + ": dtype " + std::string(dtype_name(t)) + " is not supported (f32, f16, bf16)");
+}
+
+void register_depthwise_conv1d(harness::Registry& r);
+
+// Registers every kernel of the family.
+void register_conv(harness::Registry& r);
+
+}  // namespace ingot::kernels

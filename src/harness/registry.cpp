@@ -1,0 +1,79 @@
+// The kernel registry and the manifest check.
+#include "ingot/harness/registry.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace ingot::harness {
+
+std::string format_params(const Params& p) {
+  std::string s;
+  for (const auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+std::int64_t param(const Params& p, const std::string& key) {
+  auto it = p.find(key);
+  if (it == p.end()) throw std::invalid_argument("case parameter '" + key + "' is missing (have: " + format_params(p) + ")");
+  return it->second;
+}
+
+std::string KernelSpec::variant_name(DType t, const Params& p) const {
+  std::string s = name + "_" + std::string(dtype_name(t));
+  for (const auto& key : spec_params) {
+    auto it = p.find(key);
+    if (it != p.end()) s += "_" + key + std::to_string(it->second);
+  }
+  return s;
+}
+
+void Registry::add(KernelSpec spec) {
+  if (spec.name.empty()) throw std::invalid_argument("a kernel spec needs a name");
+  if (find(spec.name)) throw std::invalid_argument("kernel '" + spec.name + "' is registered twice");
+  const char* missing = !spec.build ? "build" : !spec.geometry ? "geometry" : !spec.inputs ? "inputs"
+                      : !spec.oracle ? "oracle" : !spec.tolerance ? "tolerance" : nullptr;
+  if (missing) throw std::invalid_argument("kernel '" + spec.name + "' has no " + missing + " function");
+  if (spec.dtypes.empty()) throw std::invalid_argument("kernel '" + spec.name + "' lists no dtypes");
+  if (spec.tests.empty()) throw std::invalid_argument("kernel '" + spec.name + "' has no test cases");
+  kernels_.push_back(std::move(spec));
+}
+
+const KernelSpec* Registry::find(std::string_view name) const {
+  for (const auto& k : kernels_) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Registry::names() const {
+  std::vector<std::string> out;
+  for (const auto& k : kernels_) out.push_back(k.name);
+  return out;
+}
+
+std::vector<std::string> check_manifest(const Registry& r, const std::string& manifest_text) {
+  std::vector<std::string> problems;
+  std::multiset<std::string> listed;
+  std::istringstream in(manifest_text);
+  for (std::string line; std::getline(in, line);) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    line.erase(0, line.find_first_not_of(" \t\r"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty()) listed.insert(line);
+  }
+  std::multiset<std::string> registered;
+  for (const auto& n : r.names()) registered.insert(n);
+  for (const auto& n : std::set<std::string>(registered.begin(), registered.end())) {
+    if (registered.count(n) > 1) problems.push_back("'" + n + "' is registered " + std::to_string(registered.count(n)) + " times");
+    if (!listed.count(n)) problems.push_back("'" + n + "' is registered but not in the manifest");
+  }
+  for (const auto& n : std::set<std::string>(listed.begin(), listed.end())) {
+    if (listed.count(n) > 1) problems.push_back("'" + n + "' is listed " + std::to_string(listed.count(n)) + " times in the manifest");
+    if (!registered.count(n)) problems.push_back("'" + n + "' is in the manifest but not registered (dropped by the build?)");
+  }
+  if (registered.empty()) problems.emplace_back("the registry is empty");
+  return problems;
+}
+
+}  // namespace ingot::harness

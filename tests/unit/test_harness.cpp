@@ -1,0 +1,148 @@
+// The registry, the manifest check and the harness (on the interpreter).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "ingot/dsl.hpp"
+#include "ingot/harness/harness.hpp"
+#include "ingot/runtime/interp.hpp"
+
+using namespace ingot;
+using namespace ingot::harness;
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+BackendSlot interp_slot() { return BackendSlot{"interp", std::make_shared<runtime::Interpreter>(), "", {}}; }
+}  // namespace
+
+TEST(Registry, MatchesTheCommittedManifest) {
+  const Registry r = builtin_registry();
+  const auto problems = check_manifest(r, read_file(INGOT_MANIFEST));
+  for (const auto& p : problems) ADD_FAILURE() << p;
+  EXPECT_FALSE(r.kernels().empty());
+}
+
+TEST(Registry, ManifestCheckFindsEveryKindOfDifference) {
+  const Registry r = builtin_registry();
+  const auto extra = check_manifest(r, read_file(INGOT_MANIFEST) + "\nnot_a_kernel\n");
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_NE(extra[0].find("'not_a_kernel' is in the manifest but not registered"), std::string::npos);
+  const auto twice = check_manifest(r, read_file(INGOT_MANIFEST) + "\ndepthwise_conv1d\n");
+  ASSERT_EQ(twice.size(), 1u);
+  EXPECT_NE(twice[0].find("listed 2 times"), std::string::npos);
+  const auto missing = check_manifest(r, "# nothing\n");
+  EXPECT_FALSE(missing.empty());
+  EXPECT_NE(missing[0].find("registered but not in the manifest"), std::string::npos);
+  EXPECT_FALSE(check_manifest(Registry{}, "").empty());  // an empty registry is an error
+}
+
+TEST(Registry, DuplicateRegistrationIsRefused) {
+  Registry r = builtin_registry();
+  KernelSpec copy = r.kernels().front();
+  EXPECT_THROW(r.add(copy), std::invalid_argument);
+}
+
+TEST(Registry, EveryKernelHasATailCaseAndCompleteFunctions) {
+  const Registry reg = builtin_registry();
+  for (const auto& k : reg.kernels()) {
+    bool tail = false;
+    for (const auto& c : k.tests) {
+      const auto g = k.geometry(c.params);
+      // a partial last group: the oracle's output count is not a multiple of the group size
+      const auto want = k.oracle(k.dtypes[0], c.params, k.inputs(k.dtypes[0], c.params, 1));
+      for (const auto& [name, v] : want) tail = tail || v.size() % g.threads_per_group() != 0;
+    }
+    EXPECT_TRUE(tail) << k.name << " has no test case with a partial last work-group";
+    EXPECT_FALSE(k.bench.empty()) << k.name;
+    EXPECT_TRUE(k.bytes && k.flops) << k.name;
+  }
+}
+
+TEST(Harness, LibraryPassesOnTheInterpreter) {
+  const auto rep = run_harness(builtin_registry(), {interp_slot()}, HarnessOptions{});
+  for (const auto& r : rep.results) {
+    EXPECT_EQ(r.status, Status::Pass) << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": " << r.message;
+  }
+  EXPECT_GT(rep.passed, 0u);
+  EXPECT_EQ(rep.failed, 0u);
+}
+
+TEST(Harness, AbsentBackendIsACountedSkipWithItsReason) {
+  BackendSlot absent{"opencl", nullptr, "opencl not available: no platform", {}};
+  HarnessOptions opt;
+  opt.filter = "depthwise_conv1d";
+  opt.dtype = DType::f32;
+  const auto rep = run_harness(builtin_registry(), {interp_slot(), absent}, opt);
+  EXPECT_EQ(rep.skipped, rep.passed);
+  ASSERT_EQ(rep.skip_reasons.size(), 1u);
+  EXPECT_EQ(rep.skip_reasons.begin()->first, "opencl: opencl not available: no platform");
+  EXPECT_EQ(rep.per_backend.at("opencl")[2], rep.skipped);
+}
+
+TEST(Harness, AWrongKernelFailsWithKernelDtypeCaseAndIndex) {
+  Registry r;
+  KernelSpec s = builtin_registry().kernels().front();
+  auto oracle = s.oracle;
+  s.oracle = [oracle](DType t, const Params& p, const HostData& d) {
+    auto want = oracle(t, p, d);
+    want["y"][5] += 1.0;  // the oracle now disagrees at index 5
+    return want;
+  };
+  r.add(s);
+  HarnessOptions opt;
+  opt.dtype = DType::f32;
+  opt.fail_fast = true;
+  const auto rep = run_harness(r, {interp_slot()}, opt);
+  ASSERT_EQ(rep.failed, 1u);
+  ASSERT_EQ(rep.results.size(), 1u);  // fail-fast stopped after the first failure
+  EXPECT_NE(rep.results[0].message.find("output 'y': first bad index 5"), std::string::npos) << rep.results[0].message;
+  EXPECT_FALSE(rep.ok());
+}
+
+TEST(Harness, UnwrittenElementFails) {
+  // A kernel that forgets its last element: poison (NaN) stays and the comparison fails.
+  Registry r;
+  KernelSpec s = builtin_registry().kernels().front();
+  s.build = [](DType t, const Params& p) {
+    (void)p;
+    return trace("skip_last", [t](KernelBuilder& k) {
+      using namespace ingot::dsl;
+      (void)t;
+      auto batch = k.scalar<u32>("batch");
+      auto x = k.in<f32>("x", batch * 136u);
+      auto w = k.in<f32>("w", 24u);
+      auto y = k.out<f32>("y", batch * 120u);
+      auto i = k.program_id(0);
+      auto v = load(x, select(i < 119u, i, 0u)) + load(w, 0u) * 0.0f;
+      if_(i < 119u, [&] { store(y, i, v); });
+    });
+  };
+  s.oracle = [](DType, const Params&, const HostData& d) {
+    const auto& x = d.buffers.at("x");
+    return std::map<std::string, std::vector<double>>{{"y", std::vector<double>(x.begin(), x.begin() + 120)}};
+  };
+  s.tests = {s.tests.front()};
+  s.dtypes = {DType::f32};
+  r.add(s);
+  const auto rep = run_harness(r, {interp_slot()}, HarnessOptions{});
+  ASSERT_EQ(rep.failed, 1u);
+  EXPECT_NE(rep.results[0].message.find("first bad index 119 of 120"), std::string::npos) << rep.results[0].message;
+  EXPECT_NE(rep.results[0].message.find("got nan (unwritten or NaN) (1 elements differ"), std::string::npos) << rep.results[0].message;
+}
+
+TEST(Harness, CompareRule) {
+  std::string why;
+  const double nan = std::nan("");
+  EXPECT_EQ(compare({1.0, nan}, {1.0, nan}, {0, 0}, &why), -1);   // both NaN agree
+  EXPECT_EQ(compare({1.0, 2.0}, {1.0, nan}, {1, 1}, &why), 1);     // NaN on one side fails
+  EXPECT_EQ(compare({1.0}, {INFINITY}, {1e9, 1e9}, &why), 0);       // inf on one side fails
+  EXPECT_EQ(compare({100.0}, {100.5}, {0, 0.01}, &why), -1);       // relative tolerance
+  EXPECT_EQ(compare({0.0}, {0.002}, {0.001, 0.5}, &why), 0);       // absolute tolerance
+}
