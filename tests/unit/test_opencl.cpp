@@ -16,6 +16,7 @@
 #include "depthwise_conv1d.hpp"
 #include "features.hpp"
 #include "ingot/dsl.hpp"
+#include "ingot/harness/harness.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -606,6 +607,20 @@ TEST(OpenCL, FeaturesKernelAgreesWithInterpreter) {
   const double t_want = unpack(DType::f32, want.buffers[3])[0];
   const double t_got = unpack(DType::f32, got.buffers[3])[0];
   EXPECT_NEAR(t_got, t_want, 1e-4 * (1 + std::fabs(t_want)));
+}
+
+TEST(OpenCL, KernelLibraryPassesTheHarness) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // Every registered kernel x dtype x case against its CPU oracle, on this device.
+  const harness::BackendSlot slot{"opencl", std::shared_ptr<Backend>(std::move(be)), "", {}};
+  const auto rep = harness::run_harness(harness::builtin_registry(), {slot}, harness::HarnessOptions{});
+  for (const auto& r : rep.results) {
+    if (r.status == harness::Status::Fail) {
+      ADD_FAILURE() << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": " << r.message;
+    }
+  }
+  EXPECT_GT(rep.passed, 0u);
+  EXPECT_EQ(rep.skipped, 0u);
 }
 
 // ---------------------------------------------------------------------------- disk cache
