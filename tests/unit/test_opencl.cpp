@@ -253,6 +253,29 @@ TEST(OpenCL, LowLevelLaunchChecksArgumentsAndGeometry) {
   EXPECT_TRUE(std::isnan(read_buffer(*be, *y)[0])) << "a refused launch wrote the output";
 }
 
+TEST(OpenCL, LaunchErrorsNameTheOpenCLError) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // The driver itself refuses this launch (the kernel requires groups of 64), so the message
+  // must carry the CL error name and what was being done.
+  const auto src = opencl_source("fixed64", R"CL(
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void fixed64(__global int* y) {
+  y[get_global_id(0)] = 1;
+}
+)CL");
+  auto y = be->allocate(DType::i32, 64);
+  try {
+    be->launch_source(src, grid_1d(64, 32), {y});
+    FAIL() << "expected OpenCLError";
+  } catch (const OpenCLError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code, -54);
+    EXPECT_NE(msg.find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("launching kernel 'fixed64' with grid 2x1x1 groups of 32x1x1"), std::string::npos) << msg;
+  }
+  be->launch_source(src, grid_1d(64, 64), {y});
+  EXPECT_EQ(read_buffer(*be, *y), std::vector<double>(64, 1.0));
+}
+
 TEST(OpenCL, BuildErrorCarriesTheBuildLog) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   const auto src = opencl_source("broken", R"CL(
