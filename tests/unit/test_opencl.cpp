@@ -64,6 +64,7 @@ OpenCLOptions test_options(const std::filesystem::path& cache_dir = {}) {
 }  // namespace
 
 // Creates `var` or skips the test, counted, with the reason OpenCL is unavailable.
+// NOLINTBEGIN(bugprone-macro-parentheses): `var` names the variable being declared
 #define INGOT_REQUIRE_OPENCL(var, options)          \
   std::unique_ptr<OpenCLBackend> var;               \
   try {                                             \
@@ -71,6 +72,7 @@ OpenCLOptions test_options(const std::filesystem::path& cache_dir = {}) {
   } catch (const BackendUnavailable& unavailable) { \
     GTEST_SKIP() << unavailable.what();             \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace {
 

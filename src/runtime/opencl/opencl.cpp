@@ -25,7 +25,7 @@ std::string OpenCLDeviceInfo::describe() const {
      << "driver version:      " << driver_version << "\n"
      << "compute units:       " << compute_units << "\n"
      << "max work-group size: " << max_work_group_size << "\n"
-     << "global memory:       " << global_memory_bytes / (1024 * 1024) << " MiB\n"
+     << "global memory:       " << global_memory_bytes / (1024ull * 1024ull) << " MiB\n"
      << "local memory:        " << local_memory_bytes / 1024 << " KiB\n"
      << "cl_khr_fp16:         " << (has_fp16 ? "yes" : "no") << "\n"
      << "cl_khr_int64_base_atomics: " << (has_int64_base_atomics ? "yes" : "no") << "\n";
