@@ -1,0 +1,40 @@
+// ingot/io/npy.hpp — reading and writing NumPy .npy files (format versions 1.0-3.0, C order,
+// little-endian), so kernels can be checked against any outside tool.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ingot/dtype.hpp"
+
+namespace ingot::io {
+
+struct NpyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct NpyArray {
+  std::string descr;               // NumPy dtype string: "<f4", "<f2", "<i4", "<u4", "<i8", "|u1", "|i1", "<u2", "|b1"
+  std::vector<std::uint64_t> shape;
+  std::vector<std::uint8_t> data;  // raw little-endian elements, C order
+  [[nodiscard]] std::uint64_t count() const;
+};
+
+// Throws NpyError with the file name and what is wrong (not an .npy file, unsupported dtype,
+// Fortran order, truncated data, ...).
+[[nodiscard]] NpyArray read_npy(const std::string& path);
+void write_npy(const std::string& path, const NpyArray& a);
+[[nodiscard]] NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& name);
+[[nodiscard]] std::vector<std::uint8_t> serialize_npy(const NpyArray& a);
+
+// The .npy dtype used for a buffer of ingot dtype t: f32 and bf16 buffers use float32 files
+// ("<f4"), f16 uses "<f2", integers their own type, bool "|b1".
+[[nodiscard]] std::string npy_descr_for(DType t);
+// Converts file data to the buffer's byte layout (bf16 from f32 with RNE); throws NpyError if
+// the file's dtype is not the one npy_descr_for(t) names.
+[[nodiscard]] std::vector<std::uint8_t> npy_to_buffer(const NpyArray& a, DType t, const std::string& name);
+[[nodiscard]] NpyArray buffer_to_npy(const std::vector<std::uint8_t>& bytes, DType t);
+
+}  // namespace ingot::io

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# End-to-end tests of the ingot CLI: every command, and each bad-input path gives a clear
+# message and a non-zero exit (never a crash). Usage: test_cli.sh path/to/ingot
+set -uo pipefail
+ingot=${1:?usage: test_cli.sh path/to/ingot}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$work"
+pass=0; fail=0
+
+# expect NAME WANT_RC PATTERN -- command...   (PATTERN is an extended regex over stdout+stderr)
+expect() {
+  local name=$1 want_rc=$2 pattern=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [[ $want_rc == nonzero ]]; then [[ $rc -ne 0 ]] && rc_ok=1 || rc_ok=0; else [[ $rc -eq $want_rc ]] && rc_ok=1 || rc_ok=0; fi
+  if [[ $rc_ok -eq 1 && $rc -lt 128 ]] && grep -Eq -- "$pattern" <<<"$out"; then
+    pass=$((pass+1)); echo "PASS $name"
+  else
+    fail=$((fail+1)); echo "FAIL $name (rc=$rc, wanted $want_rc and /$pattern/)"; sed 's/^/    /' <<<"$out" | tail -15
+  fi
+}
+
+# npy FILE DESCR PERL_PACK_FORMAT VALUES... : writes a 1-D .npy file with perl (always on Debian)
+npy() {
+  local file=$1 descr=$2 fmt=$3; shift 3
+  perl -e '
+    my ($file, $descr, $fmt, @v) = @ARGV;
+    my $h = "{'"'"'descr'"'"': '"'"'$descr'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (" . scalar(@v) . ",), }";
+    my $total = 10 + length($h) + 1; $h .= " " x ((64 - $total % 64) % 64); $h .= "\n";
+    open(my $f, ">:raw", $file) or die; print $f "\x93NUMPY\x01\x00" . pack("v", length($h)) . $h . pack("$fmt*", @v); close $f;' \
+    "$file" "$descr" "$fmt" "$@"
+}
+payload() { perl -e 'local $/; open(my $f, "<:raw", $ARGV[0]) or die; my $d = <$f>; my $hl = unpack("v", substr($d, 8, 2)); print unpack("H*", substr($d, 10 + $hl));' "$1"; }
+
+expect version 0 '^ingot [0-9]+\.[0-9]+\.[0-9]+' -- "$ingot" --version
+expect help 0 'Examples:' -- "$ingot" test --help
+expect no_command nonzero 'subcommand' -- "$ingot"
+expect list 0 'depthwise_conv1d +conv +f32,f16,bf16' -- "$ingot" list
+expect list_json 0 '"name": "depthwise_conv1d"' -- "$ingot" list --json
+expect test_interp 0 '^[0-9]+ passed, 0 failed, 0 skipped$' -- "$ingot" test --backend interp --filter depthwise --dtype f16
+expect test_all_counts 0 'interp +[0-9]+ passed, 0 failed, 0 skipped' -- "$ingot" test --backend all --dtype f32
+expect test_json 0 'passed' -- "$ingot" test --backend interp --dtype bf16 --json "$work/r.json"
+expect test_json_file 0 '"status": "pass"' -- cat "$work/r.json"
+expect test_bad_backend 2 "unknown backend 'foo'" -- "$ingot" test --backend foo
+expect test_bad_filter 2 "matches no kernel" -- "$ingot" test --filter no_such_kernel
+expect test_bad_dtype 2 "unknown dtype 'f64'" -- "$ingot" test --dtype f64
+expect inspect_unknown 2 "unknown kernel 'nope'" -- "$ingot" inspect nope
+expect inspect_all 0 '=== simplify' -- "$ingot" inspect depthwise_conv1d --stage all
+expect inspect_cuda 0 '__global__ void depthwise_conv1d_f16' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage cuda
+expect inspect_msl 0 'kernel void depthwise_conv1d_bf16' -- "$ingot" inspect depthwise_conv1d --dtype bf16 --stage msl --set K=5
+expect inspect_bad_stage 2 "unknown --stage 'bogus'" -- "$ingot" inspect depthwise_conv1d --stage bogus
+expect inspect_bad_set 2 "bad --set 'K'" -- "$ingot" inspect depthwise_conv1d --set K
+expect inspect_unknown_param 2 "has no parameter 'Q'" -- "$ingot" inspect depthwise_conv1d --set Q=1
+expect inspect_non_integer 2 "must be an integer" -- "$ingot" inspect depthwise_conv1d --set K=abc
+expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" inspect depthwise_conv1d --set K=0
+expect inspect_unknown_case 2 "has no case 'zzz'" -- "$ingot" inspect depthwise_conv1d --case zzz
+expect inspect_wrong_dtype 2 "has no i32 variant" -- "$ingot" inspect depthwise_conv1d --dtype i32
+expect build_all 0 'wrote [0-9]+ files' -- "$ingot" build --backend all --out "$work/out"
+expect build_manifest 0 '"target": "msl"' -- cat "$work/out/manifest.json"
+expect build_bad_target 2 "unknown build target 'vulkan'" -- "$ingot" build --backend vulkan --out "$work/o2"
+expect build_needs_out nonzero '--out is required' -- "$ingot" build --backend cuda
+expect device 0 'interp: available' -- "$ingot" device
+expect device_json 0 '"backend": "interp"' -- "$ingot" device --json
+
+# run: a K=1 convolution with unit weights is the identity, so y.npy must hold x's values.
+vals=(); for i in $(seq 0 71); do vals+=("$i.25"); done
+npy x.npy '<f4' 'f<' "${vals[@]}"
+npy w.npy '<f4' 'f<' 1 1 1 1
+expect run_f32 0 'wrote y: 72 x f32' -- "$ingot" run depthwise_conv1d --backend interp --dtype f32 --case k1 --in x=x.npy --in w=w.npy --out y=y.npy
+if [[ -f y.npy && $(payload y.npy) == $(payload x.npy) ]]; then pass=$((pass+1)); echo "PASS run_roundtrip_values"; else fail=$((fail+1)); echo "FAIL run_roundtrip_values"; fi
+hvals=(); for i in $(seq 0 71); do hvals+=(15360); done   # f16 1.0 = 0x3c00
+npy xh.npy '<f2' 'v' "${hvals[@]}"
+npy wh.npy '<f2' 'v' 16384 16384 16384 16384              # f16 2.0
+expect run_f16 0 'wrote y: 72 x f16' -- "$ingot" run depthwise_conv1d --backend interp --dtype f16 --case k1 --in x=xh.npy --in w=wh.npy --out y=yh.npy
+if [[ $(payload yh.npy) == $(perl -e 'print unpack("H*", pack("v*", (16384) x 72))') ]]; then pass=$((pass+1)); echo "PASS run_f16_values"; else fail=$((fail+1)); echo "FAIL run_f16_values"; fi
+expect run_bf16_reads_f32_files 0 'wrote y: 72 x bf16' -- "$ingot" run depthwise_conv1d --dtype bf16 --case k1 --in x=x.npy --in w=w.npy --out y=yb.npy
+expect run_bf16_writes_f32 0 "'descr': '<f4'" -- grep -a -o "'descr': '<f4'" yb.npy
+expect run_missing_file 1 'cannot open file' -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=missing.npy --in w=w.npy
+printf 'not numpy at all' > junk.npy
+expect run_malformed 1 'not a NumPy .npy file' -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=junk.npy --in w=w.npy
+head -c 200 x.npy > trunc.npy
+expect run_truncated 1 'truncated or corrupt' -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=trunc.npy --in w=w.npy
+npy short.npy '<f4' 'f<' 1 2 3
+expect run_wrong_shape 2 "buffer 'x' needs 72 elements" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=short.npy --in w=w.npy
+expect run_wrong_dtype 1 "file holds '<f2' but a f32 buffer needs '<f4'" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=xh.npy --in w=w.npy
+expect run_too_small_after_set 2 "buffer 'x' needs 144 elements" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --set B=4 --in x=x.npy --in w=w.npy
+expect run_missing_input 2 "input buffer 'w' needs --in w=FILE.npy" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=x.npy
+expect run_unknown_buffer 2 "'q', which is not an input buffer" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in q=x.npy
+expect run_in_as_out 2 "'x', which is not an output buffer" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=x.npy --in w=w.npy --out x=o.npy
+expect run_bad_in_syntax 2 "write BUFFER=FILE.npy" -- "$ingot" run depthwise_conv1d --dtype f32 --in x
+expect run_needs_dtype nonzero 'dtype' -- "$ingot" run depthwise_conv1d
+expect run_two_backends 2 'exactly one backend' -- "$ingot" run depthwise_conv1d --dtype f32 --backend interp,opencl --in x=x.npy --in w=w.npy
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

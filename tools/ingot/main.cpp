@@ -1,0 +1,478 @@
+// ingot — the command-line tool: list, test, build, inspect, device, run.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ingot/codegen/printer.hpp"
+#include "ingot/harness/backends.hpp"
+#include "ingot/harness/harness.hpp"
+#include "ingot/io/npy.hpp"
+#include "ingot/ir_print.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/backend.hpp"
+#include "ingot/scalar_eval.hpp"
+#include "tools.hpp"
+
+#ifndef INGOT_VERSION
+#define INGOT_VERSION "0.0.0"
+#endif
+
+using namespace ingot;
+using nlohmann::json;
+
+namespace {
+
+// A user-facing error: printed as "ingot: error: <what>", exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const harness::KernelSpec& find_kernel(const harness::Registry& reg, const std::string& name) {
+  if (const auto* k = reg.find(name)) return *k;
+  std::string list;
+  for (const auto& n : reg.names()) list += (list.empty() ? "" : ", ") + n;
+  throw UsageError("unknown kernel '" + name + "' (known: " + list + "; see `ingot list`)");
+}
+
+DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
+  auto t = parse_dtype(s);
+  if (!t) throw UsageError("unknown dtype '" + s + "' (use f32, f16, bf16, i32, u32, i64, bool, u8, i8, u16)");
+  if (k) {
+    bool ok = false;
+    for (auto d : k->dtypes) ok = ok || d == *t;
+    if (!ok) throw UsageError("kernel '" + k->name + "' has no " + s + " variant (dtypes: " + tools::dtype_list(k->dtypes) + ")");
+  }
+  return *t;
+}
+
+// The case parameters: a named test case (default: the first), overridden by --set NAME=VALUE.
+harness::Params case_params(const harness::KernelSpec& k, const std::string& case_name, const std::vector<std::string>& sets) {
+  const harness::TestCase* c = &k.tests.front();
+  if (!case_name.empty()) {
+    c = nullptr;
+    for (const auto& t : k.tests) {
+      if (t.name == case_name) c = &t;
+    }
+    for (const auto& t : k.bench) {
+      if (!c && t.name == case_name) c = reinterpret_cast<const harness::TestCase*>(&t);
+    }
+    if (!c) {
+      std::string list;
+      for (const auto& t : k.tests) list += (list.empty() ? "" : ", ") + t.name;
+      for (const auto& t : k.bench) list += ", " + t.name;
+      throw UsageError("kernel '" + k.name + "' has no case '" + case_name + "' (cases: " + list + ")");
+    }
+  }
+  harness::Params p = c->params;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("bad --set '" + s + "': write NAME=VALUE, e.g. --set B=4");
+    const std::string key = s.substr(0, eq);
+    const std::string val = s.substr(eq + 1);
+    if (!p.count(key)) throw UsageError("kernel '" + k.name + "' has no parameter '" + key + "' (parameters: " + harness::format_params(p) + ")");
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(val, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != val.size() || val.empty()) throw UsageError("bad --set '" + s + "': the value must be an integer");
+    p[key] = v;
+  }
+  return p;
+}
+
+ir::Kernel build_kernel(const harness::KernelSpec& k, DType t, const harness::Params& p) {
+  try {
+    return passes::optimize(k.build(t, p));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("cannot build ") + k.name + " with " + harness::format_params(p) + ": " + e.what());
+  }
+}
+
+// ------------------------------------------------------------------ list
+int cmd_list(const harness::Registry& reg, bool as_json) {
+  if (as_json) {
+    json j = json::array();
+    for (const auto& k : reg.kernels()) {
+      json dts = json::array();
+      for (auto t : k.dtypes) dts.push_back(std::string(dtype_name(t)));
+      j.push_back({{"name", k.name}, {"family", k.family}, {"description", k.description}, {"dtypes", dts},
+                   {"spec_params", k.spec_params}, {"runtime_params", k.runtime_params},
+                   {"tests", k.tests.size()}, {"bench", k.bench.size()}, {"variants", tools::variants(k).size()}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-28s %-7s %-14s %-9s %-6s %s\n", "kernel", "family", "dtypes", "variants", "cases", "parameters (spec | run-time)");
+  for (const auto& k : reg.kernels()) {
+    std::string spec;
+    for (const auto& s : k.spec_params) spec += (spec.empty() ? "" : " ") + s;
+    std::string rt;
+    for (const auto& s : k.runtime_params) rt += (rt.empty() ? "" : " ") + s;
+    std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s\n", k.name.c_str(), k.family.c_str(), tools::dtype_list(k.dtypes).c_str(),
+                tools::variants(k).size(), k.tests.size(), spec.c_str(), rt.c_str());
+  }
+  std::printf("%zu kernels\n", reg.kernels().size());
+  return 0;
+}
+
+// ------------------------------------------------------------------ test
+int cmd_test(const harness::Registry& reg, const std::string& backend_spec, const std::string& filter,
+             const std::string& dtype, bool fail_fast, const std::string& json_path, std::uint64_t seed) {
+  harness::HarnessOptions opt;
+  opt.filter = filter;
+  opt.fail_fast = fail_fast;
+  opt.seed = seed;
+  if (!dtype.empty()) opt.dtype = parse_dtype_or_throw(dtype, nullptr);
+  std::vector<harness::BackendSlot> slots;
+  for (const auto& name : harness::parse_backend_list(backend_spec)) slots.push_back(harness::open_backend(name));
+  for (const auto& s : slots) {
+    std::printf("backend %-7s %s\n", s.name.c_str(),
+                s.backend ? "present" : (s.compile_only ? ("compile-only: " + s.why_absent).c_str() : ("absent: " + s.why_absent).c_str()));
+  }
+  if (!filter.empty()) {
+    bool any = false;
+    for (const auto& k : reg.kernels()) any = any || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
+    if (!any) throw UsageError("--filter '" + filter + "' matches no kernel (see `ingot list`)");
+  }
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
+    if (tty) {
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
+      if (done == total) std::fprintf(stderr, "\r\033[K");
+    } else if (total > 0 && (done % 50 == 0 || done == total)) {
+      std::fprintf(stderr, "progress: %zu/%zu\n", done, total);
+    }
+  };
+  const auto rep = harness::run_harness(reg, slots, opt);
+  for (const auto& r : rep.results) {
+    const char* tag = r.status == harness::Status::Pass ? "PASS" : r.status == harness::Status::Fail ? "FAIL" : "SKIP";
+    if (r.status == harness::Status::Fail || !tty) {
+      std::printf("%s %s %s %s @%s%s%s\n", tag, r.kernel.c_str(), std::string(dtype_name(r.dtype)).c_str(), r.case_name.c_str(),
+                  r.backend.c_str(), r.status == harness::Status::Fail ? ": " : "",
+                  r.status == harness::Status::Fail ? (r.message + " [" + r.params + "]").c_str() : "");
+    }
+  }
+  std::printf("\n");
+  for (const auto& [b, c] : rep.per_backend) std::printf("%-7s %zu passed, %zu failed, %zu skipped\n", b.c_str(), c[0], c[1], c[2]);
+  for (const auto& [why, n] : rep.skip_reasons) std::printf("skipped %zu: %s\n", n, why.c_str());
+  if (!json_path.empty()) {
+    json j;
+    j["passed"] = rep.passed;
+    j["failed"] = rep.failed;
+    j["skipped"] = rep.skipped;
+    j["skip_reasons"] = rep.skip_reasons;
+    j["results"] = json::array();
+    for (const auto& r : rep.results) {
+      j["results"].push_back({{"kernel", r.kernel}, {"dtype", std::string(dtype_name(r.dtype))}, {"case", r.case_name},
+                              {"params", r.params}, {"backend", r.backend},
+                              {"status", r.status == harness::Status::Pass ? "pass" : r.status == harness::Status::Fail ? "fail" : "skip"},
+                              {"message", r.message}, {"seconds", r.seconds}});
+    }
+    std::ofstream out(json_path);
+    if (!out) throw UsageError("cannot write --json file '" + json_path + "'");
+    out << j.dump(2) << "\n";
+  }
+  if (rep.passed == 0) std::printf("nothing ran: no case passed on any backend\n");
+  std::printf("%zu passed, %zu failed, %zu skipped\n", rep.passed, rep.failed, rep.skipped);
+  return rep.ok() ? 0 : 1;
+}
+
+// ------------------------------------------------------------------ build
+int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir, const std::string& filter,
+              bool first_variant_only) {
+  std::vector<codegen::Target> targets;
+  std::string item;
+  auto add = [&](const std::string& t) {
+    if (t == "all") {
+      targets = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal};
+    } else if (t == "cuda") {
+      targets.push_back(codegen::Target::CUDA);
+    } else if (t == "hip") {
+      targets.push_back(codegen::Target::HIP);
+    } else if (t == "opencl") {
+      targets.push_back(codegen::Target::OpenCL);
+    } else if (t == "msl" || t == "metal") {
+      targets.push_back(codegen::Target::Metal);
+    } else if (!t.empty()) {
+      throw UsageError("unknown build target '" + t + "' (use cuda, hip, opencl, msl or all)");
+    }
+  };
+  for (char c : targets_spec + ",") {
+    if (c == ',') {
+      add(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl or all)");
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw UsageError("cannot create --out directory '" + out_dir + "': " + ec.message());
+  json manifest = json::array();
+  std::size_t files = 0;
+  tools::CudaArtifacts cuda_tool;
+  for (const auto& k : reg.kernels()) {
+    if (!filter.empty() && k.name.find(filter) == std::string::npos) continue;
+    for (DType t : k.dtypes) {
+      auto vs = tools::variants(k);
+      if (first_variant_only) vs.resize(1);
+      for (const auto& p : vs) {
+        const std::string variant = k.variant_name(t, p);
+        const ir::Kernel kern = build_kernel(k, t, p);
+        for (auto target : targets) {
+          const auto src = codegen::emit(kern, target);
+          const std::string file = variant + std::string(codegen::target_file_extension(target));
+          std::ofstream(std::filesystem::path(out_dir) / file) << src.source;
+          ++files;
+          json entry = {{"kernel", k.name}, {"dtype", std::string(dtype_name(t))}, {"variant", variant},
+                        {"params", harness::format_params(p)}, {"target", std::string(codegen::target_name(target))},
+                        {"entry", src.entry}, {"file", file}};
+          if (target == codegen::Target::CUDA) {
+            entry["binaries"] = cuda_tool.write(kern, std::filesystem::path(out_dir), variant, &files);
+          }
+          manifest.push_back(entry);
+        }
+      }
+    }
+  }
+  std::ofstream(std::filesystem::path(out_dir) / "manifest.json") << manifest.dump(2) << "\n";
+  std::printf("wrote %zu files for %zu kernel variants to %s (manifest.json lists them)\n", files, manifest.size(), out_dir.c_str());
+  if (!cuda_tool.note().empty()) std::printf("%s\n", cuda_tool.note().c_str());
+  return files > 0 ? 0 : 1;
+}
+
+// ------------------------------------------------------------------ inspect
+int cmd_inspect(const harness::Registry& reg, const std::string& name, const std::string& dtype, const std::string& case_name,
+                const std::vector<std::string>& sets, const std::string& stage) {
+  const auto& k = find_kernel(reg, name);
+  const DType t = dtype.empty() ? k.dtypes.front() : parse_dtype_or_throw(dtype, &k);
+  const auto p = case_params(k, case_name, sets);
+  ir::Kernel traced;
+  try {
+    traced = k.build(t, p);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("cannot build ") + k.name + " with " + harness::format_params(p) + ": " + e.what());
+  }
+  passes::PipelineOptions opt;
+  opt.record_ir = true;
+  const auto res = passes::run_pipeline(traced, passes::default_passes(), opt);
+  const std::map<std::string, codegen::Target> targets = {{"cuda", codegen::Target::CUDA}, {"hip", codegen::Target::HIP},
+                                                          {"opencl", codegen::Target::OpenCL}, {"msl", codegen::Target::Metal}};
+  if (auto it = targets.find(stage); it != targets.end()) {
+    std::cout << codegen::emit(res.kernel, it->second).source;
+    return 0;
+  }
+  bool shown = false;
+  for (const auto& rec : res.records) {
+    const std::string label = rec.name == "input" ? "ir" : rec.name;
+    if (stage == "all" || stage == label) {
+      if (stage == "all") std::printf("=== %s (%.0f us)\n", label.c_str(), rec.micros);
+      std::cout << rec.ir;
+      shown = true;
+    }
+  }
+  if (!shown) throw UsageError("unknown --stage '" + stage + "' (use ir, simplify, dce, all, cuda, hip, opencl or msl)");
+  return 0;
+}
+
+// ------------------------------------------------------------------ device
+int cmd_device(bool as_json) {
+  json j = json::array();
+  for (const auto& name : harness::known_backends()) {
+    const auto r = harness::describe_backend(name);
+    if (as_json) {
+      json props = json::object();
+      for (const auto& [key, v] : r.properties) props[key] = v;
+      j.push_back({{"backend", r.name}, {"available", r.available}, {"why_absent", r.why_absent}, {"properties", props}});
+      continue;
+    }
+    std::printf("%s: %s\n", r.name.c_str(), r.available ? "available" : ("absent — " + r.why_absent).c_str());
+    for (const auto& [key, v] : r.properties) std::printf("  %-22s %s\n", key.c_str(), v.c_str());
+  }
+  if (as_json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+// ------------------------------------------------------------------ run
+int cmd_run(const harness::Registry& reg, const std::string& name, const std::string& backend, const std::string& dtype,
+            const std::string& case_name, const std::vector<std::string>& sets, const std::vector<std::string>& ins,
+            const std::vector<std::string>& outs) {
+  const auto& k = find_kernel(reg, name);
+  if (dtype.empty()) throw UsageError("--dtype is required (dtypes of " + k.name + ": " + tools::dtype_list(k.dtypes) + ")");
+  const DType t = parse_dtype_or_throw(dtype, &k);
+  const auto p = case_params(k, case_name, sets);
+  const ir::Kernel kern = build_kernel(k, t, p);
+  auto names = harness::parse_backend_list(backend);
+  if (names.size() != 1) throw UsageError("--backend must name exactly one backend for `ingot run`");
+  auto slot = harness::open_backend(names[0]);
+  if (!slot.backend) throw UsageError("backend " + slot.why_absent);
+  auto split = [](const std::string& s, const char* flag) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+      throw UsageError(std::string("bad ") + flag + " '" + s + "': write BUFFER=FILE.npy");
+    }
+    return std::pair{s.substr(0, eq), s.substr(eq + 1)};
+  };
+  std::map<std::string, std::string> in_files, out_files;
+  for (const auto& s : ins) in_files.insert(split(s, "--in"));
+  for (const auto& s : outs) out_files.insert(split(s, "--out"));
+  std::string buffers;
+  for (const auto& prm : kern.params) {
+    if (ir::is_buffer(prm.kind)) buffers += (buffers.empty() ? "" : ", ") + prm.name + " (" + std::string(ir::param_kind_name(prm.kind)) + ")";
+  }
+  for (const auto& [b, f] : in_files) {
+    bool ok = false;
+    for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
+    if (!ok) throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers + ")");
+  }
+  for (const auto& [b, f] : out_files) {
+    bool ok = false;
+    for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
+    if (!ok) throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers + ")");
+  }
+  // Scalars come from the case parameters, as the registry derives them.
+  const auto host = k.inputs(t, p, 0);
+  runtime::Backend& dev = *slot.backend;
+  std::vector<runtime::Arg> args(kern.params.size());
+  for (std::size_t i = 0; i < kern.params.size(); ++i) {
+    const auto& prm = kern.params[i];
+    if (ir::is_buffer(prm.kind)) {
+      args[i] = runtime::BufferPtr{};
+    } else {
+      args[i] = runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, host.scalars.at(prm.name))};
+    }
+  }
+  for (std::size_t i = 0; i < kern.params.size(); ++i) {
+    const auto& prm = kern.params[i];
+    if (!ir::is_buffer(prm.kind)) continue;
+    const std::uint64_t need = runtime::required_extent(kern, i, args);
+    if (prm.kind == ir::ParamKind::Out) {
+      args[i] = dev.allocate(prm.type, need);
+      continue;
+    }
+    auto f = in_files.find(prm.name);
+    if (f == in_files.end()) throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" + std::to_string(need) + " elements of " + std::string(dtype_name(prm.type)) + ")");
+    const auto arr = io::read_npy(f->second);
+    if (arr.count() != need) {
+      std::string shape;
+      for (auto d : arr.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      throw UsageError("buffer '" + prm.name + "' needs " + std::to_string(need) + " elements (extent " + ir::print_expr(kern, prm.extent) +
+                       " with " + harness::format_params(p) + ") but " + f->second + " holds " + std::to_string(arr.count()) + " (shape " + shape + ")");
+    }
+    const auto bytes = io::npy_to_buffer(arr, prm.type, f->second);
+    auto buf = dev.allocate(prm.type, need);
+    dev.upload(*buf, bytes.data(), bytes.size());
+    args[i] = buf;
+  }
+  dev.launch(kern, k.geometry(p), args);
+  for (std::size_t i = 0; i < kern.params.size(); ++i) {
+    const auto& prm = kern.params[i];
+    auto f = out_files.find(prm.name);
+    if (f == out_files.end()) continue;
+    const auto& buf = std::get<runtime::BufferPtr>(args[i]);
+    std::vector<std::uint8_t> bytes(buf->bytes());
+    dev.download(*buf, bytes.data(), bytes.size());
+    io::write_npy(f->second, io::buffer_to_npy(bytes, prm.type));
+    std::printf("wrote %s: %zu x %s to %s\n", prm.name.c_str(), buf->count(), std::string(dtype_name(prm.type)).c_str(), f->second.c_str());
+  }
+  std::printf("ran %s on %s (%s)\n", kern.name.c_str(), slot.name.c_str(), harness::format_params(p).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ingot — write-once GPU kernels: test, build and inspect the kernel library"};
+  app.set_version_flag("--version", std::string("ingot ") + INGOT_VERSION);
+  app.require_subcommand(1);
+  app.footer("Examples:\n  ingot list\n  ingot test --backend all\n  ingot inspect depthwise_conv1d --stage cuda");
+
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "List the library's kernels, dtypes and variants");
+  list->add_flag("--json", list_json, "Print JSON");
+  list->footer("Examples:\n  ingot list\n  ingot list --json");
+
+  std::string backend = "all", filter, dtype, json_path;
+  bool fail_fast = false;
+  std::uint64_t seed = 0x1a2b3c4d;
+  auto* test = app.add_subcommand("test", "Check every kernel x dtype x case x backend against its CPU oracle");
+  test->add_option("--backend", backend, "interp, opencl, cuda (comma list) or all")->capture_default_str();
+  test->add_option("--filter", filter, "Only kernels whose name or family contains this");
+  test->add_option("--dtype", dtype, "Only this dtype (f32, f16, bf16, ...)");
+  test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
+  test->add_option("--json", json_path, "Also write every result to this JSON file");
+  test->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
+  test->footer("Examples:\n  ingot test\n  ingot test --backend interp,opencl --filter conv --dtype f16\n  ingot test --backend cuda --fail-fast --json results.json");
+
+  std::string build_targets = "all", out_dir;
+  auto* build = app.add_subcommand("build", "Emit every kernel x dtype x variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
+  build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
+  build->add_option("--out", out_dir, "Output directory")->required();
+  build->add_option("--filter", filter, "Only kernels whose name contains this");
+  bool first_variant = false;
+  build->add_flag("--first-variant", first_variant, "Only each kernel's first variant per dtype (quick compile checks)");
+  build->footer("Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter conv");
+
+  std::string kernel_name, case_name, stage = "dce";
+  std::vector<std::string> sets;
+  auto* inspect = app.add_subcommand("inspect", "Show a kernel's IR after any pass, or its emitted source");
+  inspect->add_option("kernel", kernel_name, "Kernel name")->required();
+  inspect->add_option("--dtype", dtype, "dtype (default: the kernel's first)");
+  inspect->add_option("--case", case_name, "Test or bench case whose parameters to use (default: the first test case)");
+  inspect->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
+  inspect->add_option("--stage", stage, "ir | simplify | dce | all | cuda | hip | opencl | msl")->capture_default_str();
+  inspect->footer("Examples:\n  ingot inspect depthwise_conv1d --stage all\n  ingot inspect depthwise_conv1d --dtype f16 --set K=5 --stage opencl");
+
+  bool device_json = false;
+  auto* device = app.add_subcommand("device", "Backends and devices found, their properties, and why a backend is absent");
+  device->add_flag("--json", device_json, "Print JSON");
+  device->footer("Examples:\n  ingot device\n  ingot device --json");
+
+  std::string run_backend = "interp";
+  std::vector<std::string> ins, outs;
+  auto* run = app.add_subcommand("run", "Run one kernel on .npy inputs and write .npy outputs");
+  run->add_option("kernel", kernel_name, "Kernel name")->required();
+  run->add_option("--backend", run_backend, "One backend: interp, opencl or cuda")->capture_default_str();
+  run->add_option("--dtype", dtype, "dtype of the kernel variant")->required();
+  run->add_option("--case", case_name, "Case whose parameters to start from (default: the first test case)");
+  run->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
+  run->add_option("--in", ins, "Input buffer: BUFFER=FILE.npy (float32 files for f32/bf16, float16 for f16)");
+  run->add_option("--out", outs, "Output buffer: BUFFER=FILE.npy");
+  run->footer("Examples:\n  ingot run depthwise_conv1d --dtype f32 --set B=2 --in x=x.npy --in w=w.npy --out y=y.npy");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const harness::Registry reg = harness::builtin_registry();
+    if (*list) return cmd_list(reg, list_json);
+    if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, json_path, seed);
+    if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
+    if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage);
+    if (*device) return cmd_device(device_json);
+    if (*run) return cmd_run(reg, kernel_name, run_backend, dtype, case_name, sets, ins, outs);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ingot: error: %s\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ingot: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ingot: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
