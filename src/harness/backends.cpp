@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "ingot/runtime/interp.hpp"
+#include "ingot/runtime/opencl.hpp"
 
 namespace ingot::harness {
 
@@ -46,7 +47,14 @@ std::vector<std::string> parse_backend_list(const std::string& spec) {
 
 BackendSlot open_backend(const std::string& name) {
   if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}};
-  if (name == "opencl" || name == "cuda") {
+  if (name == "opencl") {
+    try {
+      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::OpenCLBackend::create()), "", {}};
+    } catch (const runtime::BackendUnavailable& e) {
+      return BackendSlot{name, nullptr, e.what(), {}};  // "opencl not available: <why>"
+    }
+  }
+  if (name == "cuda") {
     return BackendSlot{name, nullptr, name + " not available: this build of ingot has no " + name + " runtime", {}};
   }
   throw std::invalid_argument("unknown backend '" + name + "'");
@@ -65,6 +73,20 @@ BackendReport describe_backend(const std::string& name) {
   const BackendSlot s = open_backend(name);
   r.available = s.backend != nullptr;
   r.why_absent = s.why_absent;
+  if (const auto* cl = dynamic_cast<const runtime::OpenCLBackend*>(s.backend.get())) {
+    const auto& d = cl->device_info();
+    r.properties = {{"platform", d.platform_name + " (" + d.platform_version + ")"},
+                    {"device", d.device_name + (d.is_gpu ? " [GPU]" : "")},
+                    {"device version", d.device_version},
+                    {"OpenCL C version", d.opencl_c_version},
+                    {"driver version", d.driver_version},
+                    {"compute units", std::to_string(d.compute_units)},
+                    {"max work-group size", std::to_string(d.max_work_group_size)},
+                    {"global memory", std::to_string(d.global_memory_bytes / (1024ull * 1024ull)) + " MiB"},
+                    {"local memory", std::to_string(d.local_memory_bytes / 1024ull) + " KiB"},
+                    {"cl_khr_fp16", d.has_fp16 ? "yes" : "no"},
+                    {"cl_khr_int64_base_atomics", d.has_int64_base_atomics ? "yes" : "no"}};
+  }
   return r;
 }
 

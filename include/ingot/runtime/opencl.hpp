@@ -1,0 +1,127 @@
+// ingot/runtime/opencl.hpp — the OpenCL runtime: runs kernels through the ICD loader on any
+// OpenCL 1.2+ device (PoCL on a CPU in CI, vendor drivers on GPUs).
+//
+// Contracts:
+//   - create() picks one device and holds one context and one in-order queue on it. A backend
+//     is used from one thread at a time; two backends are independent.
+//   - Fresh buffers hold poison_bytes() (NaN for floats); upload/download copy exactly
+//     buffer.bytes() bytes and are synchronous.
+//   - launch() checks the arguments and the geometry before anything runs (ArgumentError), then
+//     prints the kernel as OpenCL C (codegen::emit, the ABI in codegen/printer.hpp), builds it
+//     (memory map, then disk cache, then source), runs it, and returns after clFinish.
+//   - Builds use "-cl-std=CL1.2" and never fast-math or any option that relaxes IEEE rules.
+//   - Every error message names the OpenCL error (e.g. CL_INVALID_WORK_GROUP_SIZE) and what was
+//     being done. The public header does not include the OpenCL headers, so it is usable (and
+//     create() reports why OpenCL is unavailable) in builds without them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingot/codegen/printer.hpp"
+#include "ingot/runtime/backend.hpp"
+
+namespace ingot::runtime {
+
+struct OpenCLOptions {
+  // Case-insensitive substring of the platform or device name. Empty: $INGOT_OPENCL_DEVICE when
+  // set, else the first GPU of the first platform that has one, else the first device found.
+  std::string device_filter;
+  // Where compiled program binaries are kept; empty means DiskCache's default directory.
+  std::filesystem::path cache_dir;
+  // Whether to read and write the disk cache at all (the in-memory map is always used).
+  bool use_cache = true;
+};
+
+// The chosen device, as the driver describes it (for `ingot device` and bug reports).
+struct OpenCLDeviceInfo {
+  std::string platform_name;
+  std::string platform_version;  // "OpenCL 3.0 PoCL 3.1+debian ..."
+  std::string device_name;
+  std::string device_version;    // "OpenCL 3.0 ..."
+  std::string opencl_c_version;  // "OpenCL C 1.2 ..."
+  std::string driver_version;
+  bool is_gpu = false;
+  std::uint64_t max_work_group_size = 0;
+  std::uint32_t compute_units = 0;
+  std::uint64_t global_memory_bytes = 0;
+  std::uint64_t local_memory_bytes = 0;
+  bool has_fp16 = false;                       // cl_khr_fp16
+  bool has_int64_base_atomics = false;         // cl_khr_int64_base_atomics
+  [[nodiscard]] std::string describe() const;  // multi-line "key: value" text
+};
+
+// An OpenCL call failed at run time (out of resources, a lost device, ...). what() names the
+// call, the error (CL_...) and what was being done.
+struct OpenCLError : std::runtime_error {
+  int code = 0;  // the cl_int error code
+  OpenCLError(const std::string& message, int code_) : std::runtime_error(message), code(code_) {}
+};
+
+// The OpenCL C compiler refused a program. what() holds the complete build log.
+struct CompileError : std::runtime_error {
+  std::string entry;
+  std::string options;
+  std::string log;     // the driver's build log, complete
+  std::string source;  // the source that failed to build
+  CompileError(const std::string& message, std::string entry_, std::string options_, std::string log_,
+               std::string source_)
+      : std::runtime_error(message),
+        entry(std::move(entry_)),
+        options(std::move(options_)),
+        log(std::move(log_)),
+        source(std::move(source_)) {}
+};
+
+// Where a program came from when it was last asked for (see OpenCLBackend::prepare).
+enum class ProgramOrigin {
+  Memory,     // already built by this backend
+  DiskCache,  // a cached binary the driver accepted
+  Source,     // compiled from source now (and stored in the disk cache when enabled)
+};
+[[nodiscard]] const char* program_origin_name(ProgramOrigin o);  // "memory", "disk-cache", "source"
+
+class OpenCLBackend final : public Backend {
+ public:
+  // Discovers platforms and devices and picks one (see OpenCLOptions::device_filter). Throws
+  // BackendUnavailable whose message starts with "opencl not available: " and says why: no ICD
+  // loader/platform (with the CL error name), no device matching the filter (listing those that
+  // exist), or a build without OpenCL headers.
+  [[nodiscard]] static std::unique_ptr<OpenCLBackend> create(const OpenCLOptions& options = {});
+  ~OpenCLBackend() override;
+  OpenCLBackend(const OpenCLBackend&) = delete;
+  OpenCLBackend& operator=(const OpenCLBackend&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "opencl"; }
+  [[nodiscard]] const OpenCLDeviceInfo& device_info() const;
+  // The build options every program is compiled with (also part of the disk-cache key).
+  [[nodiscard]] const std::string& build_options() const;
+  // The disk-cache target string: "opencl-<platform>-<device>-<driver version>".
+  [[nodiscard]] const std::string& cache_target() const;
+
+  [[nodiscard]] BufferPtr allocate(DType t, std::size_t count) override;
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override;
+  void download(const DeviceBuffer& src, void* dst, std::size_t bytes) override;
+  void launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) override;
+
+  // Low level: builds `src` (OpenCL C; entry point src.entry) unless it is already built, and
+  // says where the program came from. Throws CompileError with the build log.
+  ProgramOrigin prepare(const codegen::KernelSource& src);
+  // Low level: runs an OpenCL C kernel with arguments following the ABI of codegen/printer.hpp
+  // (buffers of this backend as global pointers, scalars by value in their dtype's size).
+  // Checks buffers belong to this backend and the geometry fits the device; there is no IR, so
+  // argument types and extents are the caller's responsibility.
+  void launch_source(const codegen::KernelSource& src, const LaunchGeometry& g, const std::vector<Arg>& args);
+
+ private:
+  struct Impl;
+  explicit OpenCLBackend(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ingot::runtime

@@ -1,0 +1,710 @@
+// The OpenCL runtime. Every test skips (with the reason) when no OpenCL device is usable here;
+// with PoCL or a driver present they run: hand-written kernels through the low-level path,
+// build errors, poison, size and argument checks, and IR kernels printed as OpenCL C, which
+// must agree with the interpreter (the semantics).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <optional>
+#include <random>
+
+#include "depthwise_conv1d.hpp"
+#include "features.hpp"
+#include "ingot/dsl.hpp"
+#include "ingot/harness/harness.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/cache.hpp"
+#include "ingot/runtime/interp.hpp"
+#include "ingot/runtime/opencl.hpp"
+#include "reference.hpp"
+#include "vector_add.hpp"
+
+using namespace ingot;
+using namespace ingot::dsl;
+using namespace ingot::runtime;
+using examples::Conv1dShape;
+using examples::TailPolicy;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("ingot-opencl-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Options for tests: never the user's cache directory.
+OpenCLOptions test_options(const std::filesystem::path& cache_dir = {}) {
+  OpenCLOptions o;
+  o.cache_dir = cache_dir;
+  o.use_cache = !cache_dir.empty();
+  return o;
+}
+
+}  // namespace
+
+// Creates `var` or skips the test, counted, with the reason OpenCL is unavailable.
+// NOLINTBEGIN(bugprone-macro-parentheses): `var` names the variable being declared
+#define INGOT_REQUIRE_OPENCL(var, options)          \
+  std::unique_ptr<OpenCLBackend> var;               \
+  try {                                             \
+    var = OpenCLBackend::create(options);           \
+  } catch (const BackendUnavailable& unavailable) { \
+    GTEST_SKIP() << unavailable.what();             \
+  }
+// NOLINTEND(bugprone-macro-parentheses)
+
+namespace {
+
+std::vector<std::uint8_t> bytes_of(Backend& b, const DeviceBuffer& buf) {
+  std::vector<std::uint8_t> out(buf.bytes());
+  b.download(buf, out.data(), out.size());
+  return out;
+}
+
+std::vector<double> iota_values(std::size_t n, double start = 1) {
+  std::vector<double> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+codegen::KernelSource opencl_source(std::string entry, std::string source) {
+  codegen::KernelSource s;
+  s.target = codegen::Target::OpenCL;
+  s.entry = std::move(entry);
+  s.source = std::move(source);
+  return s;
+}
+
+// y[i] = flag ? a * x[i] + y[i] + (float)offset : -1, with every scalar size of the ABI.
+const char* kSaxpySource = R"CL(
+__kernel void saxpy(float a, __global const float* x, __global float* y, unsigned int n, unsigned char flag,
+                    long offset, unsigned short h) {
+  unsigned int i = (unsigned int)get_global_id(0);
+  if (i < n) y[i] = flag ? a * x[i] + y[i] + (float)offset + (float)h : -1.0f;
+}
+)CL";
+
+// The same IR kernel on the interpreter and on OpenCL: buffers are created from the same
+// input values on both; returns the raw bytes of every buffer argument after the launch.
+struct Side {
+  std::vector<std::vector<std::uint8_t>> buffers;
+};
+struct BufferInit {
+  DType type;
+  std::vector<double> values;  // empty: a fresh (poisoned) buffer of `count` elements
+  std::size_t count = 0;
+};
+using InitArg = std::variant<BufferInit, Arg>;  // Arg: a scalar, passed as is
+
+Side run_on(Backend& be, const ir::Kernel& k, const LaunchGeometry& g, const std::vector<InitArg>& init) {
+  std::vector<Arg> args;
+  std::vector<BufferPtr> bufs;
+  for (const auto& a : init) {
+    if (const auto* s = std::get_if<Arg>(&a)) {
+      args.push_back(*s);
+    } else {
+      const auto& bi = std::get<BufferInit>(a);
+      auto b = bi.values.empty() ? be.allocate(bi.type, bi.count) : make_buffer(be, bi.type, bi.values);
+      bufs.push_back(b);
+      args.emplace_back(b);
+    }
+  }
+  be.launch(k, g, args);
+  Side s;
+  for (const auto& b : bufs) s.buffers.push_back(bytes_of(be, *b));
+  return s;
+}
+
+// Runs k on the interpreter and on `ocl`; every buffer must agree byte for byte.
+void expect_same_as_interp(OpenCLBackend& ocl, const ir::Kernel& k, const LaunchGeometry& g,
+                           const std::vector<InitArg>& init) {
+  Interpreter interp;
+  const Side want = run_on(interp, k, g, init);
+  const Side got = run_on(ocl, k, g, init);
+  ASSERT_EQ(want.buffers.size(), got.buffers.size());
+  for (std::size_t b = 0; b < want.buffers.size(); ++b) {
+    EXPECT_EQ(want.buffers[b], got.buffers[b]) << "kernel '" << k.name << "': buffer #" << b << " differs";
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- device and setup
+
+TEST(OpenCL, CreateDescribesTheDevice) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  EXPECT_EQ(be->name(), "opencl");
+  const auto& info = be->device_info();
+  EXPECT_FALSE(info.platform_name.empty());
+  EXPECT_FALSE(info.device_name.empty());
+  EXPECT_FALSE(info.driver_version.empty());
+  EXPECT_NE(info.opencl_c_version.find("OpenCL C"), std::string::npos) << info.opencl_c_version;
+  EXPECT_GE(info.max_work_group_size, 1u);
+  EXPECT_GE(info.compute_units, 1u);
+  EXPECT_GT(info.global_memory_bytes, 0u);
+  EXPECT_NE(info.describe().find(info.device_name), std::string::npos);
+  EXPECT_EQ(be->cache_target(), "opencl-" + info.platform_name + "-" + info.device_name + "-" + info.driver_version);
+  EXPECT_NE(be->build_options().find("-cl-std=CL1.2"), std::string::npos);
+  EXPECT_EQ(be->build_options().find("fast"), std::string::npos) << "no fast-math: " << be->build_options();
+  EXPECT_EQ(be->build_options().find("-cl-mad-enable"), std::string::npos);
+}
+
+TEST(OpenCL, DeviceFilterSelectsOrExplains) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto& info = be->device_info();
+  // A case-insensitive piece of the device name selects that device.
+  OpenCLOptions o = test_options();
+  std::string piece = info.device_name.substr(0, std::min<std::size_t>(info.device_name.size(), 6));
+  for (auto& c : piece) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  o.device_filter = piece;
+  auto again = OpenCLBackend::create(o);
+  EXPECT_EQ(again->device_info().device_name, info.device_name);
+  // A filter nothing matches lists what exists.
+  o.device_filter = "no-such-device-xyzzy";
+  try {
+    (void)OpenCLBackend::create(o);
+    FAIL() << "expected BackendUnavailable";
+  } catch (const BackendUnavailable& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("opencl not available: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("no-such-device-xyzzy"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("devices found"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(info.device_name), std::string::npos) << msg;
+  }
+  // The environment variable is the default filter.
+  const char* old = std::getenv("INGOT_OPENCL_DEVICE");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("INGOT_OPENCL_DEVICE", "no-such-device-from-env", 1);
+  try {
+    (void)OpenCLBackend::create(test_options());
+    ADD_FAILURE() << "expected BackendUnavailable from $INGOT_OPENCL_DEVICE";
+  } catch (const BackendUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("INGOT_OPENCL_DEVICE"), std::string::npos) << e.what();
+  }
+  if (saved) {
+    ::setenv("INGOT_OPENCL_DEVICE", saved->c_str(), 1);
+  } else {
+    ::unsetenv("INGOT_OPENCL_DEVICE");
+  }
+}
+
+// ---------------------------------------------------------------------------- low-level path
+
+TEST(OpenCL, HandWrittenKernelBuildsAndRuns) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto src = opencl_source("saxpy", kSaxpySource);
+  EXPECT_EQ(be->prepare(src), ProgramOrigin::Source);
+  EXPECT_EQ(be->prepare(src), ProgramOrigin::Memory);
+  const std::size_t n = 300;  // not a multiple of the group size: 84 tail threads
+  auto x = make_buffer(*be, DType::f32, iota_values(n));
+  auto y = make_buffer(*be, DType::f32, std::vector<double>(n, 0.5));
+  be->launch_source(src, grid_1d(n, 128),
+                    {scalar_arg<float>(2.0f), x, y, scalar_arg<u32>(static_cast<u32>(n)), scalar_arg<u8>(1),
+                     scalar_arg<i64>(-10), scalar_arg<u16>(3)});
+  const auto out = read_buffer(*be, *y);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0 * static_cast<double>(i + 1) + 0.5 - 10 + 3) << i;
+  // flag = 0 takes the other branch: the one-byte scalar really arrives as one byte.
+  be->launch_source(src, grid_1d(n, 128),
+                    {scalar_arg<float>(2.0f), x, y, scalar_arg<u32>(static_cast<u32>(n)), scalar_arg<u8>(0),
+                     scalar_arg<i64>(0), scalar_arg<u16>(0)});
+  EXPECT_EQ(read_buffer(*be, *y), std::vector<double>(n, -1.0));
+}
+
+TEST(OpenCL, LowLevelLaunchChecksArgumentsAndGeometry) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto src = opencl_source("saxpy", kSaxpySource);
+  auto x = make_buffer(*be, DType::f32, iota_values(8));
+  auto y = be->allocate(DType::f32, 8);
+  try {
+    be->launch_source(src, grid_1d(8, 8), {scalar_arg<float>(1.0f), x, y});
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("takes 7 arguments, got 3"), std::string::npos) << e.what();
+  }
+  LaunchGeometry g;
+  g.group_size = {static_cast<u32>(be->device_info().max_work_group_size + 1), 1, 1};
+  const std::vector<Arg> args{scalar_arg<float>(1.0f), x, y, scalar_arg<u32>(8), scalar_arg<u8>(1), scalar_arg<i64>(0),
+                              scalar_arg<u16>(0)};
+  try {
+    be->launch_source(src, g, args);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds this backend's limit"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::isnan(read_buffer(*be, *y)[0])) << "a refused launch wrote the output";
+}
+
+TEST(OpenCL, LaunchErrorsNameTheOpenCLError) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // The driver itself refuses this launch (the kernel requires groups of 64), so the message
+  // must carry the CL error name and what was being done.
+  const auto src = opencl_source("fixed64", R"CL(
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void fixed64(__global int* y) {
+  y[get_global_id(0)] = 1;
+}
+)CL");
+  auto y = be->allocate(DType::i32, 64);
+  try {
+    be->launch_source(src, grid_1d(64, 32), {y});
+    FAIL() << "expected OpenCLError";
+  } catch (const OpenCLError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code, -54);
+    EXPECT_NE(msg.find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("launching kernel 'fixed64' with grid 2x1x1 groups of 32x1x1"), std::string::npos) << msg;
+  }
+  be->launch_source(src, grid_1d(64, 64), {y});
+  EXPECT_EQ(read_buffer(*be, *y), std::vector<double>(64, 1.0));
+}
+
+TEST(OpenCL, BuildErrorCarriesTheBuildLog) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto src = opencl_source("broken", R"CL(
+__kernel void broken(__global float* y) { y[0] = undeclared_identifier_xyzzy; }
+)CL");
+  try {
+    (void)be->prepare(src);
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("building kernel 'broken'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("build log"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("undeclared_identifier_xyzzy"), std::string::npos) << msg;  // from the compiler's log
+    EXPECT_NE(e.log.find("undeclared_identifier_xyzzy"), std::string::npos) << e.log;
+    EXPECT_EQ(e.entry, "broken");
+    EXPECT_EQ(e.source, src.source);
+  }
+}
+
+TEST(OpenCL, MissingEntryPointIsNamed) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto src = opencl_source("not_there", "__kernel void present(__global int* y) { y[0] = 1; }\n");
+  try {
+    (void)be->prepare(src);
+    FAIL() << "expected OpenCLError";
+  } catch (const OpenCLError& e) {
+    EXPECT_NE(std::string(e.what()).find("CL_INVALID_KERNEL_NAME"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not_there"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------- buffers
+
+TEST(OpenCL, FreshBuffersArePoisoned) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u32, DType::i64, DType::boolean, DType::u8,
+                  DType::i8, DType::u16}) {
+    auto b = be->allocate(t, 37);
+    EXPECT_EQ(b->backend_name(), "opencl");
+    EXPECT_EQ(bytes_of(*be, *b), poison_bytes(t, 37)) << dtype_name(t);
+  }
+  auto f = be->allocate(DType::f32, 5);
+  for (double v : read_buffer(*be, *f)) EXPECT_TRUE(std::isnan(v));
+  auto empty = be->allocate(DType::f32, 0);  // OpenCL has no empty buffers; ours still work
+  EXPECT_TRUE(read_buffer(*be, *empty).empty());
+}
+
+TEST(OpenCL, UploadDownloadRoundTripAndSizeErrors) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  auto b = make_buffer(*be, DType::bf16, {1.0, -2.5, 3.0, 1e10});
+  EXPECT_EQ(read_buffer(*be, *b), unpack(DType::bf16, pack(DType::bf16, {1.0, -2.5, 3.0, 1e10})));
+  std::vector<std::uint8_t> six(6);
+  try {
+    be->upload(*b, six.data(), six.size());
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("upload of 6 bytes into a buffer of 8 bytes"), std::string::npos) << e.what();
+  }
+  std::vector<std::uint8_t> ten(10);
+  try {
+    be->download(*b, ten.data(), ten.size());
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("download of 10 bytes from a buffer of 8 bytes"), std::string::npos)
+        << e.what();
+  }
+  // the refused upload changed nothing
+  EXPECT_EQ(read_buffer(*be, *b)[1], -2.5);
+}
+
+TEST(OpenCL, BuffersOfOtherBackendsAreRefused) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  Interpreter interp;
+  auto foreign = interp.allocate(DType::f32, 4);
+  std::vector<float> four(4);
+  EXPECT_THROW(be->upload(*foreign, four.data(), 16), ArgumentError);
+  auto other = OpenCLBackend::create(test_options());
+  auto theirs = other->allocate(DType::f32, 4);
+  try {
+    be->download(*theirs, four.data(), 16);
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("another OpenCL backend"), std::string::npos) << e.what();
+  }
+  // A buffer may outlive its backend (the context stays alive until the buffer goes).
+  other.reset();
+  EXPECT_EQ(theirs->count(), 4u);
+}
+
+// ---------------------------------------------------------------------------- IR kernels
+
+namespace {
+
+ir::Kernel copy_kernel() {
+  return passes::optimize(trace("copy_guarded", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto y = b.out<f32>("y", n);
+    auto i = b.program_id(0);
+    auto v = load(x, select(i < n, i, 0u));
+    if_(i < n, [&] { store(y, i, v); });
+  }));
+}
+
+}  // namespace
+
+TEST(OpenCL, ArgumentsAreCheckedBeforeLaunch) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = copy_kernel();
+  auto x = make_buffer(*be, DType::f32, iota_values(100));
+  auto small = be->allocate(DType::f32, 50);
+  auto halfs = be->allocate(DType::f16, 100);
+  auto y = be->allocate(DType::f32, 100);
+  Interpreter interp;
+  auto foreign = interp.allocate(DType::f32, 100);
+  auto expect_error = [&](const LaunchGeometry& g, const std::vector<Arg>& args, const std::string& needle) {
+    try {
+      be->launch(k, g, args);
+      ADD_FAILURE() << "expected ArgumentError containing: " << needle;
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const auto g = grid_1d(100, 64);
+  expect_error(g, {scalar_arg<u32>(100), x}, "takes 3 arguments, got 2");
+  expect_error(g, {scalar_arg<i32>(100), x, y}, "expected a scalar of u32, got i32");
+  expect_error(g, {scalar_arg<u32>(100), halfs, y}, "expected a buffer of f32, got a buffer of f16");
+  expect_error(g, {x, x, y}, "expected a scalar, got a buffer");
+  expect_error(g, {scalar_arg<u32>(100), x, small}, "buffer 'y' has 50 elements but its declared extent n needs 100");
+  expect_error(g, {scalar_arg<u32>(100), foreign, y}, "buffer belongs to backend 'interp', not 'opencl'");
+  LaunchGeometry too_big;
+  too_big.group_size = {static_cast<u32>(be->device_info().max_work_group_size * 2), 1, 1};
+  expect_error(too_big, {scalar_arg<u32>(100), x, y}, "kernel 'copy_guarded': launch");
+  LaunchGeometry empty;
+  empty.groups = {0, 1, 1};
+  expect_error(empty, {scalar_arg<u32>(100), x, y}, "is empty on axis 0");
+  // nothing was written by the refused launches
+  EXPECT_TRUE(std::isnan(read_buffer(*be, *y)[0]));
+}
+
+TEST(OpenCL, GuardedCopyWithTail) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = copy_kernel();
+  auto x = make_buffer(*be, DType::f32, iota_values(100));
+  auto y = be->allocate(DType::f32, 100);
+  be->launch(k, grid_1d(100, 64), {scalar_arg<u32>(100), x, y});
+  EXPECT_EQ(read_buffer(*be, *y), iota_values(100));
+}
+
+namespace {
+
+template <class T>
+void check_vector_add(OpenCLBackend& be) {
+  const DType t = dtype_of<T>;
+  const auto k = passes::optimize(trace("vadd_" + std::string(dtype_name(t)), examples::vector_add<T>));
+  for (std::size_t n : {1u, 255u, 1000u}) {
+    const auto x = examples::random_values(t, n, 11 + n);
+    const auto y = examples::random_values(t, n, 22 + n);
+    expect_same_as_interp(
+        be, k, grid_1d(n, 256),
+        {scalar_arg<u32>(static_cast<u32>(n)), BufferInit{t, x}, BufferInit{t, y}, BufferInit{t, {}, n}});
+  }
+  // Overflow to infinity and rounding ties behave the same as on the host.
+  if (t != DType::f32) {
+    const std::vector<double> x{65504.0, 1.0, -3.0, 0.1, 1e38};
+    const std::vector<double> y{65504.0, 0.0009765625, 3.0, 0.2, 1e38};
+    expect_same_as_interp(be, k, grid_1d(5, 4),
+                          {scalar_arg<u32>(5), BufferInit{t, x}, BufferInit{t, y}, BufferInit{t, {}, 5}});
+  }
+}
+
+struct ConvCase {
+  Conv1dShape shape;
+  std::uint32_t batch;
+};
+
+const ConvCase kConvCases[] = {
+    {{8, 17, 3, 1, 0, 1}, 1},  // 8 x 15 = 120 outputs, 136 tail threads
+    {{3, 19, 3, 1, 0, 1}, 1},  // 3 x 17 = 51 outputs
+    {{5, 40, 4, 2, 3, 2}, 2},  // stride, pad and dilation together
+};
+
+template <class T>
+void check_conv(OpenCLBackend& be, const ConvCase& c) {
+  const DType t = dtype_of<T>;
+  const auto& s = c.shape;
+  SCOPED_TRACE(std::string(dtype_name(t)) + " C=" + std::to_string(s.channels) + " L=" + std::to_string(s.length) +
+               " K=" + std::to_string(s.ksize) + " batch=" + std::to_string(c.batch));
+  const auto k = passes::optimize(
+      trace("dwconv1d", [&](KernelBuilder& b) { examples::depthwise_conv1d<T>(b, s, TailPolicy::Guarded); }));
+  const std::size_t n = std::size_t{c.batch} * s.channels * s.out_len();
+  const auto x = examples::random_values(t, std::size_t{c.batch} * s.channels * s.length, 100 + s.channels);
+  const auto w = examples::random_values(t, std::size_t{s.channels} * s.ksize, 200 + s.ksize);
+  const std::vector<InitArg> init{scalar_arg<u32>(c.batch), BufferInit{t, x}, BufferInit{t, w}, BufferInit{t, {}, n}};
+  Interpreter interp;
+  const auto want = unpack(t, run_on(interp, k, grid_1d(n, 256), init).buffers[2]);
+  const auto got = unpack(t, run_on(be, k, grid_1d(n, 256), init).buffers[2]);
+  const auto tol = examples::conv_tolerance(t, s.ksize);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_FALSE(std::isnan(got[i])) << "element " << i << " unwritten or NaN";
+  const auto bad = examples::first_mismatch(want, got, tol);
+  EXPECT_EQ(bad, -1) << "element " << bad << ": interp " << want[bad] << ", opencl " << got[bad];
+  // and both match the f64 oracle
+  EXPECT_EQ(examples::first_mismatch(examples::depthwise_conv1d_reference(s, c.batch, x, w), got, tol), -1);
+}
+
+}  // namespace
+
+TEST(OpenCL, VectorAddMatchesInterpreterBitExact) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  check_vector_add<f32>(*be);
+  check_vector_add<f16>(*be);
+  check_vector_add<bf16>(*be);
+}
+
+TEST(OpenCL, GuardedDepthwiseConv1dF32) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  for (const auto& c : kConvCases) check_conv<f32>(*be, c);
+}
+TEST(OpenCL, GuardedDepthwiseConv1dF16) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  for (const auto& c : kConvCases) check_conv<f16>(*be, c);
+}
+TEST(OpenCL, GuardedDepthwiseConv1dBf16) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  for (const auto& c : kConvCases) check_conv<bf16>(*be, c);
+}
+
+TEST(OpenCL, SharedMemoryAndBarrierMatchInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = trace("reverse", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<i32>("x", n);
+    auto y = b.out<i32>("y", n);
+    auto tile = b.shared<i32>("tile", 32);
+    auto l = b.local_id(0);
+    auto g = b.group_id(0) * b.group_size(0);
+    store(tile, l, load(x, g + l));
+    b.barrier();
+    store(y, g + l, load(tile, 31u - l));
+  });
+  expect_same_as_interp(
+      *be, k, grid_1d(96, 32),
+      {scalar_arg<u32>(96), BufferInit{DType::i32, iota_values(96, -40)}, BufferInit{DType::i32, {}, 96}});
+}
+
+TEST(OpenCL, AtomicsMatchInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = trace("histogram", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<u32>("x", n);
+    auto h = b.inout<u32>("h", 4);
+    auto m = b.inout<i32>("m", 2);
+    auto i = b.program_id(0);
+    auto v = load(x, select(i < n, i, 0u));
+    if_(i < n, [&] {
+      (void)atomic_add(h, v % 4u, 1u);
+      (void)atomic_max(m, 0, cast<i32>(v) - 500);
+      (void)atomic_min(m, 1, cast<i32>(v) - 500);
+    });
+  });
+  expect_same_as_interp(*be, k, grid_1d(1000, 64),
+                        {scalar_arg<u32>(1000), BufferInit{DType::u32, iota_values(1000, 0)},
+                         BufferInit{DType::u32, {0, 0, 0, 0}}, BufferInit{DType::i32, {-100000, 100000}}});
+}
+
+TEST(OpenCL, FloatAtomicAddMatchesInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // Integer-valued floats: every order of additions gives the same exact sum.
+  const auto k = trace("fsum", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto s = b.inout<f32>("s", 1);
+    auto i = b.program_id(0);
+    auto v = load(x, select(i < n, i, 0u));
+    if_(i < n, [&] { (void)atomic_add(s, 0u, v); });
+  });
+  expect_same_as_interp(
+      *be, k, grid_1d(500, 128),
+      {scalar_arg<u32>(500), BufferInit{DType::f32, iota_values(500, -100)}, BufferInit{DType::f32, {0.5}}});
+}
+
+TEST(OpenCL, TwoDimensionalGridMatchesInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = trace("grid2d", [](KernelBuilder& b) {
+    auto w = b.scalar<u32>("w");
+    auto h = b.scalar<u32>("h");
+    auto y = b.out<u32>("y", w * h);
+    auto x0 = b.program_id(0);
+    auto y0 = b.program_id(1);
+    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0 + b.num_groups(1) * 10000u); });
+  });
+  expect_same_as_interp(*be, k, grid_2d(7, 5, 4, 2),
+                        {scalar_arg<u32>(7), scalar_arg<u32>(5), BufferInit{DType::u32, {}, 35}});
+  auto y = be->allocate(DType::u32, 35);
+  be->launch(k, grid_2d(7, 5, 4, 2), {scalar_arg<u32>(7), scalar_arg<u32>(5), y});
+  const auto out = read_buffer(*be, *y);
+  for (u32 r = 0; r < 5; ++r) {
+    for (u32 c = 0; c < 7; ++c) EXPECT_EQ(out[r * 7 + c], r * 100 + c + 3 * 10000) << r << "," << c;
+  }
+}
+
+TEST(OpenCL, MultiplyAddIsUnfusedOrFused) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // OpenCL C lets the compiler contract a*b+c into one fma (FP_CONTRACT defaults to ON, and the
+  // printer leaves it on; docs/architecture.md lists contraction among the expected precision
+  // differences). The interpreter rounds twice. With a = 1+2^-12 the product's last bit is a tie
+  // that rounds away, so a*a-(1+2^-11) is 0 unfused and 2^-24 fused: either is accepted, and
+  // nothing else (PoCL fuses).
+  const auto k = passes::optimize(trace("muladd", [](KernelBuilder& b) {
+    auto a = b.in<f32>("a", 1u);
+    auto c = b.in<f32>("c", 1u);
+    auto y = b.out<f32>("y", 1u);
+    store(y, 0u, load(a, 0u) * load(a, 0u) + load(c, 0u));
+  }));
+  const std::vector<InitArg> init{BufferInit{DType::f32, {1.0 + 1.0 / 4096}},
+                                  BufferInit{DType::f32, {-(1.0 + 1.0 / 2048)}}, BufferInit{DType::f32, {}, 1}};
+  Interpreter interp;
+  EXPECT_EQ(unpack(DType::f32, run_on(interp, k, grid_1d(1, 1), init).buffers[2])[0], 0.0);
+  const double got = unpack(DType::f32, run_on(*be, k, grid_1d(1, 1), init).buffers[2])[0];
+  EXPECT_TRUE(got == 0.0 || got == std::ldexp(1.0, -24)) << got;
+}
+
+TEST(OpenCL, FeaturesKernelAgreesWithInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // Shared memory, barrier, loops, if/else, integer and f32 atomics, math functions, 16-bit
+  // conversions. Math functions may differ by a few ulp between backends and f32 atomic adds
+  // in any order, so y and total get a tolerance; the integer counts must be exact.
+  const auto k = passes::optimize(trace("features", examples::features));
+  const u32 n = 150;  // 3 groups of 64: 42 tail threads take the else branch
+  const auto x = examples::random_values(DType::f16, n, 7, -2.0, 2.0);
+  const std::vector<InitArg> init{scalar_arg<u32>(n),
+                                  scalar_arg<float>(0.75f),
+                                  BufferInit{DType::f16, x},
+                                  BufferInit{DType::bf16, {}, n},
+                                  BufferInit{DType::i32, {0, 0, 0, 0}},
+                                  BufferInit{DType::f32, {0.0}}};
+  Interpreter interp;
+  const Side want = run_on(interp, k, grid_1d(n, 64), init);
+  const Side got = run_on(*be, k, grid_1d(n, 64), init);
+  const auto y_want = unpack(DType::bf16, want.buffers[1]);
+  const auto y_got = unpack(DType::bf16, got.buffers[1]);
+  EXPECT_EQ(examples::first_mismatch(y_want, y_got, {1e-6, 1.0 / 128}), -1);  // one bf16 ulp
+  // counts[0..2] are order-independent; counts[3] takes both atomic_add(+1) and atomic_max(2),
+  // whose interleaving is unspecified: 37 adds plus at most 2 from the max.
+  const auto c_want = unpack(DType::i32, want.buffers[2]);
+  const auto c_got = unpack(DType::i32, got.buffers[2]);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(c_got[b], c_want[b]) << "counts[" << b << "]";
+  EXPECT_EQ(c_want[3], 37);
+  EXPECT_GE(c_got[3], 37);
+  EXPECT_LE(c_got[3], 39);
+  const double t_want = unpack(DType::f32, want.buffers[3])[0];
+  const double t_got = unpack(DType::f32, got.buffers[3])[0];
+  EXPECT_NEAR(t_got, t_want, 1e-4 * (1 + std::fabs(t_want)));
+}
+
+TEST(OpenCL, KernelLibraryPassesTheHarness) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  // Every registered kernel x dtype x case against its CPU oracle, on this device.
+  const harness::BackendSlot slot{"opencl", std::shared_ptr<Backend>(std::move(be)), "", {}};
+  const auto rep = harness::run_harness(harness::builtin_registry(), {slot}, harness::HarnessOptions{});
+  for (const auto& r : rep.results) {
+    if (r.status == harness::Status::Fail) {
+      ADD_FAILURE() << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": " << r.message;
+    }
+  }
+  EXPECT_GT(rep.passed, 0u);
+  EXPECT_EQ(rep.skipped, 0u);
+}
+
+// ---------------------------------------------------------------------------- disk cache
+
+TEST(OpenCL, SecondBuildComesFromTheDiskCache) {
+  TempDir dir("cache");
+  INGOT_REQUIRE_OPENCL(first, test_options(dir.path()));
+  const auto src = opencl_source("saxpy", kSaxpySource);
+  EXPECT_EQ(first->prepare(src), ProgramOrigin::Source);
+  const CacheKey key{src.source, first->cache_target(), first->build_options()};
+  const auto file = dir.path() / (key.hex() + ".bin");
+  ASSERT_TRUE(std::filesystem::exists(file)) << file;
+  EXPECT_GT(std::filesystem::file_size(file), 0u);
+
+  // A fresh backend with the same cache directory loads the binary, and it runs.
+  auto second = OpenCLBackend::create(test_options(dir.path()));
+  EXPECT_EQ(second->prepare(src), ProgramOrigin::DiskCache);
+  EXPECT_EQ(second->prepare(src), ProgramOrigin::Memory);
+  auto x = make_buffer(*second, DType::f32, {1, 2, 3});
+  auto y = make_buffer(*second, DType::f32, {0, 0, 0});
+  second->launch_source(
+      src, grid_1d(3, 4),
+      {scalar_arg<float>(3.0f), x, y, scalar_arg<u32>(3), scalar_arg<u8>(1), scalar_arg<i64>(0), scalar_arg<u16>(0)});
+  EXPECT_EQ(read_buffer(*second, *y), (std::vector<double>{3, 6, 9}));
+
+  // use_cache = false neither reads nor writes it.
+  OpenCLOptions no_cache = test_options(dir.path());
+  no_cache.use_cache = false;
+  EXPECT_EQ(OpenCLBackend::create(no_cache)->prepare(src), ProgramOrigin::Source);
+}
+
+TEST(OpenCL, RefusedCachedBinaryFallsBackToSource) {
+  TempDir dir("badbin");
+  INGOT_REQUIRE_OPENCL(be, test_options(dir.path()));
+  const auto src = opencl_source("saxpy", kSaxpySource);
+  const CacheKey key{src.source, be->cache_target(), be->build_options()};
+  // A well-formed cache entry whose content no driver accepts as a program binary.
+  ASSERT_TRUE(DiskCache(dir.path()).put(key, {'n', 'o', 't', ' ', 'a', ' ', 'b', 'i', 'n', 'a', 'r', 'y'}));
+  EXPECT_EQ(be->prepare(src), ProgramOrigin::Source);
+  // ...and the entry was replaced by the real binary.
+  EXPECT_EQ(OpenCLBackend::create(test_options(dir.path()))->prepare(src), ProgramOrigin::DiskCache);
+}
+
+TEST(OpenCL, IRKernelSecondBuildComesFromTheDiskCache) {
+  TempDir dir("ircache");
+  INGOT_REQUIRE_OPENCL(first, test_options(dir.path()));
+  const auto k = copy_kernel();
+  const auto src = codegen::emit(k, codegen::Target::OpenCL);
+  auto x = make_buffer(*first, DType::f32, iota_values(10));
+  auto y = first->allocate(DType::f32, 10);
+  first->launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x, y});
+  EXPECT_EQ(first->prepare(src), ProgramOrigin::Memory);
+  const CacheKey key{src.source, first->cache_target(), first->build_options()};
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / (key.hex() + ".bin")));
+
+  auto second = OpenCLBackend::create(test_options(dir.path()));
+  EXPECT_EQ(second->prepare(src), ProgramOrigin::DiskCache);
+  auto x2 = make_buffer(*second, DType::f32, iota_values(10));
+  auto y2 = second->allocate(DType::f32, 10);
+  second->launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x2, y2});
+  EXPECT_EQ(read_buffer(*second, *y2), iota_values(10));
+}
