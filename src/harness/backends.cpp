@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ingot/runtime/cuda.hpp"
+#include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/runtime/opencl.hpp"
 
@@ -55,7 +57,20 @@ BackendSlot open_backend(const std::string& name) {
     }
   }
   if (name == "cuda") {
-    return BackendSlot{name, nullptr, name + " not available: this build of ingot has no " + name + " runtime", {}};
+    try {
+      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::CudaBackend::create()), "", {}};
+    } catch (const runtime::BackendUnavailable& e) {
+      // No GPU or driver: where NVRTC exists, kernels are still compiled to SASS for sm_90
+      // and reported as compiled, not executed.
+      try {
+        auto compiler = std::make_shared<runtime::CudaCompiler>(runtime::CudaCompiler::load());
+        const std::string why = std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() +
+                                ", not executed";
+        return BackendSlot{name, nullptr, why, [compiler](const ir::Kernel& k) { (void)compiler->compile(k); }};
+      } catch (const runtime::BackendUnavailable&) {
+        return BackendSlot{name, nullptr, e.what(), {}};
+      }
+    }
   }
   throw std::invalid_argument("unknown backend '" + name + "'");
 }
@@ -73,6 +88,19 @@ BackendReport describe_backend(const std::string& name) {
   const BackendSlot s = open_backend(name);
   r.available = s.backend != nullptr;
   r.why_absent = s.why_absent;
+  if (const auto* cu = dynamic_cast<const runtime::CudaBackend*>(s.backend.get())) {
+    const auto& d = cu->device_info();
+    r.properties = {{"device", d.name},
+                    {"architecture", d.arch + " (compute capability " + std::to_string(d.compute_major) + "." +
+                                         std::to_string(d.compute_minor) + ")"},
+                    {"multiprocessors", std::to_string(d.sm_count)},
+                    {"memory", std::to_string(d.total_memory / (1024ull * 1024ull)) + " MiB"},
+                    {"max threads per block", std::to_string(d.max_threads_per_block)},
+                    {"driver version", std::to_string(d.driver_version)},
+                    {"NVRTC", d.nvrtc_version + " (" + d.nvrtc_library + ")"}};
+  } else if (!s.backend && s.compile_only) {
+    r.properties = {{"mode", "compile-only (NVRTC present, no GPU/driver)"}};
+  }
   if (const auto* cl = dynamic_cast<const runtime::OpenCLBackend*>(s.backend.get())) {
     const auto& d = cl->device_info();
     r.properties = {{"platform", d.platform_name + " (" + d.platform_version + ")"},

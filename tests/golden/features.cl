@@ -53,7 +53,7 @@ __kernel void features(
     const float t1 = fabs(acc_2);
     y[((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0))] = ingot_f32_to_bf16(((erf(acc_2) + (tanh(acc_2) * exp((-t1)))) + (sqrt(t1) * rsqrt((t1 + 1.0f)))));
     const uint t2 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));
-    atomic_add(&counts[(((uint)(((int)((uint)((int)((uint)((int)((t2 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t2 % 2u))))))) + (uint)2)))) % 4u)], 1);
+    atomic_add(&counts[(((uint)(((int)((uint)((int)((uint)((int)((t2 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t2 % 2u))))))) + (uint)2)))) % 3u)], 1);
     const uint t3 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));
     atomic_max(&counts[3u], ((int)((uint)((int)((t3 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t3 % 2u))))))));
     {  // f32 atomic add as a compare-and-swap loop

@@ -53,7 +53,7 @@ extern "C" __global__ void features(
     const float t1 = fabsf(acc_2);
     y[(blockIdx.x * blockDim.x + threadIdx.x)] = ingot_f32_to_bf16(((erff(acc_2) + (tanhf(acc_2) * expf((-t1)))) + (sqrtf(t1) * rsqrtf((t1 + 1.0f)))));
     const unsigned int t2 = (blockIdx.x * blockDim.x + threadIdx.x);
-    atomicAdd(&counts[(((unsigned int)(((int)((unsigned int)((int)((unsigned int)((int)((t2 % 4u))) - (unsigned int)((int)((unsigned int)2 * (unsigned int)((int)((t2 % 2u))))))) + (unsigned int)2)))) % 4u)], 1);
+    atomicAdd(&counts[(((unsigned int)(((int)((unsigned int)((int)((unsigned int)((int)((t2 % 4u))) - (unsigned int)((int)((unsigned int)2 * (unsigned int)((int)((t2 % 2u))))))) + (unsigned int)2)))) % 3u)], 1);
     const unsigned int t3 = (blockIdx.x * blockDim.x + threadIdx.x);
     atomicMax(&counts[3u], ((int)((unsigned int)((int)((t3 % 4u))) - (unsigned int)((int)((unsigned int)2 * (unsigned int)((int)((t3 % 2u))))))));
     atomicAdd(&total[0u], acc_2);

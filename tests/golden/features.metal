@@ -61,7 +61,7 @@ kernel void features(
     const float t3 = (1.0f - ((t2 * (0.254829586f + (t2 * (-0.284496725f + (t2 * (1.42141378f + (t2 * (-1.45315206f + (t2 * 1.06140542f))))))))) * precise::exp((-(acc_2 * acc_2)))));
     y[(ingot_group_id.x * ingot_group_size.x + ingot_local_id.x)] = ingot_f32_to_bf16(((((acc_2 < 0.0f) ? (-t3) : t3) + (precise::tanh(acc_2) * precise::exp((-t1)))) + (precise::sqrt(t1) * precise::rsqrt((t1 + 1.0f)))));
     const uint t4 = (ingot_group_id.x * ingot_group_size.x + ingot_local_id.x);
-    atomic_fetch_add_explicit((device atomic_int*)&counts[(((uint)(((int)((uint)((int)((uint)((int)((t4 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t4 % 2u))))))) + (uint)2)))) % 4u)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit((device atomic_int*)&counts[(((uint)(((int)((uint)((int)((uint)((int)((t4 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t4 % 2u))))))) + (uint)2)))) % 3u)], 1, memory_order_relaxed);
     const uint t5 = (ingot_group_id.x * ingot_group_size.x + ingot_local_id.x);
     atomic_fetch_max_explicit((device atomic_int*)&counts[3u], ((int)((uint)((int)((t5 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t5 % 2u))))))), memory_order_relaxed);
     atomic_fetch_add_explicit((device atomic_float*)&total[0u], acc_2, memory_order_relaxed);

@@ -2,11 +2,16 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "ingot/harness/registry.hpp"
+
+namespace ingot::runtime {
+class CudaCompiler;
+}
 
 namespace ingot::tools {
 
@@ -23,6 +28,8 @@ class CudaArtifacts {
 
  private:
   std::string note_;
+  bool tried_ = false;
+  std::shared_ptr<runtime::CudaCompiler> compiler_;
 };
 
 }  // namespace ingot::tools

@@ -63,18 +63,17 @@ struct OpenCLError : std::runtime_error {
   OpenCLError(const std::string& message, int code_) : std::runtime_error(message), code(code_) {}
 };
 
-// The OpenCL C compiler refused a program. what() holds the complete build log.
-struct CompileError : std::runtime_error {
+// The OpenCL C compiler refused a program. what() holds the complete build log (also in `log`,
+// from runtime::CompileError).
+struct OpenCLCompileError : CompileError {
   std::string entry;
   std::string options;
-  std::string log;     // the driver's build log, complete
   std::string source;  // the source that failed to build
-  CompileError(const std::string& message, std::string entry_, std::string options_, std::string log_,
-               std::string source_)
-      : std::runtime_error(message),
+  OpenCLCompileError(const std::string& message, std::string entry_, std::string options_, std::string log_,
+                     std::string source_)
+      : CompileError(message, std::move(log_)),
         entry(std::move(entry_)),
         options(std::move(options_)),
-        log(std::move(log_)),
         source(std::move(source_)) {}
 };
 
