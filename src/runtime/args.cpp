@@ -1,4 +1,5 @@
 // Argument checking and host-side value packing, shared by every backend.
+#include <chrono>
 #include <cstring>
 
 #include "ingot/ir_print.hpp"
@@ -115,6 +116,20 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
                           std::to_string(need) + " with these scalars: pass a larger buffer or smaller sizes");
     }
   }
+}
+
+Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<std::vector<Arg>>& arg_sets,
+                              const TimingOptions& options) {
+  if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
+  Timing t;
+  t.timer = "host clock";
+  for (int i = 0; i < options.warmup; ++i) launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
+  for (int i = 0; i < options.reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
+    t.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return t;
 }
 
 std::vector<std::uint8_t> poison_bytes(DType t, std::size_t count) {

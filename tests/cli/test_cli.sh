@@ -91,5 +91,23 @@ expect run_bad_in_syntax 2 "write BUFFER=FILE.npy" -- "$ingot" run depthwise_con
 expect run_needs_dtype nonzero 'dtype' -- "$ingot" run depthwise_conv1d
 expect run_two_backends 2 'exactly one backend' -- "$ingot" run depthwise_conv1d --dtype f32 --backend interp,opencl --in x=x.npy --in w=w.npy
 
+# bench, snap, diff (timings on the interpreter are meaningless; the commands are not)
+expect bench_emit_cases 0 'wrote the bench cases' -- "$ingot" bench --emit-cases cases.json
+expect bench_cases_file 0 '"key": "depthwise_conv1d\|f32\|' -- cat cases.json
+expect bench_too_big 1 'skipped: needs about' -- "$ingot" bench --backend interp --filter depthwise --dtype f32 --max-bytes 1000
+expect bench_bad_reps 2 'reps must be' -- "$ingot" bench --backend interp --reps 0
+expect bench_two_backends 2 'exactly one backend' -- "$ingot" bench --backend interp,opencl
+expect snap_needs_out nonzero '--out is required' -- "$ingot" snap --backend interp
+cat > a.json <<'J'
+{"device": "d", "commit": "a", "date": "x", "rows": [{"key": "k|f32|c", "median_s": 0.002, "skipped": ""}, {"key": "k|f32|e", "median_s": 0.001, "skipped": ""}]}
+J
+cat > b.json <<'J'
+{"device": "d", "commit": "b", "date": "y", "rows": [{"key": "k|f32|c", "median_s": 0.003, "skipped": ""}, {"key": "k|f32|e", "median_s": 0.0005, "skipped": ""}]}
+J
+expect diff_lists 0 '1 regressions, 1 gains, 0 unchanged' -- "$ingot" diff a.json b.json
+expect diff_strict 1 'regression +k\|f32\|c' -- "$ingot" diff a.json b.json --strict
+expect diff_missing_file 2 "cannot read 'nope.json'" -- "$ingot" diff a.json nope.json
+expect device_measure 0 'ceilings on opencl|^' -- "$ingot" device --measure
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

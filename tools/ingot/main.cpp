@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +17,7 @@
 
 #include "ingot/codegen/printer.hpp"
 #include "ingot/harness/backends.hpp"
+#include "ingot/harness/bench.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/io/npy.hpp"
 #include "ingot/ir_print.hpp"
@@ -36,6 +39,9 @@ namespace {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+void print_ceilings(const harness::Ceilings& c);
+std::string device_name(const std::string& backend);
 
 const harness::KernelSpec& find_kernel(const harness::Registry& reg, const std::string& name) {
   if (const auto* k = reg.find(name)) return *k;
@@ -290,8 +296,20 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
 }
 
 // ------------------------------------------------------------------ device
-int cmd_device(bool as_json) {
+int cmd_device(bool as_json, bool measure) {
   json j = json::array();
+  if (measure) {
+    for (const auto& name : harness::known_backends()) {
+      auto slot = harness::open_backend(name);
+      if (!slot.backend || name == "interp") continue;
+      const auto c = harness::measure_ceilings(*slot.backend);
+      if (!as_json) print_ceilings(c);
+      j.push_back({{"backend", name}, {"device", device_name(name)}, {"copy_bytes_per_s", c.copy_bytes_per_s},
+                   {"copy_method", c.copy_method}, {"f32_flops_per_s", c.f32_flops_per_s}, {"fma_method", c.fma_method}});
+    }
+    if (as_json) std::cout << j.dump(2) << "\n";
+    return 0;
+  }
   for (const auto& name : harness::known_backends()) {
     const auto r = harness::describe_backend(name);
     if (as_json) {
@@ -305,6 +323,133 @@ int cmd_device(bool as_json) {
   }
   if (as_json) std::cout << j.dump(2) << "\n";
   return 0;
+}
+
+// ------------------------------------------------------------------ bench, snap, diff
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read '" + path + "'");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string current_commit() {
+  if (const char* c = std::getenv("INGOT_COMMIT"); c && *c) return c;
+  if (std::ifstream f(".commit"); f) {
+    std::string line;
+    std::getline(f, line);
+    if (!line.empty()) return line;
+  }
+  std::string out;
+  if (FILE* p = ::popen("git rev-parse HEAD 2>/dev/null", "r")) {
+    char buf[128];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string device_name(const std::string& backend) {
+  for (const auto& [k, v] : harness::describe_backend(backend).properties) {
+    if (k == "device") return v;
+  }
+  return backend;
+}
+
+void print_ceilings(const harness::Ceilings& c) {
+  std::printf("ceilings on %s: copy %.3f TB/s (%s); f32 FMA %.2f TFLOP/s (%s)\n", c.backend.c_str(), c.copy_bytes_per_s / 1e12,
+              c.copy_method.c_str(), c.f32_flops_per_s / 1e12, c.fma_method.c_str());
+}
+
+struct BenchArgs {
+  std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out;
+  int reps = 30, warmup = 5;
+  double max_bytes = 60e9;
+};
+
+int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
+  harness::BenchOptions opt;
+  opt.filter = a.filter;
+  if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
+  opt.timing = runtime::TimingOptions{a.warmup, a.reps};
+  opt.max_bytes = a.max_bytes;
+  if (a.reps < 1 || a.warmup < 0) throw UsageError("--reps must be >= 1 and --warmup >= 0");
+  if (!a.emit_cases.empty()) {
+    std::ofstream(a.emit_cases) << harness::bench_cases_json(reg, opt) << "\n";
+    std::printf("wrote the bench cases to %s\n", a.emit_cases.c_str());
+    return 0;
+  }
+  const auto names = harness::parse_backend_list(a.backend);
+  if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
+  auto slot = harness::open_backend(names[0]);
+  if (!slot.backend) throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
+    if (tty) std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
+    else if (done < total) std::fprintf(stderr, "bench [%zu/%zu] %s\n", done + 1, total, label.c_str());
+    if (tty && done == total) std::fprintf(stderr, "\r\033[K");
+  };
+  std::fprintf(stderr, "measuring ceilings...\n");
+  const auto ceilings = harness::measure_ceilings(*slot.backend);
+  print_ceilings(ceilings);
+  auto rows = harness::run_bench(reg, *slot.backend, slot.name, ceilings, opt);
+  if (!a.reference.empty()) harness::merge_reference(rows, read_text(a.reference));
+  std::printf("%-26s %-5s %-26s %10s %9s %6s %8s %6s %10s %9s\n", "kernel", "dtype", "case", "median ms", "GB/s", "%copy",
+              "TFLOP/s", "%fma", "ref ms", "ref/ingot");
+  for (const auto& r : rows) {
+    if (!r.skipped.empty()) {
+      std::printf("%-26s %-5s %-26s skipped: %s\n", r.kernel.c_str(), r.dtype.c_str(), r.case_name.c_str(), r.skipped.c_str());
+      continue;
+    }
+    char ref[64] = "-";
+    char ratio[64] = "-";
+    if (r.reference_s) {
+      std::snprintf(ref, sizeof ref, "%.4f", *r.reference_s * 1e3);
+      std::snprintf(ratio, sizeof ratio, "%.2fx", *r.reference_s / r.median_s);
+    }
+    std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %8.2f %5.1f%% %10s %9s\n", r.kernel.c_str(), r.dtype.c_str(),
+                r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, r.tflops, 100 * r.frac_fma, ref, ratio);
+  }
+  std::printf("timer: %s; median of %d reps after %d warm-up launches; inputs rotate over sets > 2x L2\n",
+              rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
+  const std::string doc = harness::baseline_json(rows, ceilings, device_name(slot.name), current_commit(), utc_now());
+  const std::string path = snap ? a.out : a.json_path;
+  if (!path.empty()) {
+    std::ofstream out(path);
+    if (!out) throw UsageError("cannot write '" + path + "'");
+    out << doc << "\n";
+    std::printf("wrote %s\n", path.c_str());
+  }
+  std::size_t ran = 0;
+  for (const auto& r : rows) ran += r.skipped.empty();
+  std::printf("%zu benchmarked, %zu skipped\n", ran, rows.size() - ran);
+  return ran > 0 ? 0 : 1;
+}
+
+int cmd_diff(const std::string& a, const std::string& b, double threshold, bool strict) {
+  const auto d = harness::diff_baselines(read_text(a), read_text(b), threshold);
+  auto show = [](const char* title, const std::vector<harness::DiffLine>& v) {
+    for (const auto& l : v) {
+      std::printf("%-12s %-60s %10.4f ms -> %10.4f ms (%+.1f%%)\n", title, l.key.c_str(), l.before_s * 1e3, l.after_s * 1e3,
+                  100 * l.change);
+    }
+  };
+  show("regression", d.regressions);
+  show("gain", d.gains);
+  for (const auto& k : d.only_before) std::printf("%-12s %s\n", "removed", k.c_str());
+  for (const auto& k : d.only_after) std::printf("%-12s %s\n", "new", k.c_str());
+  std::printf("%zu regressions, %zu gains, %zu unchanged (threshold %.1f%%)\n", d.regressions.size(), d.gains.size(),
+              d.unchanged.size(), 100 * threshold);
+  return strict && !d.regressions.empty() ? 1 : 0;
 }
 
 // ------------------------------------------------------------------ run
@@ -438,9 +583,42 @@ int main(int argc, char** argv) {
   inspect->footer("Examples:\n  ingot inspect depthwise_conv1d --stage all\n  ingot inspect depthwise_conv1d --dtype f16 --set K=5 --stage opencl");
 
   bool device_json = false;
+  bool device_measure = false;
   auto* device = app.add_subcommand("device", "Backends and devices found, their properties, and why a backend is absent");
   device->add_flag("--json", device_json, "Print JSON");
-  device->footer("Examples:\n  ingot device\n  ingot device --json");
+  device->add_flag("--measure", device_measure, "Measure each device's copy bandwidth and f32 FMA rate");
+  device->footer("Examples:\n  ingot device\n  ingot device --json\n  ingot device --measure");
+
+  BenchArgs bargs;
+  auto add_bench_options = [&](CLI::App* c) {
+    c->add_option("--backend", bargs.backend, "One backend: cuda, opencl or interp")->capture_default_str();
+    c->add_option("--filter", bargs.filter, "Only kernels whose name or family contains this");
+    c->add_option("--dtype", bargs.dtype, "Only this dtype");
+    c->add_option("--reps", bargs.reps, "Timed launches per case")->capture_default_str();
+    c->add_option("--warmup", bargs.warmup, "Untimed launches first")->capture_default_str();
+    c->add_option("--reference", bargs.reference, "Reference times (JSON from bench/reference_torch.py) to compare with");
+    c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")->capture_default_str();
+  };
+  auto* bench = app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
+  add_bench_options(bench);
+  bench->add_option("--json", bargs.json_path, "Write the results (a baseline document) to this file");
+  bench->add_option("--emit-cases", bargs.emit_cases, "Only write the bench cases as JSON (for bench/reference_torch.py)");
+  bench->footer("Examples:\n  ingot bench --backend cuda\n  ingot bench --filter depthwise --dtype bf16 --json bench.json\n"
+                "  ingot bench --emit-cases cases.json && python3 bench/reference_torch.py cases.json ref.json &&\n"
+                "    ingot bench --reference ref.json");
+  auto* snap = app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
+  add_bench_options(snap);
+  snap->add_option("--out", bargs.out, "Baseline file to write")->required();
+  snap->footer("Examples:\n  ingot snap --out baselines/h200.json --reference ref.json");
+  std::string diff_a, diff_b;
+  double threshold = 0.05;
+  bool strict = false;
+  auto* diff = app.add_subcommand("diff", "Compare two baselines: regressions and gains");
+  diff->add_option("before", diff_a, "Baseline JSON")->required();
+  diff->add_option("after", diff_b, "Baseline JSON")->required();
+  diff->add_option("--threshold", threshold, "Relative change below which a case counts as unchanged")->capture_default_str();
+  diff->add_flag("--strict", strict, "Exit 1 when there are regressions");
+  diff->footer("Examples:\n  ingot diff baselines/old.json new.json --threshold 0.03");
 
   std::string run_backend = "interp";
   std::vector<std::string> ins, outs;
@@ -462,7 +640,10 @@ int main(int argc, char** argv) {
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
     if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage);
-    if (*device) return cmd_device(device_json);
+    if (*device) return cmd_device(device_json, device_measure);
+    if (*bench) return cmd_bench(reg, bargs, false);
+    if (*snap) return cmd_bench(reg, bargs, true);
+    if (*diff) return cmd_diff(diff_a, diff_b, threshold, strict);
     if (*run) return cmd_run(reg, kernel_name, run_backend, dtype, case_name, sets, ins, outs);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ingot: error: %s\n", e.what());

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -72,6 +73,15 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args);
 // ArgumentError if the extent overflows its integer type.
 [[nodiscard]] std::uint64_t required_extent(const ir::Kernel& k, std::size_t param, const std::vector<Arg>& args);
 
+struct TimingOptions {
+  int warmup = 3;  // untimed launches first (compilation, caches, clocks)
+  int reps = 20;   // timed launches
+};
+struct Timing {
+  std::vector<double> seconds;  // one per timed launch
+  std::string timer;            // "cuda events", "host clock"
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -84,6 +94,19 @@ class Backend {
   // Checks the arguments, then runs k over the grid; returns when the results are visible to
   // download.
   virtual void launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) = 0;
+  // Times launches of k: options.warmup untimed launches, then options.reps timed ones; launch
+  // i uses arg_sets[i % arg_sets.size()] (rotating over input sets larger than the caches).
+  // The default times each synchronous launch with the host clock; device backends override it
+  // with device timers.
+  [[nodiscard]] virtual Timing time_launches(const ir::Kernel& k, const LaunchGeometry& g,
+                                             const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options);
+  // Seconds of one device-to-device copy of `bytes` through the driver's copy (median of
+  // options.reps), where the backend has one; nullopt otherwise.
+  [[nodiscard]] virtual std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) {
+    (void)bytes;
+    (void)options;
+    return std::nullopt;
+  }
 };
 
 // Host-side packing of values into a buffer's byte layout (RNE for 16-bit floats).

@@ -93,6 +93,12 @@ class CudaBackend final : public Backend {
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override;
   void download(const DeviceBuffer& src, void* dst, std::size_t bytes) override;
   void launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) override;
+  // CUDA events around each launch on the stream (falls back to the host clock when the
+  // driver lacks the event API).
+  [[nodiscard]] Timing time_launches(const ir::Kernel& k, const LaunchGeometry& g,
+                                     const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) override;
+  // cuMemcpyDtoDAsync between two fresh allocations, timed with events.
+  [[nodiscard]] std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) override;
 
   // Wraps caller-owned device memory (a CUdeviceptr of this device, count elements of t) as a
   // buffer of this backend. The memory is not copied, not poisoned and never freed by ingot;
@@ -111,6 +117,8 @@ class CudaBackend final : public Backend {
 
  private:
   explicit CudaBackend(std::unique_ptr<Impl> impl);
+  // Checks, compiles and enqueues one launch on the stream without waiting for it.
+  void enqueue(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args);
   std::unique_ptr<Impl> impl_;
 };
 

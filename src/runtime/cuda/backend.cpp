@@ -16,6 +16,7 @@
 namespace ingot::runtime {
 
 using cuda_detail::Context;
+using cuda_detail::CUevent;
 using cuda_detail::CUcontext;
 using cuda_detail::CudaBuffer;
 using cuda_detail::CUdevice;
@@ -368,6 +369,84 @@ void CudaBackend::synchronize() {
 }
 
 void CudaBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
+  enqueue(k, g, args);
+  const Context& ctx = *impl_->ctx;
+  ScopedContext scope(ctx);
+  ctx.check(ctx.api().cuStreamSynchronize(impl_->stream),
+            "running kernel '" + k.name + "' (" + g.describe() + ") on " + impl_->info.name);
+}
+
+Timing CudaBackend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
+                                  const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) {
+  const Context& ctx = *impl_->ctx;
+  const DriverApi& api = ctx.api();
+  if (!api.cuEventCreate || !api.cuEventRecord || !api.cuEventElapsedTime || !api.cuEventDestroy ||
+      !api.cuEventSynchronize) {
+    return Backend::time_launches(k, g, arg_sets, options);
+  }
+  if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
+  for (int i = 0; i < options.warmup; ++i) launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
+  ScopedContext scope(ctx);
+  const auto n = static_cast<std::size_t>(options.reps);
+  std::vector<CUevent> events(2 * n, nullptr);
+  Timing t;
+  t.timer = "cuda events";
+  try {
+    for (auto& e : events) ctx.check(api.cuEventCreate(&e, 0), "creating a timing event");
+    for (std::size_t i = 0; i < n; ++i) {
+      ctx.check(api.cuEventRecord(events[2 * i], impl_->stream), "recording a timing event");
+      enqueue(k, g, arg_sets[i % arg_sets.size()]);
+      ctx.check(api.cuEventRecord(events[2 * i + 1], impl_->stream), "recording a timing event");
+    }
+    ctx.check(api.cuEventSynchronize(events.back()), "running timed launches of kernel '" + k.name + "'");
+    for (std::size_t i = 0; i < n; ++i) {
+      float ms = 0;
+      ctx.check(api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "reading a timing event");
+      t.seconds.push_back(static_cast<double>(ms) * 1e-3);
+    }
+  } catch (...) {
+    for (auto e : events) {
+      if (e) api.cuEventDestroy(e);
+    }
+    throw;
+  }
+  for (auto e : events) api.cuEventDestroy(e);
+  return t;
+}
+
+std::optional<double> CudaBackend::time_copy(std::size_t bytes, const TimingOptions& options) {
+  const Context& ctx = *impl_->ctx;
+  const DriverApi& api = ctx.api();
+  if (!api.cuMemcpyDtoDAsync || !api.cuEventCreate || !api.cuEventRecord || !api.cuEventElapsedTime ||
+      !api.cuEventSynchronize || !api.cuEventDestroy) {
+    return std::nullopt;
+  }
+  auto src = allocate(DType::u8, bytes);
+  auto dst = allocate(DType::u8, bytes);
+  ScopedContext scope(ctx);
+  const CUdeviceptr s = device_pointer(*src);
+  const CUdeviceptr d = device_pointer(*dst);
+  CUevent a = nullptr;
+  CUevent b = nullptr;
+  ctx.check(api.cuEventCreate(&a, 0), "creating a timing event");
+  ctx.check(api.cuEventCreate(&b, 0), "creating a timing event");
+  std::vector<double> times;
+  for (int i = 0; i < options.warmup + options.reps; ++i) {
+    ctx.check(api.cuEventRecord(a, impl_->stream), "recording a timing event");
+    ctx.check(api.cuMemcpyDtoDAsync(d, s, bytes, impl_->stream), "device-to-device copy");
+    ctx.check(api.cuEventRecord(b, impl_->stream), "recording a timing event");
+    ctx.check(api.cuEventSynchronize(b), "device-to-device copy");
+    float ms = 0;
+    ctx.check(api.cuEventElapsedTime(&ms, a, b), "reading a timing event");
+    if (i >= options.warmup) times.push_back(static_cast<double>(ms) * 1e-3);
+  }
+  api.cuEventDestroy(a);
+  api.cuEventDestroy(b);
+  std::sort(times.begin(), times.end());
+  return times.empty() ? std::nullopt : std::optional<double>(times[times.size() / 2]);
+}
+
+void CudaBackend::enqueue(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
   const Context& ctx = *impl_->ctx;
   const CudaDeviceInfo& info = impl_->info;
   check_args(k, args);
@@ -419,7 +498,6 @@ void CudaBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const std
                                g.group_size[2], 0, impl_->stream, params.empty() ? nullptr : params.data(), nullptr),
       "launching " + where);
   ++impl_->stats.launches;
-  ctx.check(ctx.api().cuStreamSynchronize(impl_->stream), "running " + where);
 }
 
 }  // namespace ingot::runtime

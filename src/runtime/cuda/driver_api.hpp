@@ -26,6 +26,8 @@ using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+struct CUevent_st;
+using CUevent = CUevent_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
@@ -98,6 +100,17 @@ struct DriverApi {
   // cuLaunchKernel(f, gridDimX..Z, blockDimX..Z, sharedMemBytes, stream, kernelParams, extra)
   CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, CUstream, void**, void**) = nullptr;
+
+  // Optional (bound when present; the bench needs them, launches do not):
+  // cuEventCreate(CUevent*, unsigned int flags), cuEventRecord(CUevent, CUstream),
+  // cuEventSynchronize(CUevent), cuEventElapsedTime(float* ms, CUevent start, CUevent end),
+  // cuEventDestroy_v2(CUevent), cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t, CUstream)
+  CUresult (*cuEventCreate)(CUevent*, unsigned int) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream) = nullptr;
 
   SharedLibrary library;  // keeps the code above mapped
 

@@ -1,0 +1,81 @@
+// ingot/harness/bench.hpp — timing the library's bench cases against measured ceilings.
+//
+// Each kernel x dtype x bench case: warm-up launches, then timed launches (device timers where
+// the backend has them) rotating over enough input sets to exceed twice the L2 cache, median
+// taken; bytes and FLOPs from the registry give GB/s and TFLOP/s and the fraction of the
+// device's measured copy bandwidth and f32 FMA rate. A reference time (cuDNN through PyTorch,
+// measured by bench/reference_torch.py in the same run) can be merged in as a ratio.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingot/harness/registry.hpp"
+#include "ingot/runtime/backend.hpp"
+
+namespace ingot::harness {
+
+struct Ceilings {
+  std::string backend;
+  double copy_bytes_per_s = 0;  // bytes read + written per second, device-to-device copy
+  std::string copy_method;
+  double f32_flops_per_s = 0;  // 2 x FMAs per second, f32
+  std::string fma_method;
+};
+
+struct BenchOptions {
+  std::string filter;             // substring of kernel name or family
+  std::optional<DType> dtype;
+  runtime::TimingOptions timing{5, 30};
+  double cache_bytes = 50e6;      // L2 size: input sets rotate over more than twice this
+  int max_rotation_sets = 8;
+  double max_bytes = 60e9;        // skip cases whose buffers (all sets) would need more
+  std::uint64_t seed = 7;
+  std::function<void(std::size_t, std::size_t, const std::string&)> on_progress;
+};
+
+struct BenchRow {
+  std::string kernel, dtype, case_name, params, timer;
+  double median_s = 0, min_s = 0, max_s = 0;
+  int reps = 0, rotation_sets = 0;
+  double bytes = 0, flops = 0;
+  double gbytes_per_s = 0, tflops = 0, frac_copy = 0, frac_fma = 0;
+  std::optional<double> reference_s;  // the reference's median time for the same case
+  std::string reference_note;         // what the reference ran (or why there is none)
+  std::string skipped;                // non-empty: why this case did not run
+  [[nodiscard]] std::string key() const { return kernel + "|" + dtype + "|" + case_name; }
+};
+
+// Measures the backend's ceilings: the better of the driver's device-to-device copy (where it
+// has one) and an ingot copy kernel over `copy_bytes` (at most 64 MiB off the GPU), and an f32
+// FMA-chain kernel. The interpreter has no ceilings (zeros, said in the methods).
+[[nodiscard]] Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes = 1 << 30);
+
+[[nodiscard]] std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
+                                              const Ceilings& ceilings, const BenchOptions& options);
+
+// The bench cases as JSON for bench/reference_torch.py: [{key, kernel, dtype, case, params}].
+[[nodiscard]] std::string bench_cases_json(const Registry& reg, const BenchOptions& options);
+// Merges reference times ({"<key>": {"ms": 1.23, "note": "..."}}) into rows.
+void merge_reference(std::vector<BenchRow>& rows, const std::string& reference_json);
+
+// A baseline document: device, commit, date, ceilings, rows.
+[[nodiscard]] std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, const std::string& device,
+                                        const std::string& commit, const std::string& date);
+struct DiffLine {
+  std::string key;
+  double before_s = 0, after_s = 0;
+  double change = 0;  // after/before - 1 (positive = slower)
+};
+struct Diff {
+  std::vector<DiffLine> regressions, gains, unchanged;
+  std::vector<std::string> only_before, only_after;
+};
+// Compares two baselines' medians; |change| <= threshold counts as unchanged.
+[[nodiscard]] Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold);
+
+}  // namespace ingot::harness

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (H200): build, full test suite, ingot test on every backend,
+# compute-sanitizer memcheck of the CUDA runs, optionally the bench. Logs go to $OUT (or ./gpu-out).
+# Usage: bash scripts/gpu-run.sh [--bench]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
+export INGOT_CACHE_DIR=$PWD/.ingot-cache
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+  nvcc --version 2>&1 | tail -2
+} > "$out/env.txt"
+cat "$out/env.txt"
+t0=$(date +%s)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build build -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+./build/ingot device > "$out/device.txt" 2>&1; cat "$out/device.txt"
+(cd build && timeout 420 ctest -j 8 --timeout 300 > "$out/ctest.log" 2>&1); echo "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+grep -E "Failed|\*\*\*" "$out/ctest.log" | head -20
+timeout 300 ./build/ingot test --backend all --json "$out/test-all.json" > "$out/test-all.log" 2>&1; echo "ingot test rc=$?"; tail -8 "$out/test-all.log"
+if command -v compute-sanitizer >/dev/null; then
+  timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/ingot test --backend cuda > "$out/memcheck.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed," "$out/memcheck.log" | tail -3
+fi
+if [[ ${1:-} == --bench ]]; then
+  timeout 400 ./build/ingot bench --backend cuda --json "$out/bench.json" > "$out/bench.log" 2>&1; echo "bench rc=$?"; tail -40 "$out/bench.log"
+fi
+echo "total: $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,293 @@
+// The bench harness: ceilings, timed bench cases, reference merge, baselines and diffs.
+#include "ingot/harness/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "ingot/dsl.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/scalar_eval.hpp"
+
+namespace ingot::harness {
+
+namespace {
+
+using nlohmann::json;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+bool selected(const KernelSpec& k, const std::string& filter) {
+  return filter.empty() || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
+}
+
+// f32 FMA chains: 8 independent accumulators per thread, 64 unrolled steps per loop trip.
+ir::Kernel fma_kernel() {
+  return trace("ingot_peak_fma_f32", [](KernelBuilder& k) {
+    using namespace ingot::dsl;
+    auto trips = k.scalar<u32>("trips");
+    auto n = k.scalar<u32>("n");
+    auto y = k.out<f32>("y", n);
+    auto i = k.program_id(0);
+    auto seed = cast<f32>(i % 7u) * 1e-3f;
+    std::vector<Var<f32>> acc;
+    acc.reserve(8);  // no reallocation: copying a Var would declare a new variable
+    for (int j = 0; j < 8; ++j) acc.emplace_back(k, seed + static_cast<float>(j), "acc" + std::to_string(j));
+    for_(0u, trips, [&](Val<u32>) {
+      for (int s = 0; s < 64; ++s) {
+        for (auto& a : acc) a = fma(a.get(), 0.999f, 1e-4f);
+      }
+    });
+    Val<f32> sum = acc[0].get();
+    for (int j = 1; j < 8; ++j) sum = sum + acc[j].get();
+    if_(i < n, [&] { store(y, i, sum); });
+  });
+}
+
+ir::Kernel copy_kernel() {
+  return trace("ingot_copy_u32", [](KernelBuilder& k) {
+    using namespace ingot::dsl;
+    auto n = k.scalar<u32>("n");
+    auto x = k.in<u32>("x", n);
+    auto y = k.out<u32>("y", n);
+    auto i = k.program_id(0);
+    auto v = load(x, select(i < n, i, 0u));
+    if_(i < n, [&] { store(y, i, v); });
+  });
+}
+
+}  // namespace
+
+Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
+  Ceilings c;
+  c.backend = be.name();
+  if (be.name() == "interp") {
+    c.copy_method = c.fma_method = "not measured: the interpreter is a checker, not a device";
+    return c;
+  }
+  const bool gpu = be.name() == "cuda";
+  if (!gpu) copy_bytes = std::min(copy_bytes, 64.0 * (1 << 20));  // CPU OpenCL: keep it short
+  const runtime::TimingOptions timing{3, 20};
+  if (auto s = be.time_copy(static_cast<std::size_t>(copy_bytes), timing)) {
+    c.copy_bytes_per_s = 2 * copy_bytes / *s;
+    c.copy_method = "driver device-to-device copy of " + std::to_string(static_cast<long long>(copy_bytes)) + " bytes";
+  }
+  {  // ingot's own copy kernel: the ceiling is the better of the two
+    const auto n = static_cast<std::uint32_t>(copy_bytes / 4);
+    const auto k = passes::optimize(copy_kernel());
+    auto x = be.allocate(DType::u32, n);
+    const std::vector<std::uint8_t> data(static_cast<std::size_t>(n) * 4, 0x11);
+    be.upload(*x, data.data(), data.size());
+    auto y = be.allocate(DType::u32, n);
+    const std::vector<runtime::Arg> args{runtime::scalar_arg<std::uint32_t>(n), x, y};
+    const auto t = be.time_launches(k, runtime::grid_1d(n, 256), {args}, timing);
+    const double bw = 2.0 * 4.0 * n / median(t.seconds);
+    if (bw > c.copy_bytes_per_s) {
+      c.copy_bytes_per_s = bw;
+      c.copy_method = "ingot copy kernel (u32, one element per thread), " + t.timer;
+    }
+  }
+  {
+    const std::uint32_t n = gpu ? 1u << 20 : 1u << 14;
+    const std::uint32_t trips = gpu ? 32 : 4;
+    const auto k = passes::optimize(fma_kernel());
+    auto y = be.allocate(DType::f32, n);
+    const std::vector<runtime::Arg> args{runtime::scalar_arg<std::uint32_t>(trips), runtime::scalar_arg<std::uint32_t>(n), y};
+    const auto t = be.time_launches(k, runtime::grid_1d(n, 256), {args}, timing);
+    c.f32_flops_per_s = 2.0 * 8 * 64 * trips * static_cast<double>(n) / median(t.seconds);
+    c.fma_method = "ingot kernel: 8 independent f32 FMA chains per thread, " + std::to_string(n) + " threads, " + t.timer;
+  }
+  return c;
+}
+
+std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
+                                const Ceilings& ceilings, const BenchOptions& options) {
+  struct Job {
+    const KernelSpec* k;
+    DType t;
+    const BenchCase* c;
+  };
+  std::vector<Job> jobs;
+  for (const auto& k : reg.kernels()) {
+    if (!selected(k, options.filter)) continue;
+    for (DType t : k.dtypes) {
+      if (options.dtype && *options.dtype != t) continue;
+      for (const auto& c : k.bench) jobs.push_back({&k, t, &c});
+    }
+  }
+  std::vector<BenchRow> rows;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const auto& [k, t, c] = jobs[j];
+    BenchRow r;
+    r.kernel = k->name;
+    r.dtype = std::string(dtype_name(t));
+    r.case_name = c->name;
+    r.params = format_params(c->params);
+    if (options.on_progress) options.on_progress(j, jobs.size(), r.key());
+    try {
+      r.bytes = k->bytes ? k->bytes(t, c->params) : 0;
+      r.flops = k->flops ? k->flops(c->params) : 0;
+      const ir::Kernel kern = passes::optimize(k->build(t, c->params));
+      // Refuse early (before generating inputs) from the registry's byte count.
+      const int est_sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(r.bytes, 1.0))) + 1, 1,
+                                      options.max_rotation_sets);
+      if (r.bytes * est_sets > options.max_bytes) {
+        r.skipped = "needs about " + std::to_string(static_cast<long long>(r.bytes * est_sets)) +
+                    " bytes of rotating buffers (limit " + std::to_string(static_cast<long long>(options.max_bytes)) + ")";
+        rows.push_back(r);
+        continue;
+      }
+      const HostData in = k->inputs(t, c->params, options.seed);
+      // Scalars first, so extents can be evaluated.
+      std::vector<runtime::Arg> proto(kern.params.size());
+      double set_bytes = 0;
+      for (std::size_t i = 0; i < kern.params.size(); ++i) {
+        const auto& p = kern.params[i];
+        if (ir::is_buffer(p.kind)) {
+          proto[i] = runtime::BufferPtr{};
+        } else {
+          proto[i] = runtime::ScalarArg{p.type, ir::bits_of_double(p.type, in.scalars.at(p.name))};
+        }
+      }
+      for (std::size_t i = 0; i < kern.params.size(); ++i) {
+        if (ir::is_buffer(kern.params[i].kind)) {
+          set_bytes += static_cast<double>(runtime::required_extent(kern, i, proto) * dtype_size(kern.params[i].type));
+        }
+      }
+      const int sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(set_bytes, 1.0))) + 1, 1,
+                                  options.max_rotation_sets);
+      r.rotation_sets = sets;
+      if (set_bytes * sets > options.max_bytes) {
+        r.skipped = "needs " + std::to_string(static_cast<long long>(set_bytes * sets)) + " bytes of buffers (limit " +
+                    std::to_string(static_cast<long long>(options.max_bytes)) + ")";
+        rows.push_back(r);
+        continue;
+      }
+      std::vector<std::vector<runtime::Arg>> arg_sets(static_cast<std::size_t>(sets), proto);
+      for (std::size_t i = 0; i < kern.params.size(); ++i) {
+        const auto& p = kern.params[i];
+        if (!ir::is_buffer(p.kind)) continue;
+        const auto need = runtime::required_extent(kern, i, proto);
+        std::vector<std::uint8_t> bytes;
+        if (p.kind != ir::ParamKind::Out) bytes = runtime::pack(p.type, in.buffers.at(p.name));
+        for (auto& set : arg_sets) {
+          auto buf = be.allocate(p.type, need);
+          if (!bytes.empty()) be.upload(*buf, bytes.data(), bytes.size());
+          set[i] = buf;
+        }
+      }
+      const auto timing = be.time_launches(kern, k->geometry(c->params), arg_sets, options.timing);
+      r.timer = timing.timer;
+      r.reps = static_cast<int>(timing.seconds.size());
+      r.median_s = median(timing.seconds);
+      r.min_s = *std::min_element(timing.seconds.begin(), timing.seconds.end());
+      r.max_s = *std::max_element(timing.seconds.begin(), timing.seconds.end());
+      r.gbytes_per_s = r.bytes / r.median_s / 1e9;
+      r.tflops = r.flops / r.median_s / 1e12;
+      if (ceilings.copy_bytes_per_s > 0) r.frac_copy = r.bytes / r.median_s / ceilings.copy_bytes_per_s;
+      if (ceilings.f32_flops_per_s > 0) r.frac_fma = r.flops / r.median_s / ceilings.f32_flops_per_s;
+    } catch (const std::exception& e) {
+      r.skipped = std::string("error: ") + e.what();
+    }
+    (void)backend_name;
+    rows.push_back(r);
+  }
+  if (options.on_progress) options.on_progress(jobs.size(), jobs.size(), "done");
+  return rows;
+}
+
+std::string bench_cases_json(const Registry& reg, const BenchOptions& options) {
+  json j = json::array();
+  for (const auto& k : reg.kernels()) {
+    if (!selected(k, options.filter)) continue;
+    for (DType t : k.dtypes) {
+      if (options.dtype && *options.dtype != t) continue;
+      for (const auto& c : k.bench) {
+        BenchRow r;
+        r.kernel = k.name;
+        r.dtype = std::string(dtype_name(t));
+        r.case_name = c.name;
+        j.push_back({{"key", r.key()}, {"kernel", k.name}, {"dtype", r.dtype}, {"case", c.name}, {"params", c.params}});
+      }
+    }
+  }
+  return j.dump(2);
+}
+
+void merge_reference(std::vector<BenchRow>& rows, const std::string& reference_json) {
+  const json ref = json::parse(reference_json);
+  for (auto& r : rows) {
+    if (!ref.contains(r.key())) {
+      r.reference_note = "no reference for this case";
+      continue;
+    }
+    const auto& e = ref.at(r.key());
+    if (e.contains("ms") && e.at("ms").is_number()) r.reference_s = e.at("ms").get<double>() * 1e-3;
+    if (e.contains("note")) r.reference_note = e.at("note").get<std::string>();
+  }
+}
+
+std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, const std::string& device,
+                          const std::string& commit, const std::string& date) {
+  json j;
+  j["device"] = device;
+  j["commit"] = commit;
+  j["date"] = date;
+  j["ceilings"] = {{"backend", c.backend},
+                   {"copy_bytes_per_s", c.copy_bytes_per_s},
+                   {"copy_method", c.copy_method},
+                   {"f32_flops_per_s", c.f32_flops_per_s},
+                   {"fma_method", c.fma_method}};
+  j["rows"] = json::array();
+  for (const auto& r : rows) {
+    json row = {{"key", r.key()},         {"kernel", r.kernel},        {"dtype", r.dtype},
+                {"case", r.case_name},    {"params", r.params},        {"timer", r.timer},
+                {"median_s", r.median_s}, {"min_s", r.min_s},          {"max_s", r.max_s},
+                {"reps", r.reps},         {"rotation_sets", r.rotation_sets},
+                {"bytes", r.bytes},       {"flops", r.flops},          {"gbytes_per_s", r.gbytes_per_s},
+                {"tflops", r.tflops},     {"frac_copy", r.frac_copy},  {"frac_fma", r.frac_fma},
+                {"skipped", r.skipped},   {"reference_note", r.reference_note}};
+    if (r.reference_s) {
+      row["reference_s"] = *r.reference_s;
+      row["ratio_reference_over_ingot"] = *r.reference_s / r.median_s;
+    }
+    j["rows"].push_back(row);
+  }
+  return j.dump(2);
+}
+
+Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold) {
+  auto times = [](const std::string& text) {
+    std::map<std::string, double> m;
+    const json j = json::parse(text);
+    for (const auto& r : j.at("rows")) {
+      if (!r.value("skipped", std::string()).empty()) continue;
+      m[r.at("key").get<std::string>()] = r.at("median_s").get<double>();
+    }
+    return m;
+  };
+  const auto a = times(before_json);
+  const auto b = times(after_json);
+  Diff d;
+  for (const auto& [key, t0] : a) {
+    auto it = b.find(key);
+    if (it == b.end()) {
+      d.only_before.push_back(key);
+      continue;
+    }
+    DiffLine l{key, t0, it->second, it->second / t0 - 1.0};
+    if (l.change > threshold) d.regressions.push_back(l);
+    else if (l.change < -threshold) d.gains.push_back(l);
+    else d.unchanged.push_back(l);
+  }
+  for (const auto& [key, t] : b) {
+    if (!a.count(key)) d.only_after.push_back(key);
+  }
+  return d;
+}
+
+}  // namespace ingot::harness

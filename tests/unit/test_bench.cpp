@@ -1,0 +1,87 @@
+// The bench harness on the interpreter (timings are meaningless there; the plumbing is not):
+// rows, rates, reference merge, baselines and diffs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ingot/harness/bench.hpp"
+#include "ingot/runtime/interp.hpp"
+
+using namespace ingot;
+using namespace ingot::harness;
+
+namespace {
+Registry tiny_registry() {
+  Registry r;
+  KernelSpec s = *builtin_registry().find("depthwise_conv1d");
+  s.bench = {{"tiny", s.tests.front().params}};
+  r.add(s);
+  return r;
+}
+}  // namespace
+
+TEST(Bench, RowsCarryTimesRatesAndRotation) {
+  runtime::Interpreter be;
+  const Registry reg = tiny_registry();
+  Ceilings c;
+  c.copy_bytes_per_s = 1e9;
+  c.f32_flops_per_s = 1e9;
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {1, 3};
+  opt.cache_bytes = 1000;  // small "L2": several rotating input sets
+  const auto rows = run_bench(reg, be, "interp", c, opt);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& r = rows[0];
+  EXPECT_TRUE(r.skipped.empty()) << r.skipped;
+  EXPECT_EQ(r.reps, 3);
+  EXPECT_EQ(r.timer, "host clock");
+  EXPECT_GT(r.rotation_sets, 1);
+  EXPECT_GT(r.median_s, 0);
+  EXPECT_LE(r.min_s, r.median_s);
+  EXPECT_GE(r.max_s, r.median_s);
+  EXPECT_NEAR(r.gbytes_per_s, r.bytes / r.median_s / 1e9, 1e-9);
+  EXPECT_NEAR(r.frac_copy, r.bytes / r.median_s / 1e9, 1e-9);
+  EXPECT_GT(r.flops, 0);
+}
+
+TEST(Bench, OversizedCasesAreSkippedWithTheReason) {
+  runtime::Interpreter be;
+  BenchOptions opt;
+  opt.filter = "depthwise_conv1d";
+  opt.dtype = DType::bf16;
+  opt.max_bytes = 1e6;
+  const auto rows = run_bench(builtin_registry(), be, "interp", Ceilings{}, opt);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) EXPECT_NE(r.skipped.find("bytes of rotating buffers"), std::string::npos) << r.skipped;
+}
+
+TEST(Bench, ReferenceMergeBaselineAndDiff) {
+  BenchRow a;
+  a.kernel = "k";
+  a.dtype = "f32";
+  a.case_name = "c";
+  a.median_s = 2e-3;
+  BenchRow b = a;
+  b.case_name = "d";
+  b.median_s = 1e-3;
+  std::vector<BenchRow> rows{a, b};
+  merge_reference(rows, R"({"k|f32|c": {"ms": 4.0, "note": "cudnn via torch"}})");
+  ASSERT_TRUE(rows[0].reference_s.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].reference_s, 4e-3);
+  EXPECT_EQ(rows[0].reference_note, "cudnn via torch");
+  EXPECT_FALSE(rows[1].reference_s.has_value());
+  const std::string before = baseline_json(rows, Ceilings{}, "dev", "abc", "2026-11-30T00:00:00Z");
+  const auto j = nlohmann::json::parse(before);
+  EXPECT_EQ(j["commit"], "abc");
+  EXPECT_EQ(j["rows"][0]["ratio_reference_over_ingot"], 2.0);
+  rows[0].median_s = 3e-3;     // 50% slower
+  rows[1].median_s = 0.99e-3;  // within threshold
+  const std::string after = baseline_json(rows, Ceilings{}, "dev", "def", "2026-11-30T01:00:00Z");
+  const auto d = diff_baselines(before, after, 0.05);
+  ASSERT_EQ(d.regressions.size(), 1u);
+  EXPECT_EQ(d.regressions[0].key, "k|f32|c");
+  EXPECT_NEAR(d.regressions[0].change, 0.5, 1e-9);
+  EXPECT_EQ(d.unchanged.size(), 1u);
+  EXPECT_TRUE(d.gains.empty());
+}
