@@ -1,6 +1,7 @@
 // NumPy .npy reading and writing.
 #include "ingot/io/npy.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -115,7 +116,7 @@ std::vector<std::uint8_t> serialize_npy(const NpyArray& a) {
                                      static_cast<std::uint8_t>(header.size() >> 8)};
   std::vector<std::uint8_t> out(sizeof preamble + header.size() + a.data.size());
   std::memcpy(out.data(), preamble, sizeof preamble);
-  std::memcpy(out.data() + sizeof preamble, header.data(), header.size());
+  std::copy(header.begin(), header.end(), out.begin() + sizeof preamble);
   if (!a.data.empty()) std::memcpy(out.data() + sizeof preamble + header.size(), a.data.data(), a.data.size());
   return out;
 }

@@ -482,12 +482,12 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
   for (const auto& [b, f] : in_files) {
     bool ok = false;
     for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
-    if (!ok) throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers + ")");
+    if (!ok) throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers + ")");  // NOLINT(performance-inefficient-string-concatenation): error path
   }
   for (const auto& [b, f] : out_files) {
     bool ok = false;
     for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
-    if (!ok) throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers + ")");
+    if (!ok) throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers + ")");  // NOLINT(performance-inefficient-string-concatenation): error path
   }
   // Scalars come from the case parameters, as the registry derives them.
   const auto host = k.inputs(t, p, 0);

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Reference timings for ingot's bench cases: cuDNN through PyTorch, on the same GPU, in the
+same run as `ingot bench`.
+
+usage: python3 bench/reference_torch.py CASES.json OUT.json
+  CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
+  `ingot bench --reference OUT.json` (keys "kernel|dtype|case" -> {"ms": median, "note": ...}).
+
+Method (the same as ingot's): inputs rotate over enough sets to exceed twice the 50 MB L2,
+warm-up calls first, then each call timed with CUDA events; the median is reported.
+TF32 is off, so f32 convolutions are true f32. Block-scaled kernels have no cuDNN
+counterpart: they are compared with the dense bf16 convolution of the same shape, and the
+note says so.
+"""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.benchmark = True  # let cuDNN pick its fastest algorithm, as users do
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+L2_BYTES = 50e6
+WARMUP, REPS = 5, 30
+
+
+def timed(make_inputs, fn, set_bytes):
+    sets = max(1, min(8, int(2 * L2_BYTES / max(set_bytes, 1)) + 1))
+    inputs = [make_inputs() for _ in range(sets)]
+    for i in range(WARMUP):
+        fn(*inputs[i % sets])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(REPS):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn(*inputs[i % sets])
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def rnd(shape, dt, channels_last=False):
+    t = torch.empty(shape, device="cuda", dtype=dt).uniform_(-1, 1)
+    if channels_last:
+        t = t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return t
+
+
+def g(p, *names, default=None):
+    for n in names:
+        if n in p:
+            return p[n]
+    if default is not None:
+        return default
+    raise KeyError(f"none of {names} in {p}")
+
+
+def pair(p, base, default=None):
+    """Per-axis parameter: base_h/base_w (or kh/kw style), else a shared value."""
+    return (g(p, base + "_h", base + "h", default=g(p, base, default=default)),
+            g(p, base + "_w", base + "w", default=g(p, base, default=default)))
+
+
+def triple(p, base, default=None):
+    return tuple(g(p, base + "_" + a, base + a, default=g(p, base, default=default)) for a in "dhw")
+
+
+def conv_nd(p, dt, nd, groups_of, layout_last=False):
+    n = g(p, "N", "B")
+    c = g(p, "C")
+    o = g(p, "O", "K_out", "Cout", default=c)
+    groups = groups_of(p, c)
+    if nd == 1:
+        k = (g(p, "K"),)
+        spatial = (g(p, "L"),)
+        stride, pad, dil = (g(p, "stride"),), (g(p, "pad"),), (g(p, "dilation", default=1),)
+    elif nd == 2:
+        k = (g(p, "kh", "KH"), g(p, "kw", "KW"))
+        spatial = (g(p, "H"), g(p, "W"))
+        stride, pad, dil = pair(p, "stride", 1), pair(p, "pad", 0), pair(p, "dilation", 1)
+    else:
+        k = (g(p, "kd", "KD"), g(p, "kh", "KH"), g(p, "kw", "KW"))
+        spatial = (g(p, "D"), g(p, "H"), g(p, "W"))
+        stride, pad, dil = triple(p, "stride", 1), triple(p, "pad", 0), triple(p, "dilation", 1)
+    bias = bool(g(p, "bias", default=0))
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+    x_shape = (n, c) + tuple(spatial)
+    w_shape = (o, c // groups) + k
+    size = torch.finfo(dt).bits // 8
+    set_bytes = size * (torch.Size(x_shape).numel() + torch.Size(w_shape).numel())
+
+    def make():
+        return (rnd(x_shape, dt, layout_last), rnd(w_shape, dt, layout_last), rnd((o,), dt) if bias else None)
+
+    def fn(x, w, b):
+        return conv(x, w, b, stride=stride, padding=pad, dilation=dil, groups=groups)
+
+    return make, fn, set_bytes
+
+
+def causal(p, dt, channels_last):
+    n, c, l, k = g(p, "B", "N"), g(p, "C"), g(p, "L"), g(p, "K")
+    silu = bool(g(p, "silu", default=0))
+    size = torch.finfo(dt).bits // 8
+
+    def make():
+        x = rnd((n, l, c), dt).transpose(1, 2) if channels_last else rnd((n, c, l), dt)
+        return (x, rnd((c, 1, k), dt))
+
+    def fn(x, w):
+        y = F.conv1d(x, w, padding=k - 1, groups=c)[..., :l]
+        return F.silu(y) if silu else y
+
+    return make, fn, size * n * c * l
+
+
+def reference_for(kernel, p, dt):
+    """(make, fn, set_bytes, note) for one case, or None with a note."""
+    depthwise = lambda q, c: c
+    grouped = lambda q, c: g(q, "groups", "G")
+    dense = lambda q, c: 1
+    via = "cuDNN via PyTorch " + torch.__version__
+    if kernel.endswith("_bs") or "blockscaled" in kernel or "block_scaled" in kernel or "quant" in kernel:
+        dt = torch.bfloat16
+        via = "dense bf16 cuDNN conv of the same shape (no block-scaled cuDNN kernel exists)"
+        base = kernel.replace("_bs", "").replace("blockscaled_", "").replace("_blockscaled", "")
+        kernel = base
+    table = {
+        "depthwise_conv1d": lambda: conv_nd(p, dt, 1, depthwise),
+        "conv2d": lambda: conv_nd(p, dt, 2, dense),
+        "conv2d_grouped": lambda: conv_nd(p, dt, 2, grouped),
+        "conv3d": lambda: conv_nd(p, dt, 3, dense),
+        "conv3d_grouped": lambda: conv_nd(p, dt, 3, grouped),
+        "depthwise_conv2d": lambda: conv_nd(p, dt, 2, depthwise),
+        "depthwise_conv2d_nhwc": lambda: conv_nd(p, dt, 2, depthwise, layout_last=True),
+        "winograd_conv2d": lambda: conv_nd(p, dt, 2, dense),
+        "causal_conv1d_prefill": lambda: causal(p, dt, bool(g(p, "channels_last", "layout", default=0))),
+        "causal_conv1d_prefill_cf": lambda: causal(p, dt, False),
+        "causal_conv1d_prefill_cl": lambda: causal(p, dt, True),
+    }
+    if kernel not in table:
+        return None, "no cuDNN counterpart mapped for this kernel"
+    make, fn, set_bytes = table[kernel]()
+    return (make, fn, set_bytes), via
+
+
+def main():
+    cases = json.load(open(sys.argv[1]))
+    out = {}
+    for c in cases:
+        key, kernel, p = c["key"], c["kernel"], c["params"]
+        dt = DTYPES[c["dtype"]]
+        try:
+            ref, note = reference_for(kernel, p, dt)
+            if ref is None:
+                out[key] = {"note": note}
+                continue
+            make, fn, set_bytes = ref
+            ms = timed(make, fn, set_bytes)
+            out[key] = {"ms": ms, "note": note}
+            print(f"{key:70s} {ms:9.4f} ms  ({note})", flush=True)
+        except Exception as e:  # a case the reference cannot run is reported, not fatal
+            out[key] = {"note": f"reference failed: {type(e).__name__}: {e}"}
+            print(f"{key:70s} reference failed: {e}", flush=True)
+        torch.cuda.empty_cache()
+    json.dump(out, open(sys.argv[2], "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()
