@@ -26,6 +26,11 @@ if command -v compute-sanitizer >/dev/null; then
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed," "$out/memcheck.log" | tail -3
 fi
 if [[ ${1:-} == --bench ]]; then
-  timeout 400 ./build/ingot bench --backend cuda --json "$out/bench.json" > "$out/bench.log" 2>&1; echo "bench rc=$?"; tail -40 "$out/bench.log"
+  ./build/ingot bench --emit-cases "$out/cases.json" >/dev/null
+  timeout 240 python3 bench/reference_torch.py "$out/cases.json" "$out/reference.json" > "$out/reference.log" 2>&1
+  echo "reference rc=$?"; tail -3 "$out/reference.log"
+  timeout 420 ./build/ingot snap --backend cuda --reference "$out/reference.json" --out "$out/baseline.json" \
+    ${INGOT_BENCH_ARGS:-} > "$out/bench.log" 2>&1
+  echo "bench rc=$?"; tail -70 "$out/bench.log"
 fi
 echo "total: $(( $(date +%s) - t0 )) s"
