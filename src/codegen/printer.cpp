@@ -203,7 +203,9 @@ class Printer {
       const std::size_t next = h.find("\n" + prefix, start);
       const std::string fn = h.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
       for (const auto& used : helpers_used_) {
-        if (fn.find(" " + used + "(") != std::string::npos) out += fn;
+        if (fn.find(" " + used + "(") == std::string::npos) continue;
+        auto o = d_.conversion_helpers.find(used);
+        out += o != d_.conversion_helpers.end() ? o->second : fn;
       }
       start = next == std::string::npos ? next : next + 1;
     }

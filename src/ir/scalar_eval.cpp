@@ -147,7 +147,10 @@ std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bi
   }
   if (from == DType::boolean) return bits_of_double(to, bits ? 1.0 : 0.0);
   if (is_float(from)) {
-    const float f = is_16bit_float(from) ? static_cast<float>(double_of_bits(from, bits)) : as_f32(bits);
+    // Exact bit conversions (no detour through double, which would quiet signalling NaNs).
+    const float f = from == DType::f16    ? f16_bits_to_f32(static_cast<std::uint16_t>(bits))
+                    : from == DType::bf16 ? bf16_bits_to_f32(static_cast<std::uint16_t>(bits))
+                                          : as_f32(bits);
     if (to == DType::f32) return from_f32(f);
     if (to == DType::f16) return f32_to_f16_bits(f);
     if (to == DType::bf16) return f32_to_bf16_bits(f);

@@ -2,48 +2,16 @@
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
 static __device__ __forceinline__ unsigned short ingot_f32_to_f16(float f) {
-  unsigned int x = __float_as_uint(f);
-  unsigned int sign = (x >> 16) & 0x8000u;
-  unsigned int a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return (unsigned short)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
-  if (a < 0x38800000u) {
-    if (a < 0x33000000u) return (unsigned short)sign;
-    unsigned int sh = 126u - (a >> 23);
-    unsigned int m = (a & 0x7fffffu) | 0x800000u;
-    unsigned int r = m >> sh;
-    unsigned int rem = m & ((1u << sh) - 1u);
-    unsigned int mid = 1u << (sh - 1u);
-    if (rem > mid || (rem == mid && (r & 1u) != 0u)) r += 1u;
-    return (unsigned short)(sign | r);
-  }
-  unsigned int r = (a - 0x38000000u) >> 13;
-  unsigned int rem = a & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) != 0u)) r += 1u;
-  return (unsigned short)(sign | r);
+  if (f != f) return (unsigned short)(((__float_as_uint(f) >> 16) & 0x8000u) | 0x7e00u);
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
 }
 static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
-  unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
-  unsigned int e = ((unsigned int)h >> 10) & 0x1fu;
-  unsigned int m = (unsigned int)h & 0x3ffu;
-  unsigned int out;
-  if (e == 0x1fu) {
-    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
-  } else if (e == 0u) {
-    if (m == 0u) {
-      out = sign;
-    } else {
-      unsigned int ex = 113u;
-      while ((m & 0x400u) == 0u) {
-        m <<= 1;
-        ex -= 1u;
-      }
-      out = sign | (ex << 23) | ((m & 0x3ffu) << 13);
-    }
-  } else {
-    out = sign | ((e + 112u) << 23) | (m << 13);
-  }
-  return __uint_as_float(out);
+  if ((h & 0x7fffu) > 0x7c00u) return __uint_as_float(((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13));
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
 }
 
 extern "C" __global__ void depthwise_conv1d_f16(

@@ -2,27 +2,10 @@
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
 static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
-  unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
-  unsigned int e = ((unsigned int)h >> 10) & 0x1fu;
-  unsigned int m = (unsigned int)h & 0x3ffu;
-  unsigned int out;
-  if (e == 0x1fu) {
-    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
-  } else if (e == 0u) {
-    if (m == 0u) {
-      out = sign;
-    } else {
-      unsigned int ex = 113u;
-      while ((m & 0x400u) == 0u) {
-        m <<= 1;
-        ex -= 1u;
-      }
-      out = sign | (ex << 23) | ((m & 0x3ffu) << 13);
-    }
-  } else {
-    out = sign | ((e + 112u) << 23) | (m << 13);
-  }
-  return __uint_as_float(out);
+  if ((h & 0x7fffu) > 0x7c00u) return __uint_as_float(((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13));
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
 }
 static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
   unsigned int x = __float_as_uint(f);

@@ -21,6 +21,7 @@
 #include "features.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
+#include "conversions.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "reference.hpp"
@@ -663,3 +664,5 @@ TEST_F(CudaExec, SecondCompileHitsTheDiskCache) {
   EXPECT_EQ(uncached->stats().nvrtc_compiles, 1u);
   EXPECT_EQ(uncached->stats().disk_cache_hits, 0u);
 }
+
+TEST_F(CudaExec, SixteenBitConversionsMatchTheHostBitForBit) { ingot::testing::expect_conversions_match_host(*be_); }

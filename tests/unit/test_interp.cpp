@@ -7,6 +7,7 @@
 
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
+#include "conversions.hpp"
 #include "ingot/runtime/interp.hpp"
 
 using namespace ingot;
@@ -297,4 +298,9 @@ TEST(Interp, TwoDimensionalGrid) {
   const auto out = read_buffer(be, *y);
   for (u32 r = 0; r < 5; ++r)
     for (u32 c = 0; c < 7; ++c) EXPECT_EQ(out[r * 7 + c], r * 100 + c);
+}
+
+TEST(Interp, SixteenBitConversionsMatchTheHostBitForBit) {
+  Interpreter be;
+  ingot::testing::expect_conversions_match_host(be);
 }

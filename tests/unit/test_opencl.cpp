@@ -20,6 +20,7 @@
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
+#include "conversions.hpp"
 #include "ingot/runtime/opencl.hpp"
 #include "reference.hpp"
 #include "vector_add.hpp"
@@ -704,4 +705,9 @@ TEST(OpenCL, IRKernelSecondBuildComesFromTheDiskCache) {
   auto y2 = second->allocate(DType::f32, 10);
   second->launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x2, y2});
   EXPECT_EQ(read_buffer(*second, *y2), iota_values(10));
+}
+
+TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  ingot::testing::expect_conversions_match_host(*be);
 }

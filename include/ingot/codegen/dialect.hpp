@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <set>
 #include <string>
 
@@ -63,6 +64,10 @@ struct Dialect {
   ParamStyle param_style = ParamStyle::Plain;
   IndexStyle index_style = IndexStyle::Expressions;
   std::set<ir::Op> unsupported;  // ops the legalise pass must remove first
+  // Dialect-specific definitions of the 16-bit conversion helpers (by helper name), used
+  // instead of the portable integer code; each must give the same result for every non-NaN
+  // input (RNE) and a quiet NaN for NaN.
+  std::map<std::string, std::string> conversion_helpers;
 };
 
 // The dialect table of a target.
