@@ -167,16 +167,7 @@ class Printer {
   if (e == 0x1fu) {
     out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
   } else if (e == 0u) {
-    if (m == 0u) {
-      out = sign;
-    } else {
-      {U} ex = 113u;
-      while ((m & 0x400u) == 0u) {
-        m <<= 1;
-        ex -= 1u;
-      }
-      out = sign | (ex << 23) | ((m & 0x3ffu) << 13);
-    }
+    out = sign | {F2U((float)m * 5.9604644775390625e-08f)};  // subnormal: exactly m * 2^-24
   } else {
     out = sign | ((e + 112u) << 23) | (m << 13);
   }
@@ -191,6 +182,8 @@ class Printer {
 )";
     h = replace_all(h, "{F2U(f)}", replace_all(d_.float_as_uint, "{x}", "f"));
     h = replace_all(h, "{U2F(out)}", replace_all(d_.uint_as_float, "{x}", "out"));
+    h = replace_all(h, "{F2U((float)m * 5.9604644775390625e-08f)}",
+                    replace_all(d_.float_as_uint, "{x}", "(float)m * 5.9604644775390625e-08f"));
     h = replace_all(h, "{U2F((({U})h) << 16)}", replace_all(d_.uint_as_float, "{x}", "(({U})h) << 16"));
     h = replace_all(h, "{P}", d_.helper_prefix);
     h = replace_all(h, "{US}", type(DType::u16));

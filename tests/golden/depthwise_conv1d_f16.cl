@@ -30,16 +30,7 @@ static inline float ingot_f16_to_f32(ushort h) {
   if (e == 0x1fu) {
     out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
   } else if (e == 0u) {
-    if (m == 0u) {
-      out = sign;
-    } else {
-      uint ex = 113u;
-      while ((m & 0x400u) == 0u) {
-        m <<= 1;
-        ex -= 1u;
-      }
-      out = sign | (ex << 23) | ((m & 0x3ffu) << 13);
-    }
+    out = sign | as_uint((float)m * 5.9604644775390625e-08f);  // subnormal: exactly m * 2^-24
   } else {
     out = sign | ((e + 112u) << 23) | (m << 13);
   }
