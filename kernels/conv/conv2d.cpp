@@ -27,7 +27,6 @@ void register_conv2d(harness::Registry& r) {
             .dil = {2, 2},
             .bias = true}},
           {"kernel_covers_input_5x3", {.B = 2, .C = 2, .O = 3, .size = {5, 3}, .k = {5, 3}}},
-          {"wide_20x30", {.B = 1, .C = 2, .O = 2, .size = {20, 30}, .k = {3, 3}, .pad = {1, 1}}},
       },
       {
           {"N32_C256_K256_56x56_3x3", {.B = 32, .C = 256, .O = 256, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},

@@ -40,7 +40,6 @@ void register_conv2d_grouped(harness::Registry& r) {
             .pad = {1, 1},
             .dil = {1, 2},
             .bias = true}},
-          {"g1", {.B = 1, .C = 4, .O = 3, .groups = 1, .size = {5, 5}, .k = {3, 3}}},
       },
       {
           {"N32_C256_56x56_3x3_g32",

@@ -23,9 +23,7 @@ void register_conv3d(harness::Registry& r) {
             .pad = {1, 0, 0},
             .dil = {1, 2, 1}}},
           {"1x1x1_batch3", {.B = 3, .C = 4, .O = 5, .size = {3, 4, 5}, .k = {1, 1, 1}}},
-          {"dil2_pad2",
-           {.B = 1, .C = 2, .O = 2, .size = {7, 7, 7}, .k = {3, 3, 3}, .pad = {2, 2, 2}, .dil = {2, 2, 2}}},
-          {"k1x2x3_s1x3x2_p0x1x1_bias",
+          {"k1x2x3_s1x3x2_p0x1x1_d1x1x2_bias",
            {.B = 1,
             .C = 1,
             .O = 2,
@@ -33,6 +31,7 @@ void register_conv3d(harness::Registry& r) {
             .k = {1, 2, 3},
             .stride = {1, 3, 2},
             .pad = {0, 1, 1},
+            .dil = {1, 1, 2},
             .bias = true}},
       },
       {

@@ -13,7 +13,6 @@ std::vector<std::pair<std::string, ConvCase>> depthwise_conv2d_cases() {
       {"c3_7x9_3x3_pad1_bias", {.B = 1, .C = 3, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}},
       {"kh3_kw5_s2x1_p1x2_batch2", {.B = 2, .C = 8, .size = {15, 17}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}}},
       {"d2x3_p2x3_batch2", {.B = 2, .C = 5, .size = {12, 11}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}}},
-      {"7x7_pad3_bias", {.B = 1, .C = 4, .size = {16, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}},
       {"1x1_batch2", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}},
       {"k2x4_s2_nopad", {.B = 1, .C = 2, .size = {9, 10}, .k = {2, 4}, .stride = {2, 2}}},
       {"c7_k3x2_pad1_batch3_bias", {.B = 3, .C = 7, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}, .bias = true}},
