@@ -3,6 +3,14 @@
 
 namespace ingot::kernels {
 
-void register_conv(harness::Registry& r) { register_depthwise_conv1d(r); }
+void register_conv(harness::Registry& r) {
+  register_depthwise_conv1d(r);
+  register_conv2d(r);
+  register_conv2d_grouped(r);
+  register_conv3d(r);
+  register_conv3d_grouped(r);
+  register_depthwise_conv2d(r);
+  register_depthwise_conv2d_nhwc(r);
+}
 
 }  // namespace ingot::kernels
