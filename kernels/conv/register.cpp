@@ -3,6 +3,10 @@
 
 namespace ingot::kernels {
 
-void register_conv(harness::Registry& r) { register_depthwise_conv1d(r); }
+void register_conv(harness::Registry& r) {
+  register_depthwise_conv1d(r);
+  register_winograd_conv2d(r);
+  register_causal_conv1d(r);
+}
 
 }  // namespace ingot::kernels

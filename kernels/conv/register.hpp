@@ -30,6 +30,10 @@ ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&,
 }
 
 void register_depthwise_conv1d(harness::Registry& r);
+// winograd_filter_transform and winograd_conv2d.
+void register_winograd_conv2d(harness::Registry& r);
+// causal_conv1d_prefill, causal_conv1d_prefill_nlc and causal_conv1d_update.
+void register_causal_conv1d(harness::Registry& r);
 
 // Registers every kernel of the family.
 void register_conv(harness::Registry& r);
