@@ -94,12 +94,13 @@ void causal_conv1d_prefill(dsl::KernelBuilder& k, const CausalConv1dSpec& s) {
     c = k.let("c", bc % C);
   }
   // The window xx[t-(K-1) .. t]: tap kk is d = K-1-kk positions back.
-  std::array<Val<f32>, 8> win;
+  // (Kept in T: the final state stores these values as they are.)
+  std::array<Val<T>, 8> win;
   for (std::uint32_t kk = 0; kk < K; ++kk) {
     const std::uint32_t d = S - kk;
     const auto tap = std::to_string(kk);
     if (d == 0) {
-      win[kk] = cast<f32>(load(x, i));
+      win[kk] = load(x, i);
       continue;
     }
     auto ok = k.let("in_seq" + tap, t >= d);  // the tap lies inside the sequence
@@ -107,13 +108,13 @@ void causal_conv1d_prefill(dsl::KernelBuilder& k, const CausalConv1dSpec& s) {
     if (s.init_state) {
       // Before t = 0: element t + kk of the initial state row (< K-1 exactly when !ok).
       auto sv = load(init, bc * S + select(ok, 0u, t + kk));
-      win[kk] = k.let("x" + tap, cast<f32>(select(ok, xv, sv)));
+      win[kk] = k.let("x" + tap, select(ok, xv, sv));
     } else {
-      win[kk] = k.let("x" + tap, select(ok, cast<f32>(xv), 0.0f));
+      win[kk] = k.let("x" + tap, select(ok, xv, Val<T>(0.0f)));
     }
   }
   std::array<Val<f32>, 8> taps;
-  for (std::uint32_t kk = 0; kk < K; ++kk) taps[kk] = win[kk];
+  for (std::uint32_t kk = 0; kk < K; ++kk) taps[kk] = cast<f32>(win[kk]);
   auto z = k.let("z", causal_dot(bias, s.bias, c, w, taps, K));
   auto out = s.silu ? silu(z) : z;
   if_(gid < n, [&] {

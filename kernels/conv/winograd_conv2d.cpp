@@ -13,8 +13,9 @@
 //         convolution summed in f32 in one sequence: 1.4e-4)
 //   f16:  |err| <= 2^-11 * |y| + 2e-9 * (9C + 1)      (the output rounding, half an ulp, dominates)
 //   bf16: |err| <= 2^-8 * |y| + 2e-9 * (9C + 1)       (the output rounding dominates)
-// The tolerances (winograd_tolerance) leave 4x room on the f32 part (OpenCL may contract a*b+c
-// and may order sums differently) and one full output ulp for f16 and bf16.
+// The tolerances (winograd_tolerance): |err| <= 2e-7 * (9C + 1) + rel * |y|, rel = 1e-6 (f32),
+// 1e-3 (f16), 8e-3 (bf16): 4x room on the f32 part (OpenCL may contract a*b+c), and one full
+// output ulp for f16 and bf16 (an f32 error can move a value across a rounding boundary).
 #include "winograd_conv2d.hpp"
 
 #include "common.hpp"
@@ -54,7 +55,7 @@ harness::Tolerance winograd_tolerance(DType t, std::int64_t channels) {
   switch (t) {
     case DType::f16: return {2e-7 * n, 1e-3};
     case DType::bf16: return {2e-7 * n, 8e-3};
-    default: return {2e-7 * n, 1e-5};
+    default: return {2e-7 * n, 1e-6};
   }
 }
 
@@ -69,7 +70,6 @@ void register_filter_transform(harness::Registry& r) {
   s.tests = {
       {"5x3", filter_shape(5, 3)},      // 15 filters
       {"17x19", filter_shape(17, 19)},  // 323 filters: a partial second group
-      {"1x1", filter_shape(1, 1)},
   };
   s.bench = {
       {"O256_C256", filter_shape(256, 256)},
@@ -131,10 +131,9 @@ void register_conv2d(harness::Registry& r) {
   s.spec_params = {"C", "O", "H", "W", "pad_h", "pad_w", "bias"};
   s.runtime_params = {"B"};
   s.tests = {
-      {"odd_5x7out", conv_shape(1, 3, 4, 7, 9, 0, 0, false)},           // 140 outputs, 48 tiles
+      {"odd_5x7out_bias", conv_shape(1, 3, 4, 7, 9, 0, 0, true)},       // 140 outputs, 48 tiles
       {"pad1_bias_batch2", conv_shape(2, 4, 3, 6, 6, 1, 1, true)},      // even 6x6 output
-      {"even_nopad", conv_shape(1, 2, 2, 10, 8, 0, 0, false)},          // 8x6 output
-      {"1x1out", conv_shape(3, 5, 2, 3, 3, 0, 0, true)},                // each tile stores 1 of its 4
+      {"1x1out", conv_shape(3, 5, 2, 3, 3, 0, 0, false)},               // each tile stores 1 of its 4
       {"pad2x0_7x4out", conv_shape(2, 3, 2, 5, 6, 2, 0, true)},         // padding larger than 1
       {"c24_11x9out_groups", conv_shape(2, 24, 6, 11, 9, 1, 1, true)},  // 360 tiles: partial group
   };
