@@ -213,6 +213,13 @@ class KernelBuilder {
     return Shared<T>(this, {ir::Space::Shared, add_shared(name, dtype_of<T>, count)});
   }
 
+  // A constant of type T placed in this kernel, for where a literal has no kernel to go into
+  // (a run-time loop over constant bounds: for_(k.constant<u32>(0), C, ...)).
+  template <class T, detail::Literal L>
+  Val<T> constant(L value) {
+    return Val<T>(this, k_.exprs.constant(dtype_of<T>, detail::literal_bits<T>(value)));
+  }
+
   // ---- thread indexing (u32), axis 0..2
   Val<u32> program_id(int axis) { return builtin(ir::Op::ProgramId, axis); }
   Val<u32> local_id(int axis) { return builtin(ir::Op::LocalId, axis); }

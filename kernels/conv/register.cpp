@@ -11,6 +11,8 @@ void register_conv(harness::Registry& r) {
   register_conv3d_grouped(r);
   register_depthwise_conv2d(r);
   register_depthwise_conv2d_nhwc(r);
+  register_winograd_conv2d(r);
+  register_causal_conv1d(r);
 }
 
 }  // namespace ingot::kernels

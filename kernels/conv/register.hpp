@@ -37,6 +37,10 @@ void register_conv3d(harness::Registry& r);
 void register_conv3d_grouped(harness::Registry& r);
 void register_depthwise_conv2d(harness::Registry& r);
 void register_depthwise_conv2d_nhwc(harness::Registry& r);
+// winograd_filter_transform and winograd_conv2d.
+void register_winograd_conv2d(harness::Registry& r);
+// causal_conv1d_prefill, causal_conv1d_prefill_nlc and causal_conv1d_update.
+void register_causal_conv1d(harness::Registry& r);
 
 // Registers every kernel of the family.
 void register_conv(harness::Registry& r);

@@ -85,6 +85,20 @@ TEST(Dsl, RuntimeLoopsVarsAndElse) {
   EXPECT_NE(text.find("} else {"), std::string::npos) << text;
 }
 
+TEST(Dsl, ConstantGivesARuntimeLoopOverConstantBounds) {
+  // for_ over two literals has no kernel to go into; a builder constant gives it one, and the
+  // loop stays a loop (it is not unrolled).
+  auto k = trace("const_loop", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 1);
+    Var<u32> acc(b, 0u, "acc");
+    for_(b.constant<u32>(0), 5u, [&](Val<u32> i) { acc += i; });
+    store(y, 0, acc);
+  });
+  EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);
+  const auto text = ir::print_kernel(k);
+  EXPECT_NE(text.find("for %i1: u32 in [0u, 5u) step 1u {"), std::string::npos) << text;
+}
+
 TEST(Dsl, ElseMustFollowItsIf) {
   EXPECT_THROW(trace("bad_else",
                      [](KernelBuilder& b) {

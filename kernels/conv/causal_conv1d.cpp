@@ -1,0 +1,229 @@
+// Registration of causal_conv1d_prefill (channel-first), causal_conv1d_prefill_nlc
+// (channel-last) and causal_conv1d_update (decode step): cases, oracles, tolerances, bench.
+#include "causal_conv1d.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "common.hpp"
+#include "register.hpp"
+
+namespace ingot::kernels {
+
+void check_causal_conv1d(std::uint32_t channels, std::uint32_t length, std::uint32_t ksize) {
+  if (ksize < 2 || ksize > 8) {
+    throw std::invalid_argument("causal_conv1d: K must be in [2, 8], got " + std::to_string(ksize));
+  }
+  if (channels < 1 || length < 1) throw std::invalid_argument("causal_conv1d: C and L must be >= 1");
+}
+
+namespace {
+
+using harness::param;
+using harness::Params;
+
+std::uint32_t u32_param(const Params& p, const std::string& key) { return static_cast<std::uint32_t>(param(p, key)); }
+
+CausalConv1dSpec prefill_spec_of(const Params& p, SeqLayout layout) {
+  return CausalConv1dSpec{u32_param(p, "C"),     u32_param(p, "L"),     u32_param(p, "K"),      param(p, "bias") != 0,
+                          param(p, "silu") != 0, param(p, "init") != 0, param(p, "final") != 0, layout};
+}
+
+CausalConv1dUpdateSpec update_spec_of(const Params& p) {
+  return CausalConv1dUpdateSpec{u32_param(p, "C"), u32_param(p, "K"), param(p, "bias") != 0, param(p, "silu") != 0};
+}
+
+struct Opts {
+  bool bias = false, silu = false, init = false, final = false;
+};
+
+Params prefill_shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, Opts o) {
+  return {{"B", B},         {"C", C},         {"L", L},         {"K", K},
+          {"bias", o.bias}, {"silu", o.silu}, {"init", o.init}, {"final", o.final}};
+}
+
+Params update_shape(std::int64_t B, std::int64_t C, std::int64_t K, bool bias, bool silu) {
+  return {{"B", B}, {"C", C}, {"K", K}, {"bias", bias}, {"silu", silu}};
+}
+
+double silu_f64(double z) { return z / (1.0 + std::exp(-z)); }
+
+// A dot of K+1 terms in f32, rounded once to the dtype; SiLU (exp and a division, a few ulp in
+// f32, with a derivative below 1.1) adds only f32-level relative error.
+harness::Tolerance causal_tolerance(DType t, std::int64_t K) { return dot_tolerance(t, K + 1); }
+
+// ------------------------------------------------------------------ prefill
+
+void register_prefill(harness::Registry& r, SeqLayout layout) {
+  const bool last = layout == SeqLayout::ChannelLast;
+  harness::KernelSpec s;
+  s.name = last ? "causal_conv1d_prefill_nlc" : "causal_conv1d_prefill";
+  s.family = "conv";
+  s.description = last ? "causal depthwise conv1d, channel-last: x[B,L,C] * w[C,K] -> y[B,L,C]; bias, SiLU, "
+                         "initial/final state [B,C,K-1]"
+                       : "causal depthwise conv1d, channel-first: x[B,C,L] * w[C,K] -> y[B,C,L]; bias, SiLU, "
+                         "initial/final state [B,C,K-1]";
+  s.dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
+  s.runtime_params = {"B"};
+  const Opts none{}, all{true, true, true, true};
+  s.tests = {
+      {"k4_all_2x5x13", prefill_shape(2, 5, 13, 4, all)},   // 130 outputs
+      {"k2_plain_3x17", prefill_shape(1, 3, 17, 2, none)},  // 51 outputs
+      {"k3_bias_final_b3", prefill_shape(3, 4, 9, 3, {true, false, false, true})},
+      {"k8_silu_init_b2", prefill_shape(2, 6, 37, 8, {false, true, true, false})},
+      {"k8_all_L2_short", prefill_shape(2, 3, 2, 8, all)},                                // L < K-1: state from init
+      {"k4_final_L1_noinit", prefill_shape(2, 3, 1, 4, {false, false, false, true})},     // zeros + x
+      {"k4_bias_silu_2x40x50", prefill_shape(2, 40, 50, 4, {true, true, false, false})},  // 4000: 16 groups
+      {"k8_all_3x7x41", prefill_shape(3, 7, 41, 8, all)},                                 // 861 outputs
+  };
+  s.bench = {
+      {"B8_C4096_L4096_K4", prefill_shape(8, 4096, 4096, 4, none)},
+      {"B8_C4096_L4096_K4_bias_silu_final", prefill_shape(8, 4096, 4096, 4, {true, true, false, true})},
+  };
+  s.build = [layout, name = s.name](DType t, const Params& p) {
+    const auto sp = prefill_spec_of(p, layout);
+    return trace_typed(t, name, p,
+                       [&](auto tag, KernelBuilder& k) { causal_conv1d_prefill<typename decltype(tag)::type>(k, sp); });
+  };
+  s.geometry = [](const Params& p) {
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * param(p, "L"), 256);
+  };
+  s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
+    harness::HostData d;
+    const auto B = param(p, "B"), C = param(p, "C"), L = param(p, "L"), K = param(p, "K");
+    d.scalars["batch"] = static_cast<double>(B);
+    d.buffers["x"] = random_values(t, static_cast<std::size_t>(B * C * L), seed);
+    d.buffers["w"] = random_values(t, static_cast<std::size_t>(C * K), seed + 1);
+    if (param(p, "bias")) d.buffers["bias"] = random_values(t, static_cast<std::size_t>(C), seed + 2);
+    if (param(p, "init"))
+      d.buffers["init_state"] = random_values(t, static_cast<std::size_t>(B * C * (K - 1)), seed + 3);
+    return d;
+  };
+  s.oracle = [layout](DType, const Params& p, const harness::HostData& d) {
+    const auto sp = prefill_spec_of(p, layout);
+    const std::int64_t B = param(p, "B"), C = sp.channels, L = sp.length, K = sp.ksize, S = K - 1;
+    const auto& x = d.buffers.at("x");
+    const auto& w = d.buffers.at("w");
+    const auto x_at = [&](std::int64_t b, std::int64_t c, std::int64_t t) {
+      return layout == SeqLayout::ChannelLast ? x[(b * L + t) * C + c] : x[(b * C + c) * L + t];
+    };
+    // xx: the sequence extended to the left by the initial state (or zeros).
+    const auto xx = [&](std::int64_t b, std::int64_t c, std::int64_t pos) {
+      if (pos >= 0) return x_at(b, c, pos);
+      return sp.init_state ? d.buffers.at("init_state")[(b * C + c) * S + (S + pos)] : 0.0;
+    };
+    std::vector<double> y(static_cast<std::size_t>(B * C * L));
+    std::vector<double> fs(static_cast<std::size_t>(B * C * S));
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t c = 0; c < C; ++c) {
+        for (std::int64_t t = 0; t < L; ++t) {
+          double z = sp.bias ? d.buffers.at("bias")[c] : 0.0;
+          for (std::int64_t k = 0; k < K; ++k) z += w[c * K + k] * xx(b, c, t - S + k);
+          const std::int64_t at = layout == SeqLayout::ChannelLast ? (b * L + t) * C + c : (b * C + c) * L + t;
+          y[at] = sp.silu ? silu_f64(z) : z;
+        }
+        for (std::int64_t j = 0; j < S; ++j) fs[(b * C + c) * S + j] = xx(b, c, L - S + j);
+      }
+    }
+    std::map<std::string, std::vector<double>> out{{"y", std::move(y)}};
+    if (sp.final_state) out["final_state"] = std::move(fs);
+    return out;
+  };
+  s.tolerance = [](DType t, const Params& p) { return causal_tolerance(t, param(p, "K")); };
+  s.bytes = [](DType t, const Params& p) {
+    const double B = static_cast<double>(param(p, "B")), C = static_cast<double>(param(p, "C"));
+    const double L = static_cast<double>(param(p, "L")), K = static_cast<double>(param(p, "K"));
+    const double state = B * C * (K - 1);
+    return static_cast<double>(dtype_size(t)) * (2.0 * B * C * L + C * K + (param(p, "bias") ? C : 0.0) +
+                                                 (param(p, "init") ? state : 0.0) + (param(p, "final") ? state : 0.0));
+  };
+  // 2K per output (K multiplies, K-1 adds, one bias add or none); SiLU's exp and division are
+  // not counted.
+  s.flops = [](const Params& p) {
+    return 2.0 * static_cast<double>(param(p, "B")) * param(p, "C") * param(p, "L") * param(p, "K");
+  };
+  r.add(std::move(s));
+}
+
+// ------------------------------------------------------------------ decode step
+
+void register_update(harness::Registry& r) {
+  harness::KernelSpec s;
+  s.name = "causal_conv1d_update";
+  s.family = "conv";
+  s.description =
+      "causal depthwise conv1d decode step: x[B,C], w[C,K], state[B,C,K-1] (in place) -> y[B,C]; "
+      "bias, SiLU";
+  s.dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.spec_params = {"C", "K", "bias", "silu"};
+  s.runtime_params = {"B"};
+  s.tests = {
+      {"k4_bias_silu_2x300", update_shape(2, 300, 4, true, true)},  // 600 outputs: partial 3rd group
+      {"k2_1x7", update_shape(1, 7, 2, false, false)},
+      {"k3_bias_3x5", update_shape(3, 5, 3, true, false)},
+      {"k8_silu_4x9", update_shape(4, 9, 8, false, true)},
+      {"k8_bias_silu_5x51", update_shape(5, 51, 8, true, true)},
+  };
+  s.bench = {
+      {"B8_C4096_K4_bias_silu", update_shape(8, 4096, 4, true, true)},
+      {"B64_C4096_K4_bias_silu", update_shape(64, 4096, 4, true, true)},
+  };
+  s.build = [](DType t, const Params& p) {
+    const auto sp = update_spec_of(p);
+    return trace_typed(t, "causal_conv1d_update", p,
+                       [&](auto tag, KernelBuilder& k) { causal_conv1d_update<typename decltype(tag)::type>(k, sp); });
+  };
+  s.geometry = [](const Params& p) {
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C"), 256);
+  };
+  s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
+    harness::HostData d;
+    const auto B = param(p, "B"), C = param(p, "C"), K = param(p, "K");
+    d.scalars["batch"] = static_cast<double>(B);
+    d.buffers["x"] = random_values(t, static_cast<std::size_t>(B * C), seed);
+    d.buffers["w"] = random_values(t, static_cast<std::size_t>(C * K), seed + 1);
+    if (param(p, "bias")) d.buffers["bias"] = random_values(t, static_cast<std::size_t>(C), seed + 2);
+    d.buffers["state"] = random_values(t, static_cast<std::size_t>(B * C * (K - 1)), seed + 3);
+    return d;
+  };
+  s.oracle = [](DType, const Params& p, const harness::HostData& d) {
+    const auto sp = update_spec_of(p);
+    const std::int64_t B = param(p, "B"), C = sp.channels, K = sp.ksize, S = K - 1;
+    const auto& x = d.buffers.at("x");
+    const auto& w = d.buffers.at("w");
+    const auto& state = d.buffers.at("state");
+    std::vector<double> y(static_cast<std::size_t>(B * C));
+    std::vector<double> next(state.size());
+    for (std::int64_t bc = 0; bc < B * C; ++bc) {
+      const std::int64_t c = bc % C;
+      double z = sp.bias ? d.buffers.at("bias")[c] : 0.0;
+      for (std::int64_t k = 0; k < S; ++k) z += w[c * K + k] * state[bc * S + k];
+      z += w[c * K + S] * x[bc];
+      y[bc] = sp.silu ? silu_f64(z) : z;
+      for (std::int64_t j = 0; j + 1 < S; ++j) next[bc * S + j] = state[bc * S + j + 1];
+      next[bc * S + S - 1] = x[bc];
+    }
+    return std::map<std::string, std::vector<double>>{{"y", std::move(y)}, {"state", std::move(next)}};
+  };
+  s.tolerance = [](DType t, const Params& p) { return causal_tolerance(t, param(p, "K")); };
+  s.bytes = [](DType t, const Params& p) {
+    const double B = static_cast<double>(param(p, "B")), C = static_cast<double>(param(p, "C"));
+    const double K = static_cast<double>(param(p, "K"));
+    // x read, y written, the state read and written, weights (and bias) read once.
+    return static_cast<double>(dtype_size(t)) *
+           (2.0 * B * C + 2.0 * B * C * (K - 1) + C * K + (param(p, "bias") ? C : 0.0));
+  };
+  s.flops = [](const Params& p) { return 2.0 * static_cast<double>(param(p, "B")) * param(p, "C") * param(p, "K"); };
+  r.add(std::move(s));
+}
+
+}  // namespace
+
+void register_causal_conv1d(harness::Registry& r) {
+  register_prefill(r, SeqLayout::ChannelFirst);
+  register_prefill(r, SeqLayout::ChannelLast);
+  register_update(r);
+}
+
+}  // namespace ingot::kernels

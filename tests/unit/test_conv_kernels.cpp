@@ -1,0 +1,197 @@
+// Properties of individual convolution kernels beyond the harness's oracle check: Winograd's
+// measured accuracy against direct convolution, the host filter transform being bit-identical
+// to the kernel's, and the causal conv1d decode step continuing a prefill exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "conv/winograd_conv2d.hpp"
+#include "ingot/harness/harness.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/interp.hpp"
+#include "ingot/scalar_eval.hpp"
+
+using namespace ingot;
+using namespace ingot::harness;
+
+namespace {
+
+const KernelSpec& spec(const Registry& r, const std::string& name) {
+  const KernelSpec* s = r.find(name);
+  if (!s) throw std::runtime_error("kernel not registered: " + name);
+  return *s;
+}
+
+// Runs a registered kernel on the interpreter with the given host data; returns every Out and
+// InOut buffer.
+std::map<std::string, std::vector<double>> run_interp(const KernelSpec& s, DType t, const Params& p,
+                                                      const HostData& in) {
+  runtime::Interpreter dev;
+  const ir::Kernel k = passes::optimize(s.build(t, p));
+  std::vector<runtime::Arg> args(k.params.size());
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const auto& prm = k.params[i];
+    if (!ir::is_buffer(prm.kind))
+      args[i] = runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, in.scalars.at(prm.name))};
+  }
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const auto& prm = k.params[i];
+    if (!ir::is_buffer(prm.kind)) continue;
+    if (prm.kind == ir::ParamKind::Out) {
+      args[i] = dev.allocate(prm.type, runtime::required_extent(k, i, args));
+    } else {
+      args[i] = runtime::make_buffer(dev, prm.type, in.buffers.at(prm.name));
+    }
+  }
+  dev.launch(k, s.geometry(p), args);
+  std::map<std::string, std::vector<double>> out;
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const auto& prm = k.params[i];
+    if (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut) {
+      out[prm.name] = runtime::read_buffer(dev, *std::get<runtime::BufferPtr>(args[i]));
+    }
+  }
+  return out;
+}
+
+Params conv_shape(std::int64_t B, std::int64_t C, std::int64_t O, std::int64_t H, std::int64_t W, std::int64_t pad) {
+  return {{"B", B}, {"C", C}, {"O", O}, {"H", H}, {"W", W}, {"pad_h", pad}, {"pad_w", pad}, {"bias", 1}};
+}
+
+// A direct convolution computed in f32 on the host (bias first, then c, r, s in order): the
+// accuracy Winograd is compared with.
+std::vector<double> direct_conv_f32(const Params& p, const HostData& d) {
+  const std::int64_t B = param(p, "B"), C = param(p, "C"), O = param(p, "O"), H = param(p, "H"), W = param(p, "W");
+  const std::int64_t ph = param(p, "pad_h"), pw = param(p, "pad_w"), OH = H + 2 * ph - 2, OW = W + 2 * pw - 2;
+  const auto& x = d.buffers.at("x");
+  const auto& w = d.buffers.at("w");
+  std::vector<double> y(static_cast<std::size_t>(B * O * OH * OW));
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t o = 0; o < O; ++o) {
+      for (std::int64_t i = 0; i < OH; ++i) {
+        for (std::int64_t j = 0; j < OW; ++j) {
+          float acc = param(p, "bias") ? static_cast<float>(d.buffers.at("bias")[o]) : 0.0f;
+          for (std::int64_t c = 0; c < C; ++c) {
+            for (std::int64_t r = 0; r < 3; ++r) {
+              for (std::int64_t q = 0; q < 3; ++q) {
+                const std::int64_t iy = i + r - ph, ix = j + q - pw;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const float prod = static_cast<float>(x[((b * C + c) * H + iy) * W + ix]) *
+                                   static_cast<float>(w[((o * C + c) * 3 + r) * 3 + q]);
+                acc = acc + prod;
+              }
+            }
+          }
+          y[((b * O + o) * OH + i) * OW + j] = acc;
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// The measurement behind the accuracy bound documented in docs/winograd.md and in
+// kernels/conv/winograd_conv2d.cpp: the error of winograd_conv2d against an f64 direct
+// convolution of the same (dtype-rounded) inputs, over reduction lengths C = 1..256, written
+// as |err| <= a * (9C + 1) + r * |y| with r the output rounding (half an ulp of the dtype,
+// relative). The test prints the measured a (and, for comparison, the same figure of a
+// direct convolution in f32) and fails if a exceeds the documented bound.
+TEST(Winograd, MeasuredErrorAgainstDirectConvolutionIsWithinTheDocumentedBound) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "winograd_conv2d");
+  struct Bound {
+    DType t;
+    double half_ulp, documented_a;
+  };
+  for (const Bound& bd :
+       {Bound{DType::f32, 0x1p-24, 5.1e-8}, Bound{DType::f16, 0x1p-11, 2e-9}, Bound{DType::bf16, 0x1p-8, 2e-9}}) {
+    double worst_a = 0, worst_abs = 0, worst_rel = 0, direct_a = 0;
+    for (std::int64_t C : {1, 8, 64, 256}) {
+      for (std::uint64_t seed : {11u}) {
+        const Params p = conv_shape(1, C, 2, 9, 11, 1);  // 9x11 output: odd both ways
+        const HostData in = s.inputs(bd.t, p, seed);
+        const auto want = s.oracle(bd.t, p, in).at("y");
+        const auto got = run_interp(s, bd.t, p, in).at("y");
+        const auto direct = direct_conv_f32(p, in);
+        ASSERT_EQ(want.size(), got.size());
+        const double n = 9.0 * static_cast<double>(C) + 1.0;
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          const double err = std::fabs(got[i] - want[i]);
+          worst_abs = std::max(worst_abs, err);
+          worst_a = std::max(worst_a, (err - bd.half_ulp * std::fabs(want[i])) / n);
+          if (std::fabs(want[i]) > 0.5) worst_rel = std::max(worst_rel, err / std::fabs(want[i]));
+          direct_a = std::max(direct_a, std::fabs(direct[i] - want[i]) / n);
+        }
+      }
+    }
+    std::printf(
+        "winograd_conv2d %-4s: max |err| %.3g, max rel err (|y| > 0.5) %.3g, a = %.3g (documented %.3g; "
+        "direct conv in f32 before output rounding: a = %.3g)\n",
+        std::string(dtype_name(bd.t)).c_str(), worst_abs, worst_rel, worst_a, bd.documented_a, direct_a);
+    EXPECT_LE(worst_a, bd.documented_a) << dtype_name(bd.t);
+  }
+}
+
+}  // namespace
+
+// The registration feeds winograd_conv2d a filter transformed on the host; that transform must
+// be bit-identical to the winograd_filter_transform kernel's.
+TEST(Winograd, HostFilterTransformIsBitIdenticalToTheKernel) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "winograd_filter_transform");
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    const Params p{{"O", 7}, {"C", 13}};
+    const HostData in = s.inputs(t, p, 99);
+    const auto got = run_interp(s, t, p, in).at("u");
+    const auto host = kernels::winograd_filter_transform_host(in.buffers.at("w"), 7 * 13);
+    ASSERT_EQ(got.size(), host.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], host[i]) << dtype_name(t) << " index " << i;
+  }
+}
+
+// A decode step after a prefill continues it: prefill(x[0:L]) with its final state, then one
+// update with x[L], gives the last output and the final state of prefill(x[0:L+1]).
+TEST(CausalConv1d, UpdateAfterPrefillContinuesTheSequence) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& pre = spec(reg, "causal_conv1d_prefill");
+  const KernelSpec& upd = spec(reg, "causal_conv1d_update");
+  for (std::int64_t K : {2, 4, 8}) {
+    for (std::int64_t L : {1, 5}) {
+      const std::int64_t B = 2, C = 3, S = K - 1;
+      const DType t = DType::f32;
+      const Params full{{"B", B},    {"C", C},    {"L", L + 1}, {"K", K},
+                        {"bias", 1}, {"silu", 1}, {"init", 1},  {"final", 1}};
+      Params head = full;
+      head["L"] = L;
+      const HostData in_full = pre.inputs(t, full, 5);
+      // The first L positions of each row of x, with the same weights, bias and initial state.
+      HostData in_head = in_full;
+      auto& xh = in_head.buffers["x"];
+      xh.clear();
+      std::vector<double> x_last;
+      for (std::int64_t bc = 0; bc < B * C; ++bc) {
+        for (std::int64_t l = 0; l < L; ++l) xh.push_back(in_full.buffers.at("x")[bc * (L + 1) + l]);
+        x_last.push_back(in_full.buffers.at("x")[bc * (L + 1) + L]);
+      }
+      const auto out_full = run_interp(pre, t, full, in_full);
+      const auto out_head = run_interp(pre, t, head, in_head);
+
+      const Params step{{"B", B}, {"C", C}, {"K", K}, {"bias", 1}, {"silu", 1}};
+      HostData in_step;
+      in_step.scalars["batch"] = static_cast<double>(B);
+      in_step.buffers["x"] = x_last;
+      in_step.buffers["w"] = in_full.buffers.at("w");
+      in_step.buffers["bias"] = in_full.buffers.at("bias");
+      in_step.buffers["state"] = out_head.at("final_state");
+      const auto out_step = run_interp(upd, t, step, in_step);
+      for (std::int64_t bc = 0; bc < B * C; ++bc) {
+        EXPECT_EQ(out_step.at("y")[bc], out_full.at("y")[bc * (L + 1) + L]) << "K " << K << " L " << L << " bc " << bc;
+        for (std::int64_t j = 0; j < S; ++j) {
+          EXPECT_EQ(out_step.at("state")[bc * S + j], out_full.at("final_state")[bc * S + j]) << "K " << K;
+        }
+      }
+    }
+  }
+}
