@@ -121,7 +121,7 @@ void register_filter_transform(harness::Registry& r) {
   r.add(std::move(s));
 }
 
-void register_conv2d(harness::Registry& r) {
+void register_winograd_main(harness::Registry& r) {
   harness::KernelSpec s;
   s.name = "winograd_conv2d";
   s.family = "conv";
@@ -211,7 +211,7 @@ void register_conv2d(harness::Registry& r) {
 
 void register_winograd_conv2d(harness::Registry& r) {
   register_filter_transform(r);
-  register_conv2d(r);
+  register_winograd_main(r);
 }
 
 }  // namespace ingot::kernels
