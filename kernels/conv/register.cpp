@@ -3,6 +3,9 @@
 
 namespace ingot::kernels {
 
-void register_conv(harness::Registry& r) { register_depthwise_conv1d(r); }
+void register_conv(harness::Registry& r) {
+  register_depthwise_conv1d(r);
+  register_blockscaled_conv(r);
+}
 
 }  // namespace ingot::kernels

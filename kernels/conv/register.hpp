@@ -30,6 +30,8 @@ ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&,
 }
 
 void register_depthwise_conv1d(harness::Registry& r);
+// conv2d_blockscaled, conv3d_blockscaled, depthwise_conv2d_blockscaled (blockscaled_conv.cpp).
+void register_blockscaled_conv(harness::Registry& r);
 
 // Registers every kernel of the family.
 void register_conv(harness::Registry& r);

@@ -4,6 +4,7 @@
 //
 //   BlockScaledWeights w(k, BlockLayout{fmt, rows, cols});   // declares wq, wscale (, wgscale)
 //   Val<f32> v = w(flat);                                     // weight at flat = row*cols + col
+//   Val<f32> v = w(flat, row, col);                           // the same, row and col known
 //
 // Buffers, in declaration order (layouts: docs/block-scaled-formats.md):
 //   wq       the codes: i8 [rows*padded] (int8), u8 [rows*padded] (E4M3), or u32
@@ -59,6 +60,12 @@ class BlockScaledWeights {
   // The weight at (row, col).
   dsl::Val<f32> at(const dsl::Val<u32>& row, const dsl::Val<u32>& col) const {
     return load_at(row * static_cast<std::uint32_t>(layout_.padded_cols()) + col);
+  }
+  // The weight at flat = row*cols + col, given all three (the direct-convolution hook's form):
+  // no division when the caller already has row and col.
+  dsl::Val<f32> operator()(const dsl::Val<u32>& flat, const dsl::Val<u32>& row, const dsl::Val<u32>& col) const {
+    if (layout_.cols == layout_.padded_cols()) return load_at(flat);
+    return at(row, col);
   }
 
  private:
