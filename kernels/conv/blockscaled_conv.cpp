@@ -6,7 +6,6 @@
 #include "blockscaled_conv.hpp"
 
 #include <array>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -134,6 +133,7 @@ std::vector<double> reference_conv(const ConvSpec& s, std::uint64_t B, const std
 
 std::vector<std::string> format_names() {
   std::vector<std::string> v;
+  v.reserve(quant::kNumBlockFormats);
   for (int i = 0; i < quant::kNumBlockFormats; ++i) v.emplace_back(quant::format_info(quant::block_format(i)).name);
   return v;
 }

@@ -27,6 +27,7 @@ namespace {
 
 std::vector<BlockFormat> all_formats() {
   std::vector<BlockFormat> v;
+  v.reserve(kNumBlockFormats);
   for (int i = 0; i < kNumBlockFormats; ++i) v.push_back(block_format(i));
   return v;
 }
@@ -264,7 +265,7 @@ TEST(QuantLayout, Int8AndInt4CodesAndPackingOrder) {
   EXPECT_EQ(q4.codes[2], 0);
   EXPECT_EQ(q4.scales[0], 1.0);
   // Scales are per (row, block), row-major.
-  std::vector<double> w(2 * 40, 0.0);
+  std::vector<double> w(std::size_t{2} * 40, 0.0);
   w[0] = 127;        // row 0 block 0
   w[33] = 254;       // row 0 block 1
   w[40 + 5] = 12.7;  // row 1 block 0; row 1 block 1 all zero
