@@ -30,6 +30,13 @@ ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&,
 }
 
 void register_depthwise_conv1d(harness::Registry& r);
+// The dense convolutions built on direct_conv.hpp (one .cpp each).
+void register_conv2d(harness::Registry& r);
+void register_conv2d_grouped(harness::Registry& r);
+void register_conv3d(harness::Registry& r);
+void register_conv3d_grouped(harness::Registry& r);
+void register_depthwise_conv2d(harness::Registry& r);
+void register_depthwise_conv2d_nhwc(harness::Registry& r);
 // conv2d_blockscaled, conv3d_blockscaled, depthwise_conv2d_blockscaled (blockscaled_conv.cpp).
 void register_blockscaled_conv(harness::Registry& r);
 

@@ -1,0 +1,48 @@
+// conv3d_grouped: grouped 3-D convolution, NCDHW input, weight [O, C/groups, kd, kh, kw],
+// optional bias; kernel size, stride, padding and dilation per axis. A thin registration of
+// direct_conv.hpp.
+#include "direct_conv_registry.hpp"
+#include "register.hpp"
+
+namespace ingot::kernels {
+
+void register_conv3d_grouped(harness::Registry& r) {
+  const ConvForm f{"conv3d_grouped", 3, ConvLayout::ChannelsFirst, ConvChannels::Grouped};
+  r.add(direct_conv_kernel(
+      f,
+      "grouped 3-D convolution: x[B,C,D,H,W] * w[O,C/groups,kd,kh,kw] (+bias[O]) -> y[B,O,P,Q,R]; stride, pad, "
+      "dilation per axis",
+      {
+          // groups = C = O (depthwise); 960 outputs: a partial last work-group
+          {"depthwise_g4_3x3x3_pad1_bias",
+           {.B = 2, .C = 4, .O = 4, .groups = 4, .size = {4, 5, 6}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true}},
+          // 2 input and 3 output channels per group
+          {"cpg2_g2_k3x2x3_s1x2x1_d2x1x1",
+           {.B = 1,
+            .C = 4,
+            .O = 6,
+            .groups = 2,
+            .size = {5, 5, 5},
+            .k = {3, 2, 3},
+            .stride = {1, 2, 1},
+            .pad = {1, 0, 1},
+            .dil = {2, 1, 1}}},
+          {"k1_g3_batch2", {.B = 2, .C = 6, .O = 3, .groups = 3, .size = {2, 3, 4}, .k = {1, 1, 1}}},
+          {"cpg4_g2_k2x3x2_s2_bias",
+           {.B = 1,
+            .C = 8,
+            .O = 2,
+            .groups = 2,
+            .size = {5, 6, 7},
+            .k = {2, 3, 2},
+            .stride = {2, 2, 2},
+            .pad = {1, 1, 1},
+            .bias = true}},
+      },
+      {
+          {"N4_C64_16x56x56_3x3x3_g8",
+           {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
+      }));
+}
+
+}  // namespace ingot::kernels
