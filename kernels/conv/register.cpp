@@ -13,6 +13,7 @@ void register_conv(harness::Registry& r) {
   register_depthwise_conv2d_nhwc(r);
   register_winograd_conv2d(r);
   register_causal_conv1d(r);
+  register_blockscaled_conv(r);
 }
 
 }  // namespace ingot::kernels

@@ -41,6 +41,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r);
 void register_winograd_conv2d(harness::Registry& r);
 // causal_conv1d_prefill, causal_conv1d_prefill_nlc and causal_conv1d_update.
 void register_causal_conv1d(harness::Registry& r);
+// conv2d_blockscaled, conv3d_blockscaled, depthwise_conv2d_blockscaled (blockscaled_conv.cpp).
+void register_blockscaled_conv(harness::Registry& r);
 
 // Registers every kernel of the family.
 void register_conv(harness::Registry& r);

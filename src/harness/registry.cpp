@@ -23,7 +23,14 @@ std::string KernelSpec::variant_name(DType t, const Params& p) const {
   std::string s = name + "_" + std::string(dtype_name(t));
   for (const auto& key : spec_params) {
     auto it = p.find(key);
-    if (it != p.end()) s += "_" + key + std::to_string(it->second);
+    if (it == p.end()) continue;
+    auto names = value_names.find(key);
+    if (names != value_names.end() && it->second >= 0 &&
+        static_cast<std::uint64_t>(it->second) < names->second.size()) {
+      s += "_" + names->second[static_cast<std::size_t>(it->second)];
+    } else {
+      s += "_" + key + std::to_string(it->second);
+    }
   }
   return s;
 }

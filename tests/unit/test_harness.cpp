@@ -65,6 +65,17 @@ TEST(Registry, EveryKernelHasATailCaseAndCompleteFunctions) {
   }
 }
 
+TEST(Registry, VariantNamesShowNamedParameterValues) {
+  KernelSpec k;
+  k.name = "op";
+  k.spec_params = {"fmt", "C"};
+  const Params p{{"fmt", 1}, {"C", 8}, {"B", 2}};
+  EXPECT_EQ(k.variant_name(DType::f16, p), "op_f16_fmt1_C8");
+  k.value_names["fmt"] = {"int8", "mxfp4"};
+  EXPECT_EQ(k.variant_name(DType::f16, p), "op_f16_mxfp4_C8");
+  EXPECT_EQ(k.variant_name(DType::f32, {{"fmt", 2}, {"C", 8}}), "op_f32_fmt2_C8");  // unnamed value: key and number
+}
+
 TEST(Harness, LibraryPassesOnTheInterpreter) {
   const auto rep = run_harness(builtin_registry(), {interp_slot()}, HarnessOptions{});
   for (const auto& r : rep.results) {

@@ -73,7 +73,12 @@ struct KernelSpec {
   std::function<double(DType, const Params&)> bytes;
   std::function<double(const Params&)> flops;
 
-  // The name of the compiled variant for (dtype, case): "<name>_<dtype>_<spec values>".
+  // Names of the values of enumerated specialisation parameters (e.g. "fmt" -> {"int8_g32_f32",
+  // "mxfp4", ...}): variant names show a listed value's name instead of the key and number.
+  std::map<std::string, std::vector<std::string>> value_names;
+
+  // The name of the compiled variant for (dtype, case): "<name>_<dtype>_<spec values>", each
+  // spec value as "<key><number>" or, where value_names lists it, as its name.
   [[nodiscard]] std::string variant_name(DType t, const Params& p) const;
 };
 
