@@ -83,11 +83,11 @@ def conv_nd(p, dt, nd, groups_of, layout_last=False):
     elif nd == 2:
         k = (g(p, "kh", "KH"), g(p, "kw", "KW"))
         spatial = (g(p, "H"), g(p, "W"))
-        stride, pad, dil = pair(p, "stride", 1), pair(p, "pad", 0), pair(p, "dilation", 1)
+        stride, pad, dil = pair(p, "stride", 1), pair(p, "pad", 0), pair(p, "dil", 1)
     else:
         k = (g(p, "kd", "KD"), g(p, "kh", "KH"), g(p, "kw", "KW"))
         spatial = (g(p, "D"), g(p, "H"), g(p, "W"))
-        stride, pad, dil = triple(p, "stride", 1), triple(p, "pad", 0), triple(p, "dilation", 1)
+        stride, pad, dil = triple(p, "stride", 1), triple(p, "pad", 0), triple(p, "dil", 1)
     bias = bool(g(p, "bias", default=0))
     conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
     x_shape = (n, c) + tuple(spatial)
@@ -139,11 +139,14 @@ def reference_for(kernel, p, dt):
         "conv3d_grouped": lambda: conv_nd(p, dt, 3, grouped),
         "depthwise_conv2d": lambda: conv_nd(p, dt, 2, depthwise),
         "depthwise_conv2d_nhwc": lambda: conv_nd(p, dt, 2, depthwise, layout_last=True),
-        "winograd_conv2d": lambda: conv_nd(p, dt, 2, dense),
-        "causal_conv1d_prefill": lambda: causal(p, dt, bool(g(p, "channels_last", "layout", default=0))),
-        "causal_conv1d_prefill_cf": lambda: causal(p, dt, False),
-        "causal_conv1d_prefill_cl": lambda: causal(p, dt, True),
+        "winograd_conv2d": lambda: conv_nd(dict(p, kh=3, kw=3), dt, 2, dense),
+        "causal_conv1d_prefill": lambda: causal(p, dt, False),
+        "causal_conv1d_prefill_nlc": lambda: causal(p, dt, True),
     }
+    if kernel == "winograd_filter_transform":
+        return None, "no counterpart: cuDNN transforms filters inside its own kernels"
+    if kernel == "causal_conv1d_update":
+        return None, "no counterpart: cuDNN has no single-token convolution step"
     if kernel not in table:
         return None, "no cuDNN counterpart mapped for this kernel"
     make, fn, set_bytes = table[kernel]()

@@ -57,6 +57,6 @@ __kernel void features(
       } while (ingot_old != ingot_seen);
     }
   } else {
-    atomic_min(&counts[0u], (-1));
+    atomic_min(&counts[4u], (-1));
   }
 }

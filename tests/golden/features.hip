@@ -50,6 +50,6 @@ extern "C" __global__ void features(
     atomicMax(&counts[3u], ((int)((unsigned int)((int)((t3 % 4u))) - (unsigned int)((int)((unsigned int)2 * (unsigned int)((int)((t3 % 2u))))))));
     atomicAdd(&total[0u], acc_2);
   } else {
-    atomicMin(&counts[0u], (-1));
+    atomicMin(&counts[4u], (-1));
   }
 }

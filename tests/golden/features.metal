@@ -57,6 +57,6 @@ kernel void features(
     atomic_fetch_max_explicit((device atomic_int*)&counts[3u], ((int)((uint)((int)((t5 % 4u))) - (uint)((int)((uint)2 * (uint)((int)((t5 % 2u))))))), memory_order_relaxed);
     atomic_fetch_add_explicit((device atomic_float*)&total[0u], acc_2, memory_order_relaxed);
   } else {
-    atomic_fetch_min_explicit((device atomic_int*)&counts[0u], (-1), memory_order_relaxed);
+    atomic_fetch_min_explicit((device atomic_int*)&counts[4u], (-1), memory_order_relaxed);
   }
 }

@@ -491,7 +491,7 @@ TEST_F(CudaExec, FeaturesKernelAgreesWithTheInterpreter) {
   const auto k = passes::optimize(trace("features", examples::features));
   const std::uint32_t n = 200;  // 4 groups of 64, 56 tail threads
   const auto x = examples::random_values(DType::f16, n, 5, -2, 2);
-  const std::vector<double> counts0 = {0, 0, 0, -50};
+  const std::vector<double> counts0 = {0, 0, 0, -50, 0};
   auto run = [&](Backend& be) {
     auto bx = make_buffer(be, DType::f16, x);
     auto by = be.allocate(DType::bf16, n);
