@@ -63,7 +63,7 @@ void depthwise_conv1d(dsl::KernelBuilder& k, const Conv1dShape& s, TailPolicy ta
   for (std::uint32_t t = 0; t < K; ++t) {  // K is a specialisation constant: unrolled
     const auto tap = "t" + std::to_string(t);
     auto pos = k.let("pos" + tap, cast<i32>(o * s.stride) + static_cast<std::int32_t>(t * s.dilation) -
-                                       static_cast<std::int32_t>(s.pad));
+                                      static_cast<std::int32_t>(s.pad));
     auto inside = k.let("ok" + tap, pos >= 0 && pos < static_cast<std::int32_t>(L));
     auto xv = load(x, row + select(inside, cast<u32>(pos), 0u));
     auto wv = load(w, c * K + t);

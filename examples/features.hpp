@@ -30,7 +30,7 @@ inline void features(dsl::KernelBuilder& k) {
     store(y, i, erf(v) + tanh(v) * exp(-abs(v)) + sqrt(abs(v)) * rsqrt(abs(v) + 1.0f));
     auto bucket = cast<i32>(i % 4u) - 2 * cast<i32>(i % 2u);
     (void)atomic_add(counts, cast<u32>(bucket + 2) % 3u, 1);  // counts[0..2]
-    (void)atomic_max(counts, 3u, bucket);                      // counts[3] alone: no race
+    (void)atomic_max(counts, 3u, bucket);                     // counts[3] alone: no race
     (void)atomic_add(total, 0u, v);
   }).else_([&] { (void)atomic_min(counts, 4u, -1); });  // counts[4]: tail threads only
 }

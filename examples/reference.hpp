@@ -16,7 +16,8 @@ namespace ingot::examples {
 
 // Seeded uniform values in [lo, hi], rounded to dtype t (so the oracle sees exactly what the
 // kernel reads). Never all zeros.
-inline std::vector<double> random_values(DType t, std::size_t n, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+inline std::vector<double> random_values(DType t, std::size_t n, std::uint64_t seed, double lo = -1.0,
+                                         double hi = 1.0) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<double> v(n);
@@ -34,7 +35,8 @@ inline std::vector<double> depthwise_conv1d_reference(const Conv1dShape& s, std:
       for (std::uint32_t o = 0; o < O; ++o) {
         double acc = 0;
         for (std::uint32_t t = 0; t < s.ksize; ++t) {
-          const std::int64_t pos = static_cast<std::int64_t>(o) * s.stride + static_cast<std::int64_t>(t) * s.dilation - s.pad;
+          const std::int64_t pos =
+              static_cast<std::int64_t>(o) * s.stride + static_cast<std::int64_t>(t) * s.dilation - s.pad;
           if (pos < 0 || pos >= s.length) continue;
           acc += x[(static_cast<std::size_t>(b) * s.channels + c) * s.length + static_cast<std::size_t>(pos)] *
                  w[static_cast<std::size_t>(c) * s.ksize + t];

@@ -56,7 +56,8 @@ std::string run_vector_add(runtime::Backend& be, std::uint32_t n) {
   for (std::uint32_t i = 0; i < n; ++i) want[i] = ir::double_of_bits(t, ir::bits_of_double(t, x[i] + y[i]));
   const auto bad = examples::first_mismatch(want, z, examples::conv_tolerance(t, 2));
   if (bad >= 0) {
-    return "element " + std::to_string(bad) + ": expected " + std::to_string(want[bad]) + ", got " + std::to_string(z[bad]);
+    return "element " + std::to_string(bad) + ": expected " + std::to_string(want[bad]) + ", got " +
+           std::to_string(z[bad]);
   }
   return "";
 }
@@ -80,7 +81,8 @@ std::string run_conv(runtime::Backend& be, const examples::Conv1dShape& s, std::
   const auto want = examples::depthwise_conv1d_reference(s, batch, x, w);
   const auto bad = examples::first_mismatch(want, got, examples::conv_tolerance(t, s.ksize));
   if (bad >= 0) {
-    return "element " + std::to_string(bad) + ": expected " + std::to_string(want[bad]) + ", got " + std::to_string(got[bad]);
+    return "element " + std::to_string(bad) + ": expected " + std::to_string(want[bad]) + ", got " +
+           std::to_string(got[bad]);
   }
   return "";
 }
@@ -90,11 +92,14 @@ std::string run_unguarded(runtime::Backend& be, const examples::Conv1dShape& s) 
   auto k = trace("depthwise_conv1d_unguarded_f16",
                  [&](KernelBuilder& b) { examples::depthwise_conv1d<f16>(b, s, examples::TailPolicy::Unguarded); });
   const std::uint32_t O = s.out_len();
-  auto bx = runtime::make_buffer(be, DType::f16, examples::random_values(DType::f16, std::size_t{s.channels} * s.length, 3));
-  auto bw = runtime::make_buffer(be, DType::f16, examples::random_values(DType::f16, std::size_t{s.channels} * s.ksize, 4));
+  auto bx =
+      runtime::make_buffer(be, DType::f16, examples::random_values(DType::f16, std::size_t{s.channels} * s.length, 3));
+  auto bw =
+      runtime::make_buffer(be, DType::f16, examples::random_values(DType::f16, std::size_t{s.channels} * s.ksize, 4));
   auto by = be.allocate(DType::f16, std::size_t{s.channels} * O);
   try {
-    be.launch(k, runtime::grid_1d(std::size_t{s.channels} * O, 256), {runtime::scalar_arg<std::uint32_t>(1), bx, bw, by});
+    be.launch(k, runtime::grid_1d(std::size_t{s.channels} * O, 256),
+              {runtime::scalar_arg<std::uint32_t>(1), bx, bw, by});
   } catch (const runtime::LaunchError& e) {
     std::printf("  caught as expected: %s\n", e.what());
     if (e.buffer != "x" || e.problem != "out-of-range load") return std::string("wrong report: ") + e.what();
@@ -123,7 +128,8 @@ int main() {
     for (std::uint32_t batch : {1u, 3u}) {
       const std::string shape = "C" + std::to_string(s->channels) + " L" + std::to_string(s->length) + " K" +
                                 std::to_string(s->ksize) + " stride" + std::to_string(s->stride) + " pad" +
-                                std::to_string(s->pad) + " dil" + std::to_string(s->dilation) + " B" + std::to_string(batch);
+                                std::to_string(s->pad) + " dil" + std::to_string(s->dilation) + " B" +
+                                std::to_string(batch);
       check(c, "depthwise_conv1d f32 " + shape, [&] { return run_conv<f32>(interp, *s, batch, !printed); });
       printed = true;
       check(c, "depthwise_conv1d f16 " + shape, [&] { return run_conv<f16>(interp, *s, batch, false); });

@@ -87,7 +87,9 @@ struct SymElem<Var<T>> {
   using type = T;
 };
 template <class X>
-concept Symbolic = requires { typename SymElem<std::remove_cvref_t<X>>::type; };
+concept Symbolic = requires {
+  typename SymElem<std::remove_cvref_t<X>>::type;
+};
 template <class X>
 concept Literal = std::is_arithmetic_v<std::remove_cvref_t<X>>;
 template <class X>
@@ -126,7 +128,7 @@ class Val {
   // Literals: Val<f32> x = 1.0f; Val<u32> n = 3u;
   template <detail::Literal L>
   Val(L literal) : literal_(detail::literal_bits<T>(literal)), is_literal_(true) {}  // NOLINT
-  Val(const Var<T>& v);                                                           // NOLINT: read
+  Val(const Var<T>& v);                                                              // NOLINT: read
 
   // A symbolic condition must never steer C++ control flow: use if_() or select().
   explicit operator bool() const = delete;
@@ -251,8 +253,7 @@ class KernelBuilder {
   // Structured control flow: runs `body` with statements going into the new construct.
   void emit_if(ir::ExprId cond, const std::function<void()>& then_body);
   void emit_else(const std::function<void()>& else_body);
-  void emit_for(ir::VarId var, ir::ExprId begin, ir::ExprId end, ir::ExprId step,
-                const std::function<void()>& body);
+  void emit_for(ir::VarId var, ir::ExprId begin, ir::ExprId end, ir::ExprId step, const std::function<void()>& body);
   ir::ExprId cast_to(DType t, ir::ExprId e);
 
   // Finishes the trace (renumbers statements) and hands the kernel over.
@@ -314,11 +315,17 @@ class Var {
   explicit operator bool() const = delete;
 
   template <class X>
-  Var& operator+=(const X& x) { return *this = cast_same(get() + x); }
+  Var& operator+=(const X& x) {
+    return *this = cast_same(get() + x);
+  }
   template <class X>
-  Var& operator-=(const X& x) { return *this = cast_same(get() - x); }
+  Var& operator-=(const X& x) {
+    return *this = cast_same(get() - x);
+  }
   template <class X>
-  Var& operator*=(const X& x) { return *this = cast_same(get() * x); }
+  Var& operator*=(const X& x) {
+    return *this = cast_same(get() * x);
+  }
 
  private:
   static KernelBuilder* need(KernelBuilder* b) {
@@ -377,19 +384,19 @@ KernelBuilder& common_builder(const A& a, const B& b) {
 template <class A, class B>
 struct Common;
 template <class A, class B>
-  requires Symbolic<A> && Symbolic<B>
+requires Symbolic<A> && Symbolic<B>
 struct Common<A, B> {
   using type = compute_t<elem_t<A>>;
   static_assert(std::is_same_v<compute_t<elem_t<A>>, compute_t<elem_t<B>>>,
                 "operands of different types: use cast<T>() to make them agree");
 };
 template <class A, class B>
-  requires Symbolic<A> && Literal<B>
+requires Symbolic<A> && Literal<B>
 struct Common<A, B> {
   using type = compute_t<elem_t<A>>;
 };
 template <class A, class B>
-  requires Literal<A> && Symbolic<B>
+requires Literal<A> && Symbolic<B>
 struct Common<A, B> {
   using type = compute_t<elem_t<B>>;
 };
@@ -430,24 +437,24 @@ struct SelectType {
   using type = common_t<A, B>;
 };
 template <class A, class B>
-  requires Symbolic<A> && Symbolic<B> && std::is_same_v<elem_t<A>, elem_t<B>>
+requires Symbolic<A> && Symbolic<B> && std::is_same_v<elem_t<A>, elem_t<B>>
 struct SelectType<A, B> {
   using type = elem_t<A>;
 };
 
 template <class A, class B>
-concept Mixed = (Symbolic<A> || Symbolic<B>) && Operand<A> && Operand<B>;
+concept Mixed = (Symbolic<A> || Symbolic<B>)&&Operand<A>&& Operand<B>;
 
 }  // namespace detail
 
 // ------------------------------------------------------------------ operators
-#define INGOT_ARITH_OP(sym, op)                                                          \
-  template <class A, class B>                                                            \
-    requires detail::Mixed<A, B>                                                         \
-  auto operator sym(const A& a, const B& b) {                                            \
-    using T = detail::common_t<A, B>;                                                    \
+#define INGOT_ARITH_OP(sym, op)                                                         \
+  template <class A, class B>                                                           \
+  requires detail::Mixed<A, B>                                                          \
+  auto operator sym(const A& a, const B& b) {                                           \
+    using T = detail::common_t<A, B>;                                                   \
     static_assert(!std::is_same_v<T, bool>, "arithmetic on bool: use && || ! or cast"); \
-    return detail::binary<T, T>(ir::Op::op, a, b);                                       \
+    return detail::binary<T, T>(ir::Op::op, a, b);                                      \
   }
 INGOT_ARITH_OP(+, Add)
 INGOT_ARITH_OP(-, Sub)
@@ -456,13 +463,13 @@ INGOT_ARITH_OP(/, Div)
 INGOT_ARITH_OP(%, Mod)
 #undef INGOT_ARITH_OP
 
-#define INGOT_INT_OP(sym, op)                                                                 \
-  template <class A, class B>                                                                 \
-    requires detail::Mixed<A, B>                                                              \
-  auto operator sym(const A& a, const B& b) {                                                 \
-    using T = detail::common_t<A, B>;                                                         \
+#define INGOT_INT_OP(sym, op)                                                                         \
+  template <class A, class B>                                                                         \
+  requires detail::Mixed<A, B>                                                                        \
+  auto operator sym(const A& a, const B& b) {                                                         \
+    using T = detail::common_t<A, B>;                                                                 \
     static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "bit operations need integers"); \
-    return detail::binary<T, T>(ir::Op::op, a, b);                                            \
+    return detail::binary<T, T>(ir::Op::op, a, b);                                                    \
   }
 INGOT_INT_OP(&, BitAnd)
 INGOT_INT_OP(|, BitOr)
@@ -471,12 +478,12 @@ INGOT_INT_OP(<<, Shl)
 INGOT_INT_OP(>>, Shr)
 #undef INGOT_INT_OP
 
-#define INGOT_CMP_OP(sym, op)                          \
-  template <class A, class B>                          \
-    requires detail::Mixed<A, B>                       \
-  Val<bool> operator sym(const A& a, const B& b) {     \
-    using T = detail::common_t<A, B>;                  \
-    return detail::binary<bool, T>(ir::Op::op, a, b);  \
+#define INGOT_CMP_OP(sym, op)                         \
+  template <class A, class B>                         \
+  requires detail::Mixed<A, B> Val<bool>              \
+  operator sym(const A& a, const B& b) {              \
+    using T = detail::common_t<A, B>;                 \
+    return detail::binary<bool, T>(ir::Op::op, a, b); \
   }
 INGOT_CMP_OP(<, Lt)
 INGOT_CMP_OP(<=, Le)
@@ -487,15 +494,11 @@ INGOT_CMP_OP(!=, Ne)
 #undef INGOT_CMP_OP
 
 template <class A, class B>
-  requires detail::Mixed<A, B> && std::is_same_v<detail::common_t<A, B>, bool>
-Val<bool> operator&&(const A& a, const B& b) {
-  return detail::binary<bool, bool>(ir::Op::And, a, b);
-}
+requires detail::Mixed<A, B> && std::is_same_v < detail::common_t<A, B>,
+bool > Val<bool> operator&&(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::And, a, b); }
 template <class A, class B>
-  requires detail::Mixed<A, B> && std::is_same_v<detail::common_t<A, B>, bool>
-Val<bool> operator||(const A& a, const B& b) {
-  return detail::binary<bool, bool>(ir::Op::Or, a, b);
-}
+requires detail::Mixed<A, B> && std::is_same_v < detail::common_t<A, B>,
+bool > Val<bool> operator||(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::Or, a, b); }
 
 namespace detail {
 template <class R, class X>
@@ -544,11 +547,11 @@ Val<T> bitcast(const X& x) {
   return Val<T>(&k, k.kernel().exprs.unary(ir::Op::Bitcast, dtype_of<T>, Val<F>(x).id_in(k)));
 }
 
-#define INGOT_MATH1(fn, op)                                   \
-  template <detail::Symbolic X>                               \
-  Val<float> fn(const X& x) {                                 \
+#define INGOT_MATH1(fn, op)                                                                             \
+  template <detail::Symbolic X>                                                                         \
+  Val<float> fn(const X& x) {                                                                           \
     static_assert(std::is_same_v<compute_t<detail::elem_t<X>>, float>, #fn " takes f32 (or f16/bf16)"); \
-    return detail::unary<float>(ir::Op::op, x);               \
+    return detail::unary<float>(ir::Op::op, x);                                                         \
   }
 INGOT_MATH1(exp, Exp)
 INGOT_MATH1(log, Log)
@@ -567,20 +570,19 @@ auto abs(const X& x) {
   return detail::unary<compute_t<detail::elem_t<X>>>(ir::Op::Abs, x);
 }
 template <class A, class B>
-  requires detail::Mixed<A, B>
+requires detail::Mixed<A, B>
 auto min(const A& a, const B& b) {
   using T = detail::common_t<A, B>;
   return detail::binary<T, T>(ir::Op::Min, a, b);
 }
 template <class A, class B>
-  requires detail::Mixed<A, B>
+requires detail::Mixed<A, B>
 auto max(const A& a, const B& b) {
   using T = detail::common_t<A, B>;
   return detail::binary<T, T>(ir::Op::Max, a, b);
 }
 template <class A, class B>
-  requires detail::Mixed<A, B>
-Val<float> pow(const A& a, const B& b) {
+requires detail::Mixed<A, B> Val<float> pow(const A& a, const B& b) {
   static_assert(std::is_same_v<detail::common_t<A, B>, float>, "pow takes f32");
   return detail::binary<float, float>(ir::Op::Pow, a, b);
 }
@@ -653,13 +655,13 @@ void store(const Buffer<T, A>& buf, const I& index, const V& v) {
   k.emit_store(buf.mem(), detail::index_id(k, index), value);
 }
 
-#define INGOT_ATOMIC(fn, op)                                                    \
-  template <class T, Access A, class I, class V>                                \
-  Val<T> fn(const Buffer<T, A>& buf, const I& index, const V& v) {              \
-    static_assert(A != Access::Read, "atomics need a writable buffer");         \
-    KernelBuilder& k = *buf.builder();                                          \
-    return Val<T>(&k, k.emit_atomic(ir::AtomicOp::op, buf.mem(), detail::index_id(k, index), \
-                                    detail::operand_as<T>(k, v)));              \
+#define INGOT_ATOMIC(fn, op)                                                                                      \
+  template <class T, Access A, class I, class V>                                                                  \
+  Val<T> fn(const Buffer<T, A>& buf, const I& index, const V& v) {                                                \
+    static_assert(A != Access::Read, "atomics need a writable buffer");                                           \
+    KernelBuilder& k = *buf.builder();                                                                            \
+    return Val<T>(                                                                                                \
+        &k, k.emit_atomic(ir::AtomicOp::op, buf.mem(), detail::index_id(k, index), detail::operand_as<T>(k, v))); \
   }
 INGOT_ATOMIC(atomic_add, Add)
 INGOT_ATOMIC(atomic_min, Min)

@@ -17,13 +17,11 @@ namespace ingot::ir {
 // Evaluates a non-leaf, non-Load op. `operand_type` is the type of operand a; `result_type`
 // the node's type. On a semantic error (zero divisor, shift out of range, float->int out of
 // range) returns nullopt and writes a short reason to *error.
-[[nodiscard]] std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_type,
-                                                   std::uint64_t a, std::uint64_t b,
-                                                   std::uint64_t c, std::string* error);
+[[nodiscard]] std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_type, std::uint64_t a,
+                                                   std::uint64_t b, std::uint64_t c, std::string* error);
 
 // Converts between canonical bit patterns (same rules as Op::Cast).
-[[nodiscard]] std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bits,
-                                                        std::string* error);
+[[nodiscard]] std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bits, std::string* error);
 
 // Canonical bits of a host value, and back.
 [[nodiscard]] std::uint64_t bits_of_double(DType t, double v);  // rounds/wraps as a cast would

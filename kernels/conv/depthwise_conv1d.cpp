@@ -16,9 +16,12 @@ using harness::param;
 using harness::Params;
 
 DepthwiseConv1dSpec spec_of(const Params& p) {
-  return DepthwiseConv1dSpec{static_cast<std::uint32_t>(param(p, "C")),      static_cast<std::uint32_t>(param(p, "L")),
-                             static_cast<std::uint32_t>(param(p, "K")),      static_cast<std::uint32_t>(param(p, "stride")),
-                             static_cast<std::uint32_t>(param(p, "pad")),    static_cast<std::uint32_t>(param(p, "dilation")),
+  return DepthwiseConv1dSpec{static_cast<std::uint32_t>(param(p, "C")),
+                             static_cast<std::uint32_t>(param(p, "L")),
+                             static_cast<std::uint32_t>(param(p, "K")),
+                             static_cast<std::uint32_t>(param(p, "stride")),
+                             static_cast<std::uint32_t>(param(p, "pad")),
+                             static_cast<std::uint32_t>(param(p, "dilation")),
                              param(p, "bias") != 0};
 }
 
@@ -38,12 +41,12 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
   s.runtime_params = {"B"};
   s.tests = {
-      {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},   // 120 outputs: 136 tail threads
-      {"3ch_x_17out", shape(1, 3, 19, 3, 1, 0, 1, false)},   // 51 outputs
+      {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
+      {"3ch_x_17out", shape(1, 3, 19, 3, 1, 0, 1, false)},  // 51 outputs
       {"batch3_bias", shape(3, 8, 17, 3, 1, 1, 1, true)},
       {"stride2_pad3_dil2", shape(2, 5, 40, 4, 2, 3, 2, true)},
       {"k1", shape(2, 4, 9, 1, 1, 0, 1, false)},
-      {"k7_wide", shape(2, 6, 300, 7, 1, 3, 1, true)},       // several groups, partial last one
+      {"k7_wide", shape(2, 6, 300, 7, 1, 3, 1, true)},  // several groups, partial last one
   };
   s.bench = {
       {"B8_C4096_L4096_K4_pad3", shape(8, 4096, 4096, 4, 1, 3, 1, false)},
@@ -51,9 +54,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
-    return trace_typed(t, "depthwise_conv1d", p, [&](auto tag, KernelBuilder& k) {
-      depthwise_conv1d<typename decltype(tag)::type>(k, sp);
-    });
+    return trace_typed(t, "depthwise_conv1d", p,
+                       [&](auto tag, KernelBuilder& k) { depthwise_conv1d<typename decltype(tag)::type>(k, sp); });
   };
   s.geometry = [](const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).out_len(), 256);
@@ -91,9 +93,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.bytes = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
     const double B = static_cast<double>(param(p, "B"));
-    return static_cast<double>(dtype_size(t)) *
-           (B * sp.channels * sp.length + double(sp.channels) * sp.ksize + (sp.bias ? sp.channels : 0) +
-            B * sp.channels * sp.out_len());
+    return static_cast<double>(dtype_size(t)) * (B * sp.channels * sp.length + double(sp.channels) * sp.ksize +
+                                                 (sp.bias ? sp.channels : 0) + B * sp.channels * sp.out_len());
   };
   s.flops = [](const Params& p) {
     const auto sp = spec_of(p);

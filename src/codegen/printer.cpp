@@ -22,21 +22,26 @@ using ir::ExprId;
 using ir::Op;
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
   return s;
 }
 
 const std::set<std::string>& reserved_words() {
   static const std::set<std::string> words = {
-      "auto", "bool", "break", "case", "char", "class", "const", "constant", "continue", "default", "delete",
-      "device", "do", "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend",
-      "global", "goto", "half", "if", "inline", "int", "kernel", "local", "long", "namespace", "new", "operator",
-      "private", "protected", "public", "register", "restrict", "return", "sampler", "short", "signed", "sizeof",
-      "static", "struct", "switch", "template", "texture", "this", "threadgroup", "true", "typedef", "uchar", "uint",
-      "ulong", "union", "unsigned", "ushort", "using", "virtual", "void", "volatile", "while", "size_t", "metal",
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "exp", "log", "sqrt", "rsqrt",
-      "sin", "cos", "tanh", "erf", "pow", "fma", "floor", "ceil", "select", "atomic", "vec", "packed", "read_only",
-      "write_only", "image2d_t", "sampler_t", "event_t", "vector", "mem_flags", "as_type", "float2", "float4"};
+      "auto",      "bool",      "break",    "case",        "char",       "class",     "const",     "constant",
+      "continue",  "default",   "delete",   "device",      "do",         "double",    "else",      "enum",
+      "explicit",  "export",    "extern",   "false",       "float",      "for",       "friend",    "global",
+      "goto",      "half",      "if",       "inline",      "int",        "kernel",    "local",     "long",
+      "namespace", "new",       "operator", "private",     "protected",  "public",    "register",  "restrict",
+      "return",    "sampler",   "short",    "signed",      "sizeof",     "static",    "struct",    "switch",
+      "template",  "texture",   "this",     "threadgroup", "true",       "typedef",   "uchar",     "uint",
+      "ulong",     "union",     "unsigned", "ushort",      "using",      "virtual",   "void",      "volatile",
+      "while",     "size_t",    "metal",    "threadIdx",   "blockIdx",   "blockDim",  "gridDim",   "warpSize",
+      "min",       "max",       "abs",      "exp",         "log",        "sqrt",      "rsqrt",     "sin",
+      "cos",       "tanh",      "erf",      "pow",         "fma",        "floor",     "ceil",      "select",
+      "atomic",    "vec",       "packed",   "read_only",   "write_only", "image2d_t", "sampler_t", "event_t",
+      "vector",    "mem_flags", "as_type",  "float2",      "float4"};
   return words;
 }
 
@@ -78,7 +83,8 @@ class Printer {
     std::set<std::string> used;
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
       std::string n = sanitize(k_.params[i].name);
-      const bool looks_like_var = n.find('_') != std::string::npos && std::isdigit(static_cast<unsigned char>(n.back()));
+      const bool looks_like_var =
+          n.find('_') != std::string::npos && std::isdigit(static_cast<unsigned char>(n.back()));
       if (reserved_words().count(n) || n.rfind("ingot_", 0) == 0 || used.count(n) || looks_like_var || n == entry_) {
         n += "_p" + std::to_string(i);
       }
@@ -86,7 +92,8 @@ class Printer {
       param_names_.push_back(n);
     }
     for (std::size_t i = 0; i < k_.shared.size(); ++i) {
-      shared_names_.push_back(sanitize(k_.shared[i].hint.empty() ? "shared" : k_.shared[i].hint) + "_s" + std::to_string(i));
+      shared_names_.push_back(sanitize(k_.shared[i].hint.empty() ? "shared" : k_.shared[i].hint) + "_s" +
+                              std::to_string(i));
     }
   }
   void name_vars() {
@@ -326,11 +333,13 @@ class Printer {
       case Op::Abs:
         if (f) return fn(n.op) + "(" + expr(n.a) + ")";
         if (!signed_int) return expr(n.a);
-        if (at == DType::i64 && (d_.target == Target::CUDA || d_.target == Target::HIP)) return "llabs(" + expr(n.a) + ")";
+        if (at == DType::i64 && (d_.target == Target::CUDA || d_.target == Target::HIP))
+          return "llabs(" + expr(n.a) + ")";
         return "((" + type(at) + ")" + d_.int_abs + "(" + expr(n.a) + "))";
       default: break;
     }
-    if (info.precedence != 0 && info.arity == 2) return "(" + expr(n.a) + " " + std::string(info.name) + " " + expr(n.b) + ")";
+    if (info.precedence != 0 && info.arity == 2)
+      return "(" + expr(n.a) + " " + std::string(info.name) + " " + expr(n.b) + ")";
     if (info.precedence != 0 && info.arity == 1) return "(" + std::string(info.name) + expr(n.a) + ")";
     // math functions
     std::string out = fn(n.op) + "(";
@@ -444,16 +453,20 @@ class Printer {
       const std::string space = space_of(s.mem);
       if (s.has_var) os << ind << type(t) << " " << var_names_[s.var] << ";\n";
       os << ind << "{  // f32 atomic add as a compare-and-swap loop\n";
-      os << ind << "  " << space << " volatile " << u << "* ingot_p = (" << space << " volatile " << u << "*)" << ptr << ";\n";
+      os << ind << "  " << space << " volatile " << u << "* ingot_p = (" << space << " volatile " << u << "*)" << ptr
+         << ";\n";
       os << ind << "  " << u << " ingot_old = *ingot_p;\n";
       os << ind << "  " << u << " ingot_seen;\n";
       os << ind << "  do {\n";
       os << ind << "    ingot_seen = ingot_old;\n";
-      const std::string sum = replace_all(d_.float_as_uint, "{x}", replace_all(d_.uint_as_float, "{x}", "ingot_seen") + " + " + value);
+      const std::string sum =
+          replace_all(d_.float_as_uint, "{x}", replace_all(d_.uint_as_float, "{x}", "ingot_seen") + " + " + value);
       os << ind << "    ingot_old = "
-         << replace_all(replace_all(replace_all(d_.atomic_cas, "{p}", "ingot_p"), "{cmp}", "ingot_seen"), "{v}", sum) << ";\n";
+         << replace_all(replace_all(replace_all(d_.atomic_cas, "{p}", "ingot_p"), "{cmp}", "ingot_seen"), "{v}", sum)
+         << ";\n";
       os << ind << "  } while (ingot_old != ingot_seen);\n";
-      if (s.has_var) os << ind << "  " << var_names_[s.var] << " = " << replace_all(d_.uint_as_float, "{x}", "ingot_old") << ";\n";
+      if (s.has_var)
+        os << ind << "  " << var_names_[s.var] << " = " << replace_all(d_.uint_as_float, "{x}", "ingot_old") << ";\n";
       os << ind << "}\n";
       return;
     }

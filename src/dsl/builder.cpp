@@ -46,7 +46,8 @@ std::uint32_t KernelBuilder::add_shared(const std::string& name, DType t, std::u
 
 Val<u32> KernelBuilder::builtin(ir::Op op, int axis) {
   if (axis < 0 || axis > 2) throw TraceError("kernel '" + k_.name + "': thread-index axis must be 0, 1 or 2");
-  return Val<u32>(this, k_.exprs.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, static_cast<std::uint64_t>(axis)}));
+  return Val<u32>(
+      this, k_.exprs.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, static_cast<std::uint64_t>(axis)}));
 }
 
 ir::ExprId KernelBuilder::var_ref(ir::VarId v) {
@@ -68,7 +69,8 @@ ir::Stmt& KernelBuilder::push(ir::Stmt s) {
 }
 
 void KernelBuilder::emit_let(ir::VarId v, ir::ExprId value) {
-  if (k_.vars.at(v).type != k_.exprs[value].type) throw TraceError("kernel '" + k_.name + "': let of a value of another type");
+  if (k_.vars.at(v).type != k_.exprs[value].type)
+    throw TraceError("kernel '" + k_.name + "': let of a value of another type");
   ir::Stmt s;
   s.kind = ir::StmtKind::Let;
   s.var = v;
@@ -77,7 +79,8 @@ void KernelBuilder::emit_let(ir::VarId v, ir::ExprId value) {
 }
 
 void KernelBuilder::emit_assign(ir::VarId v, ir::ExprId value) {
-  if (k_.vars.at(v).type != k_.exprs[value].type) throw TraceError("kernel '" + k_.name + "': assignment of a value of another type");
+  if (k_.vars.at(v).type != k_.exprs[value].type)
+    throw TraceError("kernel '" + k_.name + "': assignment of a value of another type");
   ir::Stmt s;
   s.kind = ir::StmtKind::Assign;
   s.var = v;

@@ -33,8 +33,10 @@ std::vector<std::string> parse_backend_list(const std::string& spec) {
     item.clear();
   };
   for (char c : spec) {
-    if (c == ',') flush();
-    else if (c != ' ') item += c;
+    if (c == ',')
+      flush();
+    else if (c != ' ')
+      item += c;
   }
   flush();
   if (out.empty()) throw std::invalid_argument("no backend named (use interp, opencl, cuda or all)");
@@ -64,8 +66,8 @@ BackendSlot open_backend(const std::string& name) {
       // and reported as compiled, not executed.
       try {
         auto compiler = std::make_shared<runtime::CudaCompiler>(runtime::CudaCompiler::load());
-        const std::string why = std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() +
-                                ", not executed";
+        const std::string why =
+            std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() + ", not executed";
         return BackendSlot{name, nullptr, why, [compiler](const ir::Kernel& k) { (void)compiler->compile(k); }};
       } catch (const runtime::BackendUnavailable&) {
         return BackendSlot{name, nullptr, e.what(), {}};

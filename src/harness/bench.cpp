@@ -96,10 +96,12 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
     const std::uint32_t trips = gpu ? 32 : 4;
     const auto k = passes::optimize(fma_kernel());
     auto y = be.allocate(DType::f32, n);
-    const std::vector<runtime::Arg> args{runtime::scalar_arg<std::uint32_t>(trips), runtime::scalar_arg<std::uint32_t>(n), y};
+    const std::vector<runtime::Arg> args{runtime::scalar_arg<std::uint32_t>(trips),
+                                         runtime::scalar_arg<std::uint32_t>(n), y};
     const auto t = be.time_launches(k, runtime::grid_1d(n, 256), {args}, timing);
     c.f32_flops_per_s = 2.0 * 8 * 64 * trips * static_cast<double>(n) / median(t.seconds);
-    c.fma_method = "ingot kernel: 8 independent f32 FMA chains per thread, " + std::to_string(n) + " threads, " + t.timer;
+    c.fma_method =
+        "ingot kernel: 8 independent f32 FMA chains per thread, " + std::to_string(n) + " threads, " + t.timer;
   }
   return c;
 }
@@ -133,11 +135,12 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       r.flops = k->flops ? k->flops(c->params) : 0;
       const ir::Kernel kern = passes::optimize(k->build(t, c->params));
       // Refuse early (before generating inputs) from the registry's byte count.
-      const int est_sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(r.bytes, 1.0))) + 1, 1,
-                                      options.max_rotation_sets);
+      const int est_sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(r.bytes, 1.0))) + 1,
+                                      1, options.max_rotation_sets);
       if (r.bytes * est_sets > options.max_bytes) {
         r.skipped = "needs about " + std::to_string(static_cast<long long>(r.bytes * est_sets)) +
-                    " bytes of rotating buffers (limit " + std::to_string(static_cast<long long>(options.max_bytes)) + ")";
+                    " bytes of rotating buffers (limit " + std::to_string(static_cast<long long>(options.max_bytes)) +
+                    ")";
         rows.push_back(r);
         continue;
       }
@@ -158,8 +161,8 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           set_bytes += static_cast<double>(runtime::required_extent(kern, i, proto) * dtype_size(kern.params[i].type));
         }
       }
-      const int sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(set_bytes, 1.0))) + 1, 1,
-                                  options.max_rotation_sets);
+      const int sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(set_bytes, 1.0))) + 1,
+                                  1, options.max_rotation_sets);
       r.rotation_sets = sets;
       if (set_bytes * sets > options.max_bytes) {
         r.skipped = "needs " + std::to_string(static_cast<long long>(set_bytes * sets)) + " bytes of buffers (limit " +
@@ -244,13 +247,25 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                    {"fma_method", c.fma_method}};
   j["rows"] = json::array();
   for (const auto& r : rows) {
-    json row = {{"key", r.key()},         {"kernel", r.kernel},        {"dtype", r.dtype},
-                {"case", r.case_name},    {"params", r.params},        {"timer", r.timer},
-                {"median_s", r.median_s}, {"min_s", r.min_s},          {"max_s", r.max_s},
-                {"reps", r.reps},         {"rotation_sets", r.rotation_sets},
-                {"bytes", r.bytes},       {"flops", r.flops},          {"gbytes_per_s", r.gbytes_per_s},
-                {"tflops", r.tflops},     {"frac_copy", r.frac_copy},  {"frac_fma", r.frac_fma},
-                {"skipped", r.skipped},   {"reference_note", r.reference_note}};
+    json row = {{"key", r.key()},
+                {"kernel", r.kernel},
+                {"dtype", r.dtype},
+                {"case", r.case_name},
+                {"params", r.params},
+                {"timer", r.timer},
+                {"median_s", r.median_s},
+                {"min_s", r.min_s},
+                {"max_s", r.max_s},
+                {"reps", r.reps},
+                {"rotation_sets", r.rotation_sets},
+                {"bytes", r.bytes},
+                {"flops", r.flops},
+                {"gbytes_per_s", r.gbytes_per_s},
+                {"tflops", r.tflops},
+                {"frac_copy", r.frac_copy},
+                {"frac_fma", r.frac_fma},
+                {"skipped", r.skipped},
+                {"reference_note", r.reference_note}};
     if (r.reference_s) {
       row["reference_s"] = *r.reference_s;
       row["ratio_reference_over_ingot"] = *r.reference_s / r.median_s;
@@ -280,9 +295,12 @@ Diff diff_baselines(const std::string& before_json, const std::string& after_jso
       continue;
     }
     DiffLine l{key, t0, it->second, it->second / t0 - 1.0};
-    if (l.change > threshold) d.regressions.push_back(l);
-    else if (l.change < -threshold) d.gains.push_back(l);
-    else d.unchanged.push_back(l);
+    if (l.change > threshold)
+      d.regressions.push_back(l);
+    else if (l.change < -threshold)
+      d.gains.push_back(l);
+    else
+      d.unchanged.push_back(l);
   }
   for (const auto& [key, t] : b) {
     if (!a.count(key)) d.only_after.push_back(key);

@@ -57,8 +57,8 @@ std::int64_t compare(const std::vector<double>& want, const std::vector<double>&
   }
   if (first >= 0) {
     *why = "first bad index " + std::to_string(first) + " of " + std::to_string(want.size()) + ": expected " +
-           fmt(want[first]) + ", got " + fmt(got[first]) + " (" + std::to_string(bad) + " elements differ; tolerance abs " +
-           fmt(tol.abs) + " rel " + fmt(tol.rel) + ")";
+           fmt(want[first]) + ", got " + fmt(got[first]) + " (" + std::to_string(bad) +
+           " elements differ; tolerance abs " + fmt(tol.abs) + " rel " + fmt(tol.rel) + ")";
   }
   return first;
 }
@@ -96,7 +96,8 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
         continue;
       }
       auto it = in.scalars.find(p.name);
-      if (it == in.scalars.end()) return finish(Status::Fail, "the case's inputs give no value for scalar '" + p.name + "'");
+      if (it == in.scalars.end())
+        return finish(Status::Fail, "the case's inputs give no value for scalar '" + p.name + "'");
       args[i] = runtime::ScalarArg{p.type, ir::bits_of_double(p.type, it->second)};
     }
     std::vector<std::string> outputs;
@@ -112,7 +113,8 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
         outputs.push_back(p.name);
       } else {
         auto it = in.buffers.find(p.name);
-        if (it == in.buffers.end()) return finish(Status::Fail, "the case's inputs give no data for buffer '" + p.name + "'");
+        if (it == in.buffers.end())
+          return finish(Status::Fail, "the case's inputs give no data for buffer '" + p.name + "'");
         args[i] = runtime::make_buffer(dev, p.type, it->second);
         if (p.kind == ir::ParamKind::InOut) outputs.push_back(p.name);
       }
@@ -135,7 +137,8 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
   }
 }
 
-HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& backends, const HarnessOptions& options) {
+HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& backends,
+                          const HarnessOptions& options) {
   struct Job {
     const KernelSpec* spec;
     DType t;
@@ -158,14 +161,25 @@ HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& b
   HarnessReport rep;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
-    const std::string label = job.spec->name + " " + std::string(dtype_name(job.t)) + " " + job.c->name + " @" + job.be->name;
+    const std::string label =
+        job.spec->name + " " + std::string(dtype_name(job.t)) + " " + job.c->name + " @" + job.be->name;
     if (options.on_progress) options.on_progress(j, jobs.size(), label);
     CaseResult r = run_case(*job.spec, job.t, *job.c, *job.be, options.seed);
     auto& counts = rep.per_backend[r.backend];
     switch (r.status) {
-      case Status::Pass: ++rep.passed; ++counts[0]; break;
-      case Status::Fail: ++rep.failed; ++counts[1]; break;
-      case Status::Skip: ++rep.skipped; ++counts[2]; ++rep.skip_reasons[r.backend + ": " + r.message]; break;
+      case Status::Pass:
+        ++rep.passed;
+        ++counts[0];
+        break;
+      case Status::Fail:
+        ++rep.failed;
+        ++counts[1];
+        break;
+      case Status::Skip:
+        ++rep.skipped;
+        ++counts[2];
+        ++rep.skip_reasons[r.backend + ": " + r.message];
+        break;
     }
     const bool stop = options.fail_fast && r.status == Status::Fail;
     rep.results.push_back(std::move(r));

@@ -15,7 +15,8 @@ std::string format_params(const Params& p) {
 
 std::int64_t param(const Params& p, const std::string& key) {
   auto it = p.find(key);
-  if (it == p.end()) throw std::invalid_argument("case parameter '" + key + "' is missing (have: " + format_params(p) + ")");
+  if (it == p.end())
+    throw std::invalid_argument("case parameter '" + key + "' is missing (have: " + format_params(p) + ")");
   return it->second;
 }
 
@@ -38,8 +39,12 @@ std::string KernelSpec::variant_name(DType t, const Params& p) const {
 void Registry::add(KernelSpec spec) {
   if (spec.name.empty()) throw std::invalid_argument("a kernel spec needs a name");
   if (find(spec.name)) throw std::invalid_argument("kernel '" + spec.name + "' is registered twice");
-  const char* missing = !spec.build ? "build" : !spec.geometry ? "geometry" : !spec.inputs ? "inputs"
-                      : !spec.oracle ? "oracle" : !spec.tolerance ? "tolerance" : nullptr;
+  const char* missing = !spec.build       ? "build"
+                        : !spec.geometry  ? "geometry"
+                        : !spec.inputs    ? "inputs"
+                        : !spec.oracle    ? "oracle"
+                        : !spec.tolerance ? "tolerance"
+                                          : nullptr;
   if (missing) throw std::invalid_argument("kernel '" + spec.name + "' has no " + missing + " function");
   if (spec.dtypes.empty()) throw std::invalid_argument("kernel '" + spec.name + "' lists no dtypes");
   if (spec.tests.empty()) throw std::invalid_argument("kernel '" + spec.name + "' has no test cases");
@@ -72,12 +77,15 @@ std::vector<std::string> check_manifest(const Registry& r, const std::string& ma
   std::multiset<std::string> registered;
   for (const auto& n : r.names()) registered.insert(n);
   for (const auto& n : std::set<std::string>(registered.begin(), registered.end())) {
-    if (registered.count(n) > 1) problems.push_back("'" + n + "' is registered " + std::to_string(registered.count(n)) + " times");
+    if (registered.count(n) > 1)
+      problems.push_back("'" + n + "' is registered " + std::to_string(registered.count(n)) + " times");
     if (!listed.count(n)) problems.push_back("'" + n + "' is registered but not in the manifest");
   }
   for (const auto& n : std::set<std::string>(listed.begin(), listed.end())) {
-    if (listed.count(n) > 1) problems.push_back("'" + n + "' is listed " + std::to_string(listed.count(n)) + " times in the manifest");
-    if (!registered.count(n)) problems.push_back("'" + n + "' is in the manifest but not registered (dropped by the build?)");
+    if (listed.count(n) > 1)
+      problems.push_back("'" + n + "' is listed " + std::to_string(listed.count(n)) + " times in the manifest");
+    if (!registered.count(n))
+      problems.push_back("'" + n + "' is in the manifest but not registered (dropped by the build?)");
   }
   if (registered.empty()) problems.emplace_back("the registry is empty");
   return problems;

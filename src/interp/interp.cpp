@@ -243,8 +243,10 @@ class GroupRunner {
         std::size_t active = 0;
         std::size_t first_missing = lanes_;
         for (std::size_t l = 0; l < lanes_; ++l) {
-          if (mask[l]) ++active;
-          else if (first_missing == lanes_) first_missing = l;
+          if (mask[l])
+            ++active;
+          else if (first_missing == lanes_)
+            first_missing = l;
         }
         if (active != lanes_) {
           fail("barrier under divergent control flow", first_missing, "", 0, 0,
@@ -266,7 +268,8 @@ class GroupRunner {
         const std::uint64_t* idx = eval(s.a, mask);
         const std::uint64_t* v = eval(s.b, mask);
         const DType it = k_.exprs[s.a].type;
-        const ir::Op op = s.atomic == ir::AtomicOp::Add ? ir::Op::Add : (s.atomic == ir::AtomicOp::Min ? ir::Op::Min : ir::Op::Max);
+        const ir::Op op =
+            s.atomic == ir::AtomicOp::Add ? ir::Op::Add : (s.atomic == ir::AtomicOp::Min ? ir::Op::Min : ir::Op::Max);
         std::string err;
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
@@ -306,8 +309,10 @@ class GroupRunner {
         if (!live[l]) continue;
         const auto lt = ir::eval_op(ir::Op::Lt, DType::boolean, t, var[l], end[l], 0, &err);
         if (!lt) fail(err, l);
-        if (*lt & 1u) body[l] = 1;
-        else live[l] = 0;
+        if (*lt & 1u)
+          body[l] = 1;
+        else
+          live[l] = 0;
       }
       if (!any(body)) break;
       exec_block(s.body, body);
@@ -361,7 +366,8 @@ void Interpreter::upload(DeviceBuffer& dst, const void* src, std::size_t bytes) 
 void Interpreter::download(const DeviceBuffer& src, void* dst, std::size_t bytes) {
   auto& b = as_interp(const_cast<DeviceBuffer&>(src));
   if (bytes != b.bytes()) {
-    throw ArgumentError("download of " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(b.bytes()) + " bytes");
+    throw ArgumentError("download of " + std::to_string(bytes) + " bytes from a buffer of " +
+                        std::to_string(b.bytes()) + " bytes");
   }
   std::memcpy(dst, b.data.data(), bytes);
 }

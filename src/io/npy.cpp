@@ -50,7 +50,8 @@ std::uint64_t NpyArray::count() const {
 
 NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) {
   static const std::uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (b.size() < 10 || std::memcmp(b.data(), magic, 6) != 0) throw NpyError(name + ": not a NumPy .npy file (bad magic)");
+  if (b.size() < 10 || std::memcmp(b.data(), magic, 6) != 0)
+    throw NpyError(name + ": not a NumPy .npy file (bad magic)");
   const int major = b[6];
   std::size_t header_len = 0;
   std::size_t offset = 0;
@@ -66,7 +67,8 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) 
     throw NpyError(name + ": unsupported .npy format version " + std::to_string(major));
   }
   if (b.size() < offset + header_len) throw NpyError(name + ": truncated .npy header");
-  const std::string h(b.begin() + static_cast<std::ptrdiff_t>(offset), b.begin() + static_cast<std::ptrdiff_t>(offset + header_len));
+  const std::string h(b.begin() + static_cast<std::ptrdiff_t>(offset),
+                      b.begin() + static_cast<std::ptrdiff_t>(offset + header_len));
   NpyArray a;
   a.descr = dict_value(h, "descr", name);
   if (a.descr == "<f4" || a.descr == "=f4") a.descr = "<f4";
@@ -75,7 +77,8 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) 
                    "' (use float32, float16, int32, uint32, int64, uint8, int8, uint16 or bool)");
   }
   const std::string fortran = dict_value(h, "fortran_order", name);
-  if (fortran.find("True") != std::string::npos) throw NpyError(name + ": Fortran-ordered arrays are not supported (save with C order)");
+  if (fortran.find("True") != std::string::npos)
+    throw NpyError(name + ": Fortran-ordered arrays are not supported (save with C order)");
   const std::string shape = dict_value(h, "shape", name);
   std::string num;
   for (char c : shape) {
@@ -105,13 +108,21 @@ NpyArray read_npy(const std::string& path) {
 
 std::vector<std::uint8_t> serialize_npy(const NpyArray& a) {
   std::string shape = "(";
-  for (std::size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : (i + 1 < a.shape.size() ? ", " : ""));
+  for (std::size_t i = 0; i < a.shape.size(); ++i)
+    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : (i + 1 < a.shape.size() ? ", " : ""));
   shape += ")";
   std::string header = "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  const std::uint8_t preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  const std::uint8_t preamble[10] = {0x93,
+                                     'N',
+                                     'U',
+                                     'M',
+                                     'P',
+                                     'Y',
+                                     1,
+                                     0,
                                      static_cast<std::uint8_t>(header.size() & 0xff),
                                      static_cast<std::uint8_t>(header.size() >> 8)};
   std::vector<std::uint8_t> out(sizeof preamble + header.size() + a.data.size());
@@ -148,8 +159,9 @@ std::string npy_descr_for(DType t) {
 std::vector<std::uint8_t> npy_to_buffer(const NpyArray& a, DType t, const std::string& name) {
   const std::string want = npy_descr_for(t);
   if (a.descr != want) {
-    throw NpyError(name + ": file holds '" + a.descr + "' but a " + std::string(dtype_name(t)) + " buffer needs '" + want +
-                   "' (" + (t == DType::bf16 ? "bf16 buffers read float32 files" : "save the array with that dtype") + ")");
+    throw NpyError(name + ": file holds '" + a.descr + "' but a " + std::string(dtype_name(t)) + " buffer needs '" +
+                   want + "' (" +
+                   (t == DType::bf16 ? "bf16 buffers read float32 files" : "save the array with that dtype") + ")");
   }
   if (t != DType::bf16) return a.data;
   std::vector<std::uint8_t> out(a.count() * 2);

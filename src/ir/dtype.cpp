@@ -43,9 +43,9 @@ std::uint16_t f32_to_f16_bits(float f) {
     return static_cast<std::uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
   }
   if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (absx < 0x38800000u) {  // result is subnormal or zero
-    if (absx < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the least
-    const std::uint32_t e = absx >> 23;                                 // 102..112
+  if (absx < 0x38800000u) {                                                    // result is subnormal or zero
+    if (absx < 0x33000000u) return static_cast<std::uint16_t>(sign);           // below half the least
+    const std::uint32_t e = absx >> 23;                                        // 102..112
     const std::uint32_t m = (absx & 0x7fffffu) | 0x800000u;
     const std::uint32_t shift = 126u - e;  // 14..24
     std::uint32_t r = m >> shift;
@@ -92,8 +92,6 @@ std::uint16_t f32_to_bf16_bits(float f) {
   return static_cast<std::uint16_t>((x + rounding) >> 16);
 }
 
-float bf16_bits_to_f32(std::uint16_t h) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-}
+float bf16_bits_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
 }  // namespace ingot

@@ -17,18 +17,14 @@ const OpInfo kOps[] = {
 const OpInfo& op_info(Op op) { return kOps[static_cast<int>(op)]; }
 int num_ops() { return static_cast<int>(sizeof(kOps) / sizeof(kOps[0])); }
 
-std::uint64_t encode_mem(MemRef m) {
-  return (static_cast<std::uint64_t>(m.space) << 32) | m.id;
-}
+std::uint64_t encode_mem(MemRef m) { return (static_cast<std::uint64_t>(m.space) << 32) | m.id; }
 MemRef decode_mem(std::uint64_t imm) {
   return MemRef{static_cast<Space>(imm >> 32), static_cast<std::uint32_t>(imm & 0xffffffffu)};
 }
 
 std::size_t ExprArena::Hash::operator()(const Node& n) const {
   std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](std::uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  };
+  auto mix = [&](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   mix(static_cast<std::uint64_t>(n.op));
   mix(static_cast<std::uint64_t>(n.type));
   mix(n.a);

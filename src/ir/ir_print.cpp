@@ -16,7 +16,8 @@ std::string print_expr(const Kernel& k, ExprId e) {
   const Node& n = k.exprs[e];
   const OpInfo& info = op_info(n.op);
   switch (n.op) {
-    case Op::Const: return format_bits(n.type, n.imm) + (n.type == DType::f32 ? "f" : (n.type == DType::u32 ? "u" : ""));
+    case Op::Const:
+      return format_bits(n.type, n.imm) + (n.type == DType::f32 ? "f" : (n.type == DType::u32 ? "u" : ""));
     case Op::ParamRef: return n.imm < k.params.size() ? k.params[n.imm].name : "?param" + std::to_string(n.imm);
     case Op::VarRef: return var_name(k, static_cast<VarId>(n.imm));
     case Op::ProgramId:
@@ -53,26 +54,25 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
   switch (s.kind) {
     case StmtKind::Block: return "{";
     case StmtKind::Let:
-      return std::string(k.vars.at(s.var).is_mutable ? "var " : "let ") + var_name(k, s.var) +
-             ": " + type_of_var(s.var) + " = " + print_expr(k, s.a);
+      return std::string(k.vars.at(s.var).is_mutable ? "var " : "let ") + var_name(k, s.var) + ": " +
+             type_of_var(s.var) + " = " + print_expr(k, s.a);
     case StmtKind::Assign: return var_name(k, s.var) + " = " + print_expr(k, s.a);
-    case StmtKind::Store:
-      return "store " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] = " + print_expr(k, s.b);
+    case StmtKind::Store: return "store " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] = " + print_expr(k, s.b);
     case StmtKind::If: return "if " + print_expr(k, s.a);
     case StmtKind::For:
-      return "for " + var_name(k, s.var) + ": " + type_of_var(s.var) + " in [" + print_expr(k, s.a) +
-             ", " + print_expr(k, s.b) + ") step " + print_expr(k, s.c);
+      return "for " + var_name(k, s.var) + ": " + type_of_var(s.var) + " in [" + print_expr(k, s.a) + ", " +
+             print_expr(k, s.b) + ") step " + print_expr(k, s.c);
     case StmtKind::Barrier: return "barrier";
     case StmtKind::SharedAlloc: {
       if (s.shared >= k.shared.size()) return "shared ?" + std::to_string(s.shared);
       const auto& sh = k.shared[s.shared];
-      return "shared " + k.mem_name(MemRef{Space::Shared, s.shared}) + ": " +
-             std::string(dtype_name(sh.type)) + "[" + std::to_string(sh.count) + "]";
+      return "shared " + k.mem_name(MemRef{Space::Shared, s.shared}) + ": " + std::string(dtype_name(sh.type)) + "[" +
+             std::to_string(sh.count) + "]";
     }
     case StmtKind::Atomic:
-      return (s.has_var ? "let " + var_name(k, s.var) + ": " + type_of_var(s.var) + " = " : std::string()) +
-             "atomic_" + std::string(atomic_op_name(s.atomic)) + " " + k.mem_name(s.mem) + "[" +
-             print_expr(k, s.a) + "], " + print_expr(k, s.b);
+      return (s.has_var ? "let " + var_name(k, s.var) + ": " + type_of_var(s.var) + " = " : std::string()) + "atomic_" +
+             std::string(atomic_op_name(s.atomic)) + " " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "], " +
+             print_expr(k, s.b);
   }
   return "?";
 }

@@ -31,8 +31,7 @@ std::int64_t sext(DType t, std::uint64_t b) {
 std::uint64_t trunc_to(DType t, std::uint64_t v) { return v & mask_of(t); }
 
 template <class S, class U>
-std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::uint64_t bb,
-                                       std::string* error) {
+std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::uint64_t bb, std::string* error) {
   const auto ua = static_cast<U>(ab);
   const auto ub = static_cast<U>(bb);
   const auto sa = static_cast<S>(ua);
@@ -59,11 +58,15 @@ std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::ui
       }
     }
     case Op::Min:
-      if constexpr (is_signed) return trunc_to(t, static_cast<U>(sa < sb ? sa : sb));
-      else return trunc_to(t, ua < ub ? ua : ub);
+      if constexpr (is_signed)
+        return trunc_to(t, static_cast<U>(sa < sb ? sa : sb));
+      else
+        return trunc_to(t, ua < ub ? ua : ub);
     case Op::Max:
-      if constexpr (is_signed) return trunc_to(t, static_cast<U>(sa > sb ? sa : sb));
-      else return trunc_to(t, ua > ub ? ua : ub);
+      if constexpr (is_signed)
+        return trunc_to(t, static_cast<U>(sa > sb ? sa : sb));
+      else
+        return trunc_to(t, ua > ub ? ua : ub);
     case Op::BitAnd: return trunc_to(t, ua & ub);
     case Op::BitOr: return trunc_to(t, ua | ub);
     case Op::BitXor: return trunc_to(t, ua ^ ub);
@@ -72,13 +75,14 @@ std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::ui
       const std::int64_t amount = sext(t, bb);
       const int bits = static_cast<int>(sizeof(U) * 8);
       if (amount < 0 || amount >= bits) {
-        *error = "shift amount " + std::to_string(amount) + " outside [0, " +
-                 std::to_string(bits) + ")";
+        *error = "shift amount " + std::to_string(amount) + " outside [0, " + std::to_string(bits) + ")";
         return std::nullopt;
       }
       if (op == Op::Shl) return trunc_to(t, static_cast<U>(ua << amount));
-      if constexpr (is_signed) return trunc_to(t, static_cast<U>(sa >> amount));
-      else return trunc_to(t, ua >> amount);
+      if constexpr (is_signed)
+        return trunc_to(t, static_cast<U>(sa >> amount));
+      else
+        return trunc_to(t, ua >> amount);
     }
     case Op::Lt: return is_signed ? sa < sb : ua < ub;
     case Op::Le: return is_signed ? sa <= sb : ua <= ub;
@@ -88,18 +92,18 @@ std::optional<std::uint64_t> int_arith(Op op, DType t, std::uint64_t ab, std::ui
     case Op::Ne: return ua != ub;
     case Op::Neg: return trunc_to(t, static_cast<U>(U{0} - ua));
     case Op::Abs:
-      if constexpr (is_signed) return trunc_to(t, sa < 0 ? static_cast<U>(U{0} - ua) : ua);
-      else return trunc_to(t, ua);
+      if constexpr (is_signed)
+        return trunc_to(t, sa < 0 ? static_cast<U>(U{0} - ua) : ua);
+      else
+        return trunc_to(t, ua);
     case Op::BitNot: return trunc_to(t, static_cast<U>(~ua));
     default: break;
   }
-  *error = std::string("op ") + std::string(op_info(op).name) + " not defined on " +
-           std::string(dtype_name(t));
+  *error = std::string("op ") + std::string(op_info(op).name) + " not defined on " + std::string(dtype_name(t));
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> float_op(Op op, std::uint64_t ab, std::uint64_t bb, std::uint64_t cb,
-                                      std::string* error) {
+std::optional<std::uint64_t> float_op(Op op, std::uint64_t ab, std::uint64_t bb, std::uint64_t cb, std::string* error) {
   const float x = as_f32(ab);
   const float y = as_f32(bb);
   switch (op) {
@@ -138,8 +142,7 @@ std::optional<std::uint64_t> float_op(Op op, std::uint64_t ab, std::uint64_t bb,
 
 }  // namespace
 
-std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bits,
-                                          std::string* error) {
+std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bits, std::string* error) {
   if (from == to) return bits;
   if (to == DType::boolean) {
     if (is_float(from)) return double_of_bits(from, bits) != 0.0;
@@ -159,12 +162,30 @@ std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bi
     double lo = 0;
     double hi = 0;
     switch (to) {
-      case DType::i32: lo = -2147483648.0; hi = 2147483647.0; break;
-      case DType::u32: lo = 0; hi = 4294967295.0; break;
-      case DType::i64: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
-      case DType::u8: lo = 0; hi = 255; break;
-      case DType::i8: lo = -128; hi = 127; break;
-      case DType::u16: lo = 0; hi = 65535; break;
+      case DType::i32:
+        lo = -2147483648.0;
+        hi = 2147483647.0;
+        break;
+      case DType::u32:
+        lo = 0;
+        hi = 4294967295.0;
+        break;
+      case DType::i64:
+        lo = -9223372036854775808.0;
+        hi = 9223372036854774784.0;
+        break;
+      case DType::u8:
+        lo = 0;
+        hi = 255;
+        break;
+      case DType::i8:
+        lo = -128;
+        hi = 127;
+        break;
+      case DType::u16:
+        lo = 0;
+        hi = 65535;
+        break;
       default: break;
     }
     if (!(t >= lo && t <= hi)) {
@@ -191,8 +212,8 @@ std::optional<std::uint64_t> convert_bits(DType from, DType to, std::uint64_t bi
   return trunc_to(to, static_cast<std::uint64_t>(v));
 }
 
-std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_type, std::uint64_t a,
-                                     std::uint64_t b, std::uint64_t c, std::string* error) {
+std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_type, std::uint64_t a, std::uint64_t b,
+                                     std::uint64_t c, std::string* error) {
   switch (op) {
     case Op::Cast: return convert_bits(operand_type, result_type, a, error);
     case Op::Bitcast: return a;  // canonical bits are the value's bits
@@ -212,8 +233,8 @@ std::optional<std::uint64_t> eval_op(Op op, DType result_type, DType operand_typ
     case DType::i64: return int_arith<std::int64_t, std::uint64_t>(op, operand_type, a, b, error);
     default: break;
   }
-  *error = std::string("op ") + std::string(op_info(op).name) + " not defined on " +
-           std::string(dtype_name(operand_type));
+  *error =
+      std::string("op ") + std::string(op_info(op).name) + " not defined on " + std::string(dtype_name(operand_type));
   return std::nullopt;
 }
 

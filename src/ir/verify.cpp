@@ -11,7 +11,8 @@ namespace {
 
 class Verifier {
  public:
-  explicit Verifier(const Kernel& k) : k_(k), declared_(k.vars.size(), false), shared_declared_(k.shared.size(), false) {}
+  explicit Verifier(const Kernel& k)
+      : k_(k), declared_(k.vars.size(), false), shared_declared_(k.shared.size(), false) {}
 
   std::vector<std::string> run() {
     check_nodes();
@@ -51,11 +52,15 @@ class Verifier {
       switch (info.rule) {
         case TypeRule::Leaf:
           if (n.op == Op::ParamRef) {
-            if (n.imm >= k_.params.size() || k_.params[n.imm].kind != ParamKind::Scalar) bad("not a scalar parameter");
-            else if (k_.params[n.imm].type != n.type) bad("type differs from the parameter's");
+            if (n.imm >= k_.params.size() || k_.params[n.imm].kind != ParamKind::Scalar)
+              bad("not a scalar parameter");
+            else if (k_.params[n.imm].type != n.type)
+              bad("type differs from the parameter's");
           } else if (n.op == Op::VarRef) {
-            if (n.imm >= k_.vars.size()) bad("unknown variable");
-            else if (k_.vars[n.imm].type != n.type) bad("type differs from the variable's");
+            if (n.imm >= k_.vars.size())
+              bad("unknown variable");
+            else if (k_.vars[n.imm].type != n.type)
+              bad("type differs from the variable's");
           }
           break;
         case TypeRule::Builtin:
@@ -64,24 +69,32 @@ class Verifier {
           break;
         case TypeRule::LoadRule: {
           const MemRef m = decode_mem(n.imm);
-          if (!mem_valid(m)) { bad("unknown buffer"); break; }
+          if (!mem_valid(m)) {
+            bad("unknown buffer");
+            break;
+          }
           if (m.space == Space::Global && k_.params[m.id].kind == ParamKind::Out) bad("load from an out-only buffer");
           if (k_.mem_type(m) != n.type) bad("load type differs from the buffer's element type");
           if (!is_integer(t(0))) bad("index must be an integer");
           break;
         }
         case TypeRule::Arith:
-          if (!is_compute_type(n.type) || t(0) != n.type || t(1) != n.type) bad("operands must share a compute type (f32 i32 u32 i64)");
+          if (!is_compute_type(n.type) || t(0) != n.type || t(1) != n.type)
+            bad("operands must share a compute type (f32 i32 u32 i64)");
           break;
         case TypeRule::IntBinary:
-          if (!is_integer(n.type) || !is_compute_type(n.type) || t(0) != n.type || t(1) != n.type) bad("operands must share an integer compute type");
+          if (!is_integer(n.type) || !is_compute_type(n.type) || t(0) != n.type || t(1) != n.type)
+            bad("operands must share an integer compute type");
           break;
         case TypeRule::Compare:
-          if (n.type != DType::boolean || t(0) != t(1)) bad("operands must share a type; result is bool");
-          else if (!is_compute_type(t(0)) && !(t(0) == DType::boolean && (n.op == Op::Eq || n.op == Op::Ne))) bad("compare needs a compute type");
+          if (n.type != DType::boolean || t(0) != t(1))
+            bad("operands must share a type; result is bool");
+          else if (!is_compute_type(t(0)) && !(t(0) == DType::boolean && (n.op == Op::Eq || n.op == Op::Ne)))
+            bad("compare needs a compute type");
           break;
         case TypeRule::Logical:
-          if (n.type != DType::boolean || t(0) != DType::boolean || t(1) != DType::boolean) bad("logic needs bool operands");
+          if (n.type != DType::boolean || t(0) != DType::boolean || t(1) != DType::boolean)
+            bad("logic needs bool operands");
           break;
         case TypeRule::LogicalNot:
           if (n.type != DType::boolean || t(0) != DType::boolean) bad("! needs a bool operand");
@@ -99,7 +112,8 @@ class Verifier {
           if (n.type != DType::f32 || t(0) != DType::f32 || t(1) != DType::f32) bad("math functions take f32");
           break;
         case TypeRule::FloatTernary:
-          if (n.type != DType::f32 || t(0) != DType::f32 || t(1) != DType::f32 || t(2) != DType::f32) bad("fma takes f32");
+          if (n.type != DType::f32 || t(0) != DType::f32 || t(1) != DType::f32 || t(2) != DType::f32)
+            bad("fma takes f32");
           break;
         case TypeRule::CastRule: break;
         case TypeRule::BitcastRule:
@@ -126,7 +140,10 @@ class Verifier {
       if (p.name.empty()) error("parameter " + std::to_string(i) + " has no name");
       if (!names.insert(p.name).second) error("parameter name '" + p.name + "' used twice");
       if (is_buffer(p.kind)) {
-        if (p.extent == kNoExpr) { error("buffer '" + p.name + "' has no extent"); continue; }
+        if (p.extent == kNoExpr) {
+          error("buffer '" + p.name + "' has no extent");
+          continue;
+        }
         if (!is_integer(k_.exprs[p.extent].type)) error("extent of '" + p.name + "' is not an integer");
         check_extent_expr(p, p.extent);
       }
@@ -139,39 +156,54 @@ class Verifier {
       error("extent of '" + p.name + "' may use only scalars and constants");
       return;
     }
-    for (ExprId o : {n.a, n.b, n.c}) if (o != kNoExpr) check_extent_expr(p, o);
+    for (ExprId o : {n.a, n.b, n.c})
+      if (o != kNoExpr) check_extent_expr(p, o);
   }
 
   // Checks an expression used by a statement: variables in scope, loads only at the root.
-  void use(const Stmt& s, ExprId e, const std::vector<VarId>& scope, const std::vector<std::uint32_t>& shared_scope, bool load_ok) {
-    if (e == kNoExpr || e >= k_.exprs.size()) { stmt_error(s, "missing expression"); return; }
+  void use(const Stmt& s, ExprId e, const std::vector<VarId>& scope, const std::vector<std::uint32_t>& shared_scope,
+           bool load_ok) {
+    if (e == kNoExpr || e >= k_.exprs.size()) {
+      stmt_error(s, "missing expression");
+      return;
+    }
     const Node& n = k_.exprs[e];
     if (n.op == Op::Load) {
       if (!load_ok) stmt_error(s, "a load may only be the whole value of a let");
       const MemRef m = decode_mem(n.imm);
       if (m.space == Space::Shared && !in(shared_scope, m.id)) stmt_error(s, "shared array used outside its scope");
     }
-    if (n.op == Op::VarRef && !in(scope, static_cast<VarId>(n.imm))) stmt_error(s, "variable " + var_name(k_, static_cast<VarId>(n.imm)) + " used outside its scope");
-    for (ExprId o : {n.a, n.b, n.c}) if (o != kNoExpr) use(s, o, scope, shared_scope, false);
+    if (n.op == Op::VarRef && !in(scope, static_cast<VarId>(n.imm)))
+      stmt_error(s, "variable " + var_name(k_, static_cast<VarId>(n.imm)) + " used outside its scope");
+    for (ExprId o : {n.a, n.b, n.c})
+      if (o != kNoExpr) use(s, o, scope, shared_scope, false);
   }
 
   template <class V>
   static bool in(const std::vector<V>& v, V x) {
-    for (V y : v) if (y == x) return true;
+    for (V y : v)
+      if (y == x) return true;
     return false;
   }
 
   void declare(const Stmt& s, VarId v, std::vector<VarId>& scope) {
-    if (v >= k_.vars.size()) { stmt_error(s, "unknown variable"); return; }
+    if (v >= k_.vars.size()) {
+      stmt_error(s, "unknown variable");
+      return;
+    }
     if (declared_[v]) stmt_error(s, "variable declared twice");
     declared_[v] = true;
     scope.push_back(v);
   }
 
   void check_mem_access(const Stmt& s, MemRef m, const std::vector<std::uint32_t>& shared_scope, bool write) {
-    if (!mem_valid(m)) { stmt_error(s, "unknown buffer"); return; }
+    if (!mem_valid(m)) {
+      stmt_error(s, "unknown buffer");
+      return;
+    }
     if (m.space == Space::Shared && !in(shared_scope, m.id)) stmt_error(s, "shared array used outside its scope");
-    if (write && m.space == Space::Global && k_.params[m.id].kind == ParamKind::In) stmt_error(s, "store to an input-only buffer");
+    if (write && m.space == Space::Global && k_.params[m.id].kind == ParamKind::In)
+      stmt_error(s, "store to an input-only buffer");
   }
 
   void block(const Block& b, std::vector<VarId> scope, std::vector<std::uint32_t> shared_scope) {
@@ -181,20 +213,25 @@ class Verifier {
         case StmtKind::Let:
           use(s, s.a, scope, shared_scope, true);
           declare(s, s.var, scope);
-          if (s.var < k_.vars.size() && s.a < k_.exprs.size() && k_.vars[s.var].type != k_.exprs[s.a].type) stmt_error(s, "value type differs from the variable's");
+          if (s.var < k_.vars.size() && s.a < k_.exprs.size() && k_.vars[s.var].type != k_.exprs[s.a].type)
+            stmt_error(s, "value type differs from the variable's");
           break;
         case StmtKind::Assign:
           use(s, s.a, scope, shared_scope, false);
-          if (!in(scope, s.var)) stmt_error(s, "assignment to a variable not in scope");
-          else if (!k_.vars[s.var].is_mutable) stmt_error(s, "assignment to an immutable variable");
-          else if (k_.vars[s.var].type != k_.exprs[s.a].type) stmt_error(s, "value type differs from the variable's");
+          if (!in(scope, s.var))
+            stmt_error(s, "assignment to a variable not in scope");
+          else if (!k_.vars[s.var].is_mutable)
+            stmt_error(s, "assignment to an immutable variable");
+          else if (k_.vars[s.var].type != k_.exprs[s.a].type)
+            stmt_error(s, "value type differs from the variable's");
           break;
         case StmtKind::Store:
           use(s, s.a, scope, shared_scope, false);
           use(s, s.b, scope, shared_scope, false);
           check_mem_access(s, s.mem, shared_scope, true);
           if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
-          if (mem_valid(s.mem) && k_.mem_type(s.mem) != k_.exprs[s.b].type) stmt_error(s, "stored value type differs from the buffer's element type");
+          if (mem_valid(s.mem) && k_.mem_type(s.mem) != k_.exprs[s.b].type)
+            stmt_error(s, "stored value type differs from the buffer's element type");
           break;
         case StmtKind::If:
           use(s, s.a, scope, shared_scope, false);
@@ -212,14 +249,18 @@ class Verifier {
             const DType t = k_.vars[s.var].type;
             if (!is_integer(t) || !is_compute_type(t)) stmt_error(s, "loop variable must be i32, u32 or i64");
             if (k_.vars[s.var].is_mutable) stmt_error(s, "loop variable must be immutable");
-            if (k_.exprs[s.a].type != t || k_.exprs[s.b].type != t || k_.exprs[s.c].type != t) stmt_error(s, "loop bounds must have the loop variable's type");
+            if (k_.exprs[s.a].type != t || k_.exprs[s.b].type != t || k_.exprs[s.c].type != t)
+              stmt_error(s, "loop bounds must have the loop variable's type");
           }
           block(s.body, inner, shared_scope);
           break;
         }
         case StmtKind::Barrier: break;
         case StmtKind::SharedAlloc:
-          if (s.shared >= k_.shared.size()) { stmt_error(s, "unknown shared array"); break; }
+          if (s.shared >= k_.shared.size()) {
+            stmt_error(s, "unknown shared array");
+            break;
+          }
           if (shared_declared_[s.shared]) stmt_error(s, "shared array declared twice");
           shared_declared_[s.shared] = true;
           if (k_.shared[s.shared].count == 0) stmt_error(s, "shared array of size 0");
@@ -231,7 +272,8 @@ class Verifier {
           check_mem_access(s, s.mem, shared_scope, true);
           if (!mem_valid(s.mem)) break;
           const DType t = k_.mem_type(s.mem);
-          if (t != DType::i32 && t != DType::u32 && !(t == DType::f32 && s.atomic == AtomicOp::Add)) stmt_error(s, "atomics support i32 and u32 (and f32 add)");
+          if (t != DType::i32 && t != DType::u32 && !(t == DType::f32 && s.atomic == AtomicOp::Add))
+            stmt_error(s, "atomics support i32 and u32 (and f32 add)");
           if (k_.exprs[s.b].type != t) stmt_error(s, "atomic operand type differs from the buffer's");
           if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
           if (s.has_var) {

@@ -17,7 +17,8 @@ ExprId erf_f32(ir::ExprArena& a, ExprId x) {
   const ExprId t = bin(Op::Div, c(1.0f), bin(Op::Add, c(1.0f), bin(Op::Mul, c(0.3275911f), ax)));
   // Horner: t*(a1 + t*(a2 + t*(a3 + t*(a4 + t*a5))))
   ExprId p = c(1.061405429f);
-  for (float coef : {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f}) p = bin(Op::Add, c(coef), bin(Op::Mul, t, p));
+  for (float coef : {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f})
+    p = bin(Op::Add, c(coef), bin(Op::Mul, t, p));
   p = bin(Op::Mul, t, p);
   const ExprId e = a.unary(Op::Exp, DType::f32, a.unary(Op::Neg, DType::f32, bin(Op::Mul, x, x)));
   const ExprId y = bin(Op::Sub, c(1.0f), bin(Op::Mul, p, e));

@@ -63,8 +63,8 @@ class Simplifier {
     }
     if (all_const) {
       std::string err;
-      const auto v = ir::eval_op(m.op, m.type, n(m.a).type, n(m.a).imm,
-                                 m.b != ir::kNoExpr ? n(m.b).imm : 0, m.c != ir::kNoExpr ? n(m.c).imm : 0, &err);
+      const auto v = ir::eval_op(m.op, m.type, n(m.a).type, n(m.a).imm, m.b != ir::kNoExpr ? n(m.b).imm : 0,
+                                 m.c != ir::kNoExpr ? n(m.c).imm : 0, &err);
       if (v) return constant(m.type, *v);
       return out_.exprs.make(m);  // a run-time error stays a run-time error
     }
@@ -155,7 +155,9 @@ class Simplifier {
     return out_.exprs.make(m);
   }
 
-  [[nodiscard]] bool integer_operands(const Node& m) const { return is_integer(n(m.a).type) || n(m.a).type == DType::boolean; }
+  [[nodiscard]] bool integer_operands(const Node& m) const {
+    return is_integer(n(m.a).type) || n(m.a).type == DType::boolean;
+  }
 
   ExprId e(ExprId old) const { return old == ir::kNoExpr ? old : map_[old]; }
 
@@ -189,9 +191,7 @@ class Simplifier {
           t.body = block(s.body);
           break;
         }
-        case ir::StmtKind::Block:
-          t.body = block(s.body);
-          break;
+        case ir::StmtKind::Block: t.body = block(s.body); break;
         default: break;
       }
       out.push_back(std::move(t));

@@ -86,7 +86,8 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ir::Param& p = k.params[i];
-    const std::string where = "kernel '" + k.name + "' argument " + std::to_string(i) + " (" + describe_param(k, p) + ")";
+    const std::string where =
+        "kernel '" + k.name + "' argument " + std::to_string(i) + " (" + describe_param(k, p) + ")";
     if (ir::is_buffer(p.kind)) {
       const auto* b = std::get_if<BufferPtr>(&args[i]);
       if (!b) throw ArgumentError(where + ": expected a buffer, got a scalar");
@@ -118,8 +119,8 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
   }
 }
 
-Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<std::vector<Arg>>& arg_sets,
-                              const TimingOptions& options) {
+Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
+                              const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) {
   if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
   Timing t;
   t.timer = "host clock";

@@ -69,7 +69,8 @@ std::optional<std::vector<std::uint8_t>> DiskCache::get(const CacheKey& key) con
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return std::nullopt;
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.length > (1ull << 31)) return std::nullopt;
   std::vector<std::uint8_t> data(h.length);
-  if (h.length && !in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(h.length))) return std::nullopt;
+  if (h.length && !in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(h.length)))
+    return std::nullopt;
   if (in.peek() != std::char_traits<char>::eof()) return std::nullopt;  // trailing junk
   if (checksum(data.data(), data.size()) != h.sum) return std::nullopt;
   return data;

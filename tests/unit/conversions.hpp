@@ -53,12 +53,13 @@ inline void expect_conversions_match_host(runtime::Backend& be) {
     const auto got = run_raw(be, k, t, DType::f32, all16, 65536);
     int bad = 0;
     for (std::uint32_t h = 0; h < 65536 && bad < 5; ++h) {
-      const float want = t == DType::f16 ? f16_bits_to_f32(static_cast<std::uint16_t>(h)) : bf16_bits_to_f32(static_cast<std::uint16_t>(h));
+      const float want = t == DType::f16 ? f16_bits_to_f32(static_cast<std::uint16_t>(h))
+                                         : bf16_bits_to_f32(static_cast<std::uint16_t>(h));
       std::uint32_t g = 0;
       std::memcpy(&g, got.data() + 4 * h, 4);
       if (g != std::bit_cast<std::uint32_t>(want)) {
-        ADD_FAILURE() << be.name() << " " << dtype_name(t) << " pattern 0x" << std::hex << h << " -> 0x" << g << ", host 0x"
-                      << std::bit_cast<std::uint32_t>(want);
+        ADD_FAILURE() << be.name() << " " << dtype_name(t) << " pattern 0x" << std::hex << h << " -> 0x" << g
+                      << ", host 0x" << std::bit_cast<std::uint32_t>(want);
         ++bad;
       }
     }
@@ -84,8 +85,8 @@ inline void expect_conversions_match_host(runtime::Backend& be) {
       const std::uint16_t want = t == DType::f16 ? f32_to_f16_bits(x) : f32_to_bf16_bits(x);
       const std::uint16_t g = static_cast<std::uint16_t>(got[2 * i] | (got[2 * i + 1] << 8));
       if (g != want) {
-        ADD_FAILURE() << be.name() << " f32 0x" << std::hex << f[i] << " -> " << dtype_name(t) << " 0x" << g << ", host 0x"
-                      << want;
+        ADD_FAILURE() << be.name() << " f32 0x" << std::hex << f[i] << " -> " << dtype_name(t) << " 0x" << g
+                      << ", host 0x" << want;
         ++bad;
       }
     }

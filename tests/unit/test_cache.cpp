@@ -4,9 +4,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <atomic>
 #include <thread>
 
 #include "ingot/runtime/cache.hpp"

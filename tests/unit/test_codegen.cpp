@@ -52,7 +52,9 @@ ir::Kernel conv_f16() {
 
 }  // namespace
 
-TEST(Codegen, GoldenVectorAdd) { check_golden("vector_add_f32", passes::optimize(trace("vector_add_f32", examples::vector_add<f32>))); }
+TEST(Codegen, GoldenVectorAdd) {
+  check_golden("vector_add_f32", passes::optimize(trace("vector_add_f32", examples::vector_add<f32>)));
+}
 TEST(Codegen, GoldenDepthwiseConv1dF16) { check_golden("depthwise_conv1d_f16", conv_f16()); }
 TEST(Codegen, GoldenFeatures) { check_golden("features", passes::optimize(trace("features", examples::features))); }
 
@@ -92,7 +94,9 @@ TEST(Codegen, SignedArithmeticWrapsThroughUnsigned) {
     store(y, 0, a * 3 + 1);
   });
   const auto cuda = codegen::emit(k, codegen::Target::CUDA).source;
-  EXPECT_NE(cuda.find("((int)((unsigned int)((int)((unsigned int)a * (unsigned int)3)) + (unsigned int)1))"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("((int)((unsigned int)((int)((unsigned int)a * (unsigned int)3)) + (unsigned int)1))"),
+            std::string::npos)
+      << cuda;
 }
 
 TEST(Codegen, ReservedParameterNamesAreRenamed) {

@@ -17,11 +17,11 @@
 #include <optional>
 #include <tuple>
 
+#include "conversions.hpp"
 #include "depthwise_conv1d.hpp"
 #include "features.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
-#include "conversions.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "reference.hpp"

@@ -177,7 +177,7 @@ TEST(Dsl, BitcastReinterpretsBits) {
   auto k = trace("bits", [](KernelBuilder& b) {
     auto e = b.scalar<u32>("e");
     auto y = b.out<f32>("y", 2);
-    store(y, 0, bitcast<f32>(e << 23));          // 2^(e-127): an E8M0 scale
+    store(y, 0, bitcast<f32>(e << 23));  // 2^(e-127): an E8M0 scale
     store(y, 1, bitcast<f32>(bitcast<u32>(Val<f32>(-1.5f))));
   });
   EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);

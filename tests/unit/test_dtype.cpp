@@ -27,12 +27,12 @@ TEST(DType, F16KnownValues) {
   EXPECT_EQ(f32_to_f16_bits(1.0f), 0x3c00);
   EXPECT_EQ(f32_to_f16_bits(-2.0f), 0xc000);
   EXPECT_EQ(f32_to_f16_bits(65504.0f), 0x7bff);
-  EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7bff);  // below the rounding midpoint
-  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7c00);  // ties to even: rounds to infinity
+  EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7bff);               // below the rounding midpoint
+  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7c00);               // ties to even: rounds to infinity
   EXPECT_EQ(f32_to_f16_bits(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(f32_to_f16_bits(std::ldexp(1.0f, -25)), 0x0000);  // tie to even -> 0
   EXPECT_EQ(f32_to_f16_bits(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(f32_to_f16_bits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie, even stays
+  EXPECT_EQ(f32_to_f16_bits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie, even stays
   EXPECT_EQ(f32_to_f16_bits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie, odd rounds up
   EXPECT_EQ(f32_to_f16_bits(std::numeric_limits<float>::infinity()), 0x7c00);
   EXPECT_TRUE(std::isnan(f16_bits_to_f32(f32_to_f16_bits(std::nanf("")))));

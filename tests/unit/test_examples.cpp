@@ -45,11 +45,10 @@ void check_conv(const ConvCase& c) {
 }
 
 const ConvCase kCases[] = {
-    {{8, 17, 3, 1, 0, 1}, 1},  // 8 x 15 = 120 outputs, 136 tail threads
-    {{3, 19, 3, 1, 0, 1}, 1},  // 3 x 17 = 51 outputs
-    {{8, 17, 3, 1, 0, 1}, 3},
-    {{5, 40, 4, 2, 3, 2}, 2},  // stride, pad and dilation together
-    {{4, 9, 1, 1, 0, 1}, 2},   // K = 1
+    {{8, 17, 3, 1, 0, 1}, 1},                            // 8 x 15 = 120 outputs, 136 tail threads
+    {{3, 19, 3, 1, 0, 1}, 1},                            // 3 x 17 = 51 outputs
+    {{8, 17, 3, 1, 0, 1}, 3}, {{5, 40, 4, 2, 3, 2}, 2},  // stride, pad and dilation together
+    {{4, 9, 1, 1, 0, 1}, 2},                             // K = 1
 };
 
 }  // namespace
@@ -102,7 +101,8 @@ TEST(Examples, UnguardedDepthwiseConv1dIsCaught) {
         EXPECT_EQ(e.group, (std::array<u32, 3>{0, 0, 0}));
         const std::string msg = e.what();
         EXPECT_NE(msg.find("kernel '" + name + "': out-of-range load on buffer 'x': index "), std::string::npos) << msg;
-        EXPECT_NE(msg.find("global (" + std::to_string(n) + ",0,0) of grid 1x1x1 groups of 256x1x1"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("global (" + std::to_string(n) + ",0,0) of grid 1x1x1 groups of 256x1x1"), std::string::npos)
+            << msg;
         EXPECT_NE(msg.find("= load x["), std::string::npos) << msg;
       }
       // and the output was not touched past... every in-range store is a valid element; the
@@ -125,7 +125,7 @@ TEST(Examples, VectorAddAllSixteenBitRoundTrips) {
   EXPECT_EQ(z[1], 2.75);
   EXPECT_EQ(z[2], 0.0);
   EXPECT_TRUE(std::isinf(z[3]));  // overflow rounds to infinity
-  EXPECT_EQ(z[4], static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(
-                       static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(0.1f))) +
-                       static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(0.2f))))))));
+  EXPECT_EQ(z[4], static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(
+                      static_cast<float>(static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(0.1f))) +
+                                         static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(0.2f))))))));
 }

@@ -79,7 +79,8 @@ TEST(Registry, VariantNamesShowNamedParameterValues) {
 TEST(Harness, LibraryPassesOnTheInterpreter) {
   const auto rep = run_harness(builtin_registry(), {interp_slot()}, HarnessOptions{});
   for (const auto& r : rep.results) {
-    EXPECT_EQ(r.status, Status::Pass) << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": " << r.message;
+    EXPECT_EQ(r.status, Status::Pass) << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": "
+                                      << r.message;
   }
   EXPECT_GT(rep.passed, 0u);
   EXPECT_EQ(rep.failed, 0u);
@@ -145,15 +146,16 @@ TEST(Harness, UnwrittenElementFails) {
   const auto rep = run_harness(r, {interp_slot()}, HarnessOptions{});
   ASSERT_EQ(rep.failed, 1u);
   EXPECT_NE(rep.results[0].message.find("first bad index 119 of 120"), std::string::npos) << rep.results[0].message;
-  EXPECT_NE(rep.results[0].message.find("got nan (unwritten or NaN) (1 elements differ"), std::string::npos) << rep.results[0].message;
+  EXPECT_NE(rep.results[0].message.find("got nan (unwritten or NaN) (1 elements differ"), std::string::npos)
+      << rep.results[0].message;
 }
 
 TEST(Harness, CompareRule) {
   std::string why;
   const double nan = std::nan("");
-  EXPECT_EQ(compare({1.0, nan}, {1.0, nan}, {0, 0}, &why), -1);   // both NaN agree
-  EXPECT_EQ(compare({1.0, 2.0}, {1.0, nan}, {1, 1}, &why), 1);     // NaN on one side fails
-  EXPECT_EQ(compare({1.0}, {INFINITY}, {1e9, 1e9}, &why), 0);       // inf on one side fails
-  EXPECT_EQ(compare({100.0}, {100.5}, {0, 0.01}, &why), -1);       // relative tolerance
-  EXPECT_EQ(compare({0.0}, {0.002}, {0.001, 0.5}, &why), 0);       // absolute tolerance
+  EXPECT_EQ(compare({1.0, nan}, {1.0, nan}, {0, 0}, &why), -1);  // both NaN agree
+  EXPECT_EQ(compare({1.0, 2.0}, {1.0, nan}, {1, 1}, &why), 1);   // NaN on one side fails
+  EXPECT_EQ(compare({1.0}, {INFINITY}, {1e9, 1e9}, &why), 0);    // inf on one side fails
+  EXPECT_EQ(compare({100.0}, {100.5}, {0, 0.01}, &why), -1);     // relative tolerance
+  EXPECT_EQ(compare({0.0}, {0.002}, {0.001, 0.5}, &why), 0);     // absolute tolerance
 }

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "conversions.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
-#include "conversions.hpp"
 #include "ingot/runtime/interp.hpp"
 
 using namespace ingot;
@@ -67,7 +67,8 @@ TEST(Interp, OutOfRangeLoadIsReportedPrecisely) {
     EXPECT_EQ(e.local, (std::array<u32, 3>{36, 0, 0}));
     const std::string msg = e.what();
     EXPECT_NE(msg.find("kernel 'copy_unguarded': out-of-range load on buffer 'x': index 100 is outside [0, 100)"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("thread group (1,0,0) local (36,0,0) = global (100,0,0)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("at IR #0: let %x0: f32 = load x[program_id(0)]"), std::string::npos) << msg;
   }
@@ -241,8 +242,7 @@ TEST(Interp, ArgumentsAreCheckedBeforeLaunch) {
   expect_error({scalar_arg<i32>(100), x, y}, "expected a scalar of u32, got i32");
   expect_error({scalar_arg<u32>(100), halfs, y}, "expected a buffer of f32, got a buffer of f16");
   expect_error({x, x, y}, "expected a scalar, got a buffer");
-  expect_error({scalar_arg<u32>(100), x, small},
-               "buffer 'y' has 50 elements but its declared extent n needs 100");
+  expect_error({scalar_arg<u32>(100), x, small}, "buffer 'y' has 50 elements but its declared extent n needs 100");
   // nothing was written by the refused launches
   EXPECT_TRUE(std::isnan(read_buffer(be, *y)[0]));
 }

@@ -59,7 +59,8 @@ TEST(Ir, ScalarSemantics) {
   EXPECT_EQ(*eval_op(Op::Min, DType::f32, DType::f32, nan, std::bit_cast<std::uint32_t>(2.0f), 0, &err),
             std::bit_cast<std::uint32_t>(2.0f));
   // float -> int truncates
-  EXPECT_EQ(int_of_bits(DType::i32, *convert_bits(DType::f32, DType::i32, std::bit_cast<std::uint32_t>(-2.7f), &err)), -2);
+  EXPECT_EQ(int_of_bits(DType::i32, *convert_bits(DType::f32, DType::i32, std::bit_cast<std::uint32_t>(-2.7f), &err)),
+            -2);
 }
 
 namespace {
@@ -121,8 +122,8 @@ TEST(Ir, VerifierRejectsBrokenKernels) {
   {
     auto k = small_kernel();
     // a load nested inside an expression (not the whole value of a let)
-    const auto load = k.exprs.make({Op::Load, DType::f32, k.exprs.const_u32(0), kNoExpr, kNoExpr,
-                                    encode_mem(MemRef{Space::Global, 1})});
+    const auto load = k.exprs.make(
+        {Op::Load, DType::f32, k.exprs.const_u32(0), kNoExpr, kNoExpr, encode_mem(MemRef{Space::Global, 1})});
     Stmt s;
     s.kind = StmtKind::Store;
     s.mem = MemRef{Space::Global, 2};

@@ -9,8 +9,8 @@ using namespace ingot;
 using namespace ingot::io;
 
 namespace {
-std::vector<std::uint8_t> hand_made(const std::string& descr, const std::string& shape, const std::vector<std::uint8_t>& data,
-                                    const std::string& order = "False") {
+std::vector<std::uint8_t> hand_made(const std::string& descr, const std::string& shape,
+                                    const std::vector<std::uint8_t>& data, const std::string& order = "False") {
   std::string h = "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
   h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
   h += '\n';
@@ -58,8 +58,10 @@ TEST(Npy, ClearErrors) {
     return std::string("no error");
   };
   EXPECT_NE(msg({1, 2, 3}).find("not a NumPy .npy file"), std::string::npos);
-  EXPECT_NE(msg(hand_made("<f8", "(1,)", std::vector<std::uint8_t>(8))).find("unsupported .npy dtype '<f8'"), std::string::npos);
-  EXPECT_NE(msg(hand_made("<f4", "(2,)", std::vector<std::uint8_t>(4))).find("truncated or corrupt"), std::string::npos);
+  EXPECT_NE(msg(hand_made("<f8", "(1,)", std::vector<std::uint8_t>(8))).find("unsupported .npy dtype '<f8'"),
+            std::string::npos);
+  EXPECT_NE(msg(hand_made("<f4", "(2,)", std::vector<std::uint8_t>(4))).find("truncated or corrupt"),
+            std::string::npos);
   EXPECT_NE(msg(hand_made("<f4", "(1,)", std::vector<std::uint8_t>(4), "True")).find("Fortran"), std::string::npos);
 }
 

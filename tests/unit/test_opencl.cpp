@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "conversions.hpp"
 #include "depthwise_conv1d.hpp"
 #include "features.hpp"
 #include "ingot/dsl.hpp"
@@ -20,7 +21,6 @@
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
-#include "conversions.hpp"
 #include "ingot/runtime/opencl.hpp"
 #include "reference.hpp"
 #include "vector_add.hpp"

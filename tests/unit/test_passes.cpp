@@ -17,8 +17,8 @@ TEST(Simplify, FoldsConstantsAndIdentities) {
     auto y = b.out<u32>("y", 8);
     Val<u32> three = 3u;
     store(y, 0, three * 4u + n * 1u + 0u);  // -> (12 + n)... folded: n*1 -> n, +0 -> drop
-    store(y, 1, (n & 0u) | n);               // -> n
-    store(y, 2, select(n < 0u, 5u, n));      // unsigned n < 0 is false -> n
+    store(y, 1, (n & 0u) | n);              // -> n
+    store(y, 2, select(n < 0u, 5u, n));     // unsigned n < 0 is false -> n
   });
   auto s = passes::simplify(k);
   EXPECT_TRUE(ir::verify(s).empty());
@@ -34,9 +34,9 @@ TEST(Simplify, KeepsRunTimeErrorsAndFloatSignedZero) {
     auto x = b.in<f32>("x", 1);
     auto y = b.out<u32>("y", 1);
     auto z = b.out<f32>("z", 2);
-    store(y, 0, n / (n - n));          // n - n folds to 0, but n / 0 is a run-time error: kept
-    store(z, 0, load(x, 0) + 0.0f);    // x + 0.0 is NOT x (x = -0.0 gives +0.0)
-    store(z, 1, load(x, 0) * 1.0f);    // x * 1 is x
+    store(y, 0, n / (n - n));        // n - n folds to 0, but n / 0 is a run-time error: kept
+    store(z, 0, load(x, 0) + 0.0f);  // x + 0.0 is NOT x (x = -0.0 gives +0.0)
+    store(z, 1, load(x, 0) * 1.0f);  // x * 1 is x
   });
   auto s = passes::simplify(k);
   const auto text = ir::print_kernel(s);
@@ -73,7 +73,7 @@ TEST(Dce, RemovesUnusedLoadsAndVariables) {
     (void)unused;
     Var<f32> never_read(b, 1.0f);
     never_read = 2.0f;
-    (void)atomic_add(y, 0, 1u);  // atomic stays, its old value is dropped
+    (void)atomic_add(y, 0, 1u);   // atomic stays, its old value is dropped
     if_(load(y, 1) > 0u, [] {});  // empty if goes; its condition's load then goes too
     store(y, 2, 5u);
   });

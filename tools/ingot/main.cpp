@@ -56,13 +56,16 @@ DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
   if (k) {
     bool ok = false;
     for (auto d : k->dtypes) ok = ok || d == *t;
-    if (!ok) throw UsageError("kernel '" + k->name + "' has no " + s + " variant (dtypes: " + tools::dtype_list(k->dtypes) + ")");
+    if (!ok)
+      throw UsageError("kernel '" + k->name + "' has no " + s + " variant (dtypes: " + tools::dtype_list(k->dtypes) +
+                       ")");
   }
   return *t;
 }
 
 // The case parameters: a named test case (default: the first), overridden by --set NAME=VALUE.
-harness::Params case_params(const harness::KernelSpec& k, const std::string& case_name, const std::vector<std::string>& sets) {
+harness::Params case_params(const harness::KernelSpec& k, const std::string& case_name,
+                            const std::vector<std::string>& sets) {
   const harness::TestCase* c = &k.tests.front();
   if (!case_name.empty()) {
     c = nullptr;
@@ -85,7 +88,9 @@ harness::Params case_params(const harness::KernelSpec& k, const std::string& cas
     if (eq == std::string::npos || eq == 0) throw UsageError("bad --set '" + s + "': write NAME=VALUE, e.g. --set B=4");
     const std::string key = s.substr(0, eq);
     const std::string val = s.substr(eq + 1);
-    if (!p.count(key)) throw UsageError("kernel '" + k.name + "' has no parameter '" + key + "' (parameters: " + harness::format_params(p) + ")");
+    if (!p.count(key))
+      throw UsageError("kernel '" + k.name + "' has no parameter '" + key +
+                       "' (parameters: " + harness::format_params(p) + ")");
     std::size_t used = 0;
     long long v = 0;
     try {
@@ -114,21 +119,29 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
     for (const auto& k : reg.kernels()) {
       json dts = json::array();
       for (auto t : k.dtypes) dts.push_back(std::string(dtype_name(t)));
-      j.push_back({{"name", k.name}, {"family", k.family}, {"description", k.description}, {"dtypes", dts},
-                   {"spec_params", k.spec_params}, {"runtime_params", k.runtime_params},
-                   {"tests", k.tests.size()}, {"bench", k.bench.size()}, {"variants", tools::variants(k).size()}});
+      j.push_back({{"name", k.name},
+                   {"family", k.family},
+                   {"description", k.description},
+                   {"dtypes", dts},
+                   {"spec_params", k.spec_params},
+                   {"runtime_params", k.runtime_params},
+                   {"tests", k.tests.size()},
+                   {"bench", k.bench.size()},
+                   {"variants", tools::variants(k).size()}});
     }
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-28s %-7s %-14s %-9s %-6s %s\n", "kernel", "family", "dtypes", "variants", "cases", "parameters (spec | run-time)");
+  std::printf("%-28s %-7s %-14s %-9s %-6s %s\n", "kernel", "family", "dtypes", "variants", "cases",
+              "parameters (spec | run-time)");
   for (const auto& k : reg.kernels()) {
     std::string spec;
     for (const auto& s : k.spec_params) spec += (spec.empty() ? "" : " ") + s;
     std::string rt;
     for (const auto& s : k.runtime_params) rt += (rt.empty() ? "" : " ") + s;
-    std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s\n", k.name.c_str(), k.family.c_str(), tools::dtype_list(k.dtypes).c_str(),
-                tools::variants(k).size(), k.tests.size(), spec.c_str(), rt.c_str());
+    std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s\n", k.name.c_str(), k.family.c_str(),
+                tools::dtype_list(k.dtypes).c_str(), tools::variants(k).size(), k.tests.size(), spec.c_str(),
+                rt.c_str());
   }
   std::printf("%zu kernels\n", reg.kernels().size());
   return 0;
@@ -145,12 +158,15 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
   std::vector<harness::BackendSlot> slots;
   for (const auto& name : harness::parse_backend_list(backend_spec)) slots.push_back(harness::open_backend(name));
   for (const auto& s : slots) {
-    std::printf("backend %-7s %s\n", s.name.c_str(),
-                s.backend ? "present" : (s.compile_only ? ("compile-only: " + s.why_absent).c_str() : ("absent: " + s.why_absent).c_str()));
+    std::printf(
+        "backend %-7s %s\n", s.name.c_str(),
+        s.backend ? "present"
+                  : (s.compile_only ? ("compile-only: " + s.why_absent).c_str() : ("absent: " + s.why_absent).c_str()));
   }
   if (!filter.empty()) {
     bool any = false;
-    for (const auto& k : reg.kernels()) any = any || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
+    for (const auto& k : reg.kernels())
+      any = any || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
     if (!any) throw UsageError("--filter '" + filter + "' matches no kernel (see `ingot list`)");
   }
   const bool tty = ::isatty(::fileno(stderr)) != 0;
@@ -166,13 +182,14 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
   for (const auto& r : rep.results) {
     const char* tag = r.status == harness::Status::Pass ? "PASS" : r.status == harness::Status::Fail ? "FAIL" : "SKIP";
     if (r.status == harness::Status::Fail || !tty) {
-      std::printf("%s %s %s %s @%s%s%s\n", tag, r.kernel.c_str(), std::string(dtype_name(r.dtype)).c_str(), r.case_name.c_str(),
-                  r.backend.c_str(), r.status == harness::Status::Fail ? ": " : "",
+      std::printf("%s %s %s %s @%s%s%s\n", tag, r.kernel.c_str(), std::string(dtype_name(r.dtype)).c_str(),
+                  r.case_name.c_str(), r.backend.c_str(), r.status == harness::Status::Fail ? ": " : "",
                   r.status == harness::Status::Fail ? (r.message + " [" + r.params + "]").c_str() : "");
     }
   }
   std::printf("\n");
-  for (const auto& [b, c] : rep.per_backend) std::printf("%-7s %zu passed, %zu failed, %zu skipped\n", b.c_str(), c[0], c[1], c[2]);
+  for (const auto& [b, c] : rep.per_backend)
+    std::printf("%-7s %zu passed, %zu failed, %zu skipped\n", b.c_str(), c[0], c[1], c[2]);
   for (const auto& [why, n] : rep.skip_reasons) std::printf("skipped %zu: %s\n", n, why.c_str());
   if (!json_path.empty()) {
     json j;
@@ -182,10 +199,16 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
     j["skip_reasons"] = rep.skip_reasons;
     j["results"] = json::array();
     for (const auto& r : rep.results) {
-      j["results"].push_back({{"kernel", r.kernel}, {"dtype", std::string(dtype_name(r.dtype))}, {"case", r.case_name},
-                              {"params", r.params}, {"backend", r.backend},
-                              {"status", r.status == harness::Status::Pass ? "pass" : r.status == harness::Status::Fail ? "fail" : "skip"},
-                              {"message", r.message}, {"seconds", r.seconds}});
+      j["results"].push_back({{"kernel", r.kernel},
+                              {"dtype", std::string(dtype_name(r.dtype))},
+                              {"case", r.case_name},
+                              {"params", r.params},
+                              {"backend", r.backend},
+                              {"status", r.status == harness::Status::Pass   ? "pass"
+                                         : r.status == harness::Status::Fail ? "fail"
+                                                                             : "skip"},
+                              {"message", r.message},
+                              {"seconds", r.seconds}});
     }
     std::ofstream out(json_path);
     if (!out) throw UsageError("cannot write --json file '" + json_path + "'");
@@ -197,8 +220,8 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
 }
 
 // ------------------------------------------------------------------ build
-int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir, const std::string& filter,
-              bool first_variant_only) {
+int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir,
+              const std::string& filter, bool first_variant_only) {
   std::vector<codegen::Target> targets;
   std::string item;
   auto add = [&](const std::string& t) {
@@ -244,9 +267,13 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
           const std::string file = variant + std::string(codegen::target_file_extension(target));
           std::ofstream(std::filesystem::path(out_dir) / file) << src.source;
           ++files;
-          json entry = {{"kernel", k.name}, {"dtype", std::string(dtype_name(t))}, {"variant", variant},
-                        {"params", harness::format_params(p)}, {"target", std::string(codegen::target_name(target))},
-                        {"entry", src.entry}, {"file", file}};
+          json entry = {{"kernel", k.name},
+                        {"dtype", std::string(dtype_name(t))},
+                        {"variant", variant},
+                        {"params", harness::format_params(p)},
+                        {"target", std::string(codegen::target_name(target))},
+                        {"entry", src.entry},
+                        {"file", file}};
           if (target == codegen::Target::CUDA) {
             entry["binaries"] = cuda_tool.write(kern, std::filesystem::path(out_dir), variant, &files);
           }
@@ -256,14 +283,15 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
     }
   }
   std::ofstream(std::filesystem::path(out_dir) / "manifest.json") << manifest.dump(2) << "\n";
-  std::printf("wrote %zu files for %zu kernel variants to %s (manifest.json lists them)\n", files, manifest.size(), out_dir.c_str());
+  std::printf("wrote %zu files for %zu kernel variants to %s (manifest.json lists them)\n", files, manifest.size(),
+              out_dir.c_str());
   if (!cuda_tool.note().empty()) std::printf("%s\n", cuda_tool.note().c_str());
   return files > 0 ? 0 : 1;
 }
 
 // ------------------------------------------------------------------ inspect
-int cmd_inspect(const harness::Registry& reg, const std::string& name, const std::string& dtype, const std::string& case_name,
-                const std::vector<std::string>& sets, const std::string& stage) {
+int cmd_inspect(const harness::Registry& reg, const std::string& name, const std::string& dtype,
+                const std::string& case_name, const std::vector<std::string>& sets, const std::string& stage) {
   const auto& k = find_kernel(reg, name);
   const DType t = dtype.empty() ? k.dtypes.front() : parse_dtype_or_throw(dtype, &k);
   const auto p = case_params(k, case_name, sets);
@@ -276,8 +304,10 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
   passes::PipelineOptions opt;
   opt.record_ir = true;
   const auto res = passes::run_pipeline(traced, passes::default_passes(), opt);
-  const std::map<std::string, codegen::Target> targets = {{"cuda", codegen::Target::CUDA}, {"hip", codegen::Target::HIP},
-                                                          {"opencl", codegen::Target::OpenCL}, {"msl", codegen::Target::Metal}};
+  const std::map<std::string, codegen::Target> targets = {{"cuda", codegen::Target::CUDA},
+                                                          {"hip", codegen::Target::HIP},
+                                                          {"opencl", codegen::Target::OpenCL},
+                                                          {"msl", codegen::Target::Metal}};
   if (auto it = targets.find(stage); it != targets.end()) {
     std::cout << codegen::emit(res.kernel, it->second).source;
     return 0;
@@ -291,7 +321,8 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
       shown = true;
     }
   }
-  if (!shown) throw UsageError("unknown --stage '" + stage + "' (use ir, simplify, dce, all, cuda, hip, opencl or msl)");
+  if (!shown)
+    throw UsageError("unknown --stage '" + stage + "' (use ir, simplify, dce, all, cuda, hip, opencl or msl)");
   return 0;
 }
 
@@ -304,8 +335,12 @@ int cmd_device(bool as_json, bool measure) {
       if (!slot.backend || name == "interp") continue;
       const auto c = harness::measure_ceilings(*slot.backend);
       if (!as_json) print_ceilings(c);
-      j.push_back({{"backend", name}, {"device", device_name(name)}, {"copy_bytes_per_s", c.copy_bytes_per_s},
-                   {"copy_method", c.copy_method}, {"f32_flops_per_s", c.f32_flops_per_s}, {"fma_method", c.fma_method}});
+      j.push_back({{"backend", name},
+                   {"device", device_name(name)},
+                   {"copy_bytes_per_s", c.copy_bytes_per_s},
+                   {"copy_method", c.copy_method},
+                   {"f32_flops_per_s", c.f32_flops_per_s},
+                   {"fma_method", c.fma_method}});
     }
     if (as_json) std::cout << j.dump(2) << "\n";
     return 0;
@@ -315,7 +350,8 @@ int cmd_device(bool as_json, bool measure) {
     if (as_json) {
       json props = json::object();
       for (const auto& [key, v] : r.properties) props[key] = v;
-      j.push_back({{"backend", r.name}, {"available", r.available}, {"why_absent", r.why_absent}, {"properties", props}});
+      j.push_back(
+          {{"backend", r.name}, {"available", r.available}, {"why_absent", r.why_absent}, {"properties", props}});
       continue;
     }
     std::printf("%s: %s\n", r.name.c_str(), r.available ? "available" : ("absent — " + r.why_absent).c_str());
@@ -366,8 +402,8 @@ std::string device_name(const std::string& backend) {
 }
 
 void print_ceilings(const harness::Ceilings& c) {
-  std::printf("ceilings on %s: copy %.3f TB/s (%s); f32 FMA %.2f TFLOP/s (%s)\n", c.backend.c_str(), c.copy_bytes_per_s / 1e12,
-              c.copy_method.c_str(), c.f32_flops_per_s / 1e12, c.fma_method.c_str());
+  std::printf("ceilings on %s: copy %.3f TB/s (%s); f32 FMA %.2f TFLOP/s (%s)\n", c.backend.c_str(),
+              c.copy_bytes_per_s / 1e12, c.copy_method.c_str(), c.f32_flops_per_s / 1e12, c.fma_method.c_str());
 }
 
 struct BenchArgs {
@@ -391,11 +427,14 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   const auto names = harness::parse_backend_list(a.backend);
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
   auto slot = harness::open_backend(names[0]);
-  if (!slot.backend) throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
+  if (!slot.backend)
+    throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
-    if (tty) std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
-    else if (done < total) std::fprintf(stderr, "bench [%zu/%zu] %s\n", done + 1, total, label.c_str());
+    if (tty)
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
+    else if (done < total)
+      std::fprintf(stderr, "bench [%zu/%zu] %s\n", done + 1, total, label.c_str());
     if (tty && done == total) std::fprintf(stderr, "\r\033[K");
   };
   std::fprintf(stderr, "measuring ceilings...\n");
@@ -403,11 +442,12 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   print_ceilings(ceilings);
   auto rows = harness::run_bench(reg, *slot.backend, slot.name, ceilings, opt);
   if (!a.reference.empty()) harness::merge_reference(rows, read_text(a.reference));
-  std::printf("%-26s %-5s %-26s %10s %9s %6s %8s %6s %10s %9s\n", "kernel", "dtype", "case", "median ms", "GB/s", "%copy",
-              "TFLOP/s", "%fma", "ref ms", "ref/ingot");
+  std::printf("%-26s %-5s %-26s %10s %9s %6s %8s %6s %10s %9s\n", "kernel", "dtype", "case", "median ms", "GB/s",
+              "%copy", "TFLOP/s", "%fma", "ref ms", "ref/ingot");
   for (const auto& r : rows) {
     if (!r.skipped.empty()) {
-      std::printf("%-26s %-5s %-26s skipped: %s\n", r.kernel.c_str(), r.dtype.c_str(), r.case_name.c_str(), r.skipped.c_str());
+      std::printf("%-26s %-5s %-26s skipped: %s\n", r.kernel.c_str(), r.dtype.c_str(), r.case_name.c_str(),
+                  r.skipped.c_str());
       continue;
     }
     char ref[64] = "-";
@@ -417,7 +457,8 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
       std::snprintf(ratio, sizeof ratio, "%.2fx", *r.reference_s / r.median_s);
     }
     std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %8.2f %5.1f%% %10s %9s\n", r.kernel.c_str(), r.dtype.c_str(),
-                r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, r.tflops, 100 * r.frac_fma, ref, ratio);
+                r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, r.tflops, 100 * r.frac_fma,
+                ref, ratio);
   }
   std::printf("timer: %s; median of %d reps after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
@@ -439,8 +480,8 @@ int cmd_diff(const std::string& a, const std::string& b, double threshold, bool 
   const auto d = harness::diff_baselines(read_text(a), read_text(b), threshold);
   auto show = [](const char* title, const std::vector<harness::DiffLine>& v) {
     for (const auto& l : v) {
-      std::printf("%-12s %-60s %10.4f ms -> %10.4f ms (%+.1f%%)\n", title, l.key.c_str(), l.before_s * 1e3, l.after_s * 1e3,
-                  100 * l.change);
+      std::printf("%-12s %-60s %10.4f ms -> %10.4f ms (%+.1f%%)\n", title, l.key.c_str(), l.before_s * 1e3,
+                  l.after_s * 1e3, 100 * l.change);
     }
   };
   show("regression", d.regressions);
@@ -457,7 +498,8 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
             const std::string& case_name, const std::vector<std::string>& sets, const std::vector<std::string>& ins,
             const std::vector<std::string>& outs) {
   const auto& k = find_kernel(reg, name);
-  if (dtype.empty()) throw UsageError("--dtype is required (dtypes of " + k.name + ": " + tools::dtype_list(k.dtypes) + ")");
+  if (dtype.empty())
+    throw UsageError("--dtype is required (dtypes of " + k.name + ": " + tools::dtype_list(k.dtypes) + ")");
   const DType t = parse_dtype_or_throw(dtype, &k);
   const auto p = case_params(k, case_name, sets);
   const ir::Kernel kern = build_kernel(k, t, p);
@@ -477,17 +519,24 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
   for (const auto& s : outs) out_files.insert(split(s, "--out"));
   std::string buffers;
   for (const auto& prm : kern.params) {
-    if (ir::is_buffer(prm.kind)) buffers += (buffers.empty() ? "" : ", ") + prm.name + " (" + std::string(ir::param_kind_name(prm.kind)) + ")";
+    if (ir::is_buffer(prm.kind))
+      buffers += (buffers.empty() ? "" : ", ") + prm.name + " (" + std::string(ir::param_kind_name(prm.kind)) + ")";
   }
   for (const auto& [b, f] : in_files) {
     bool ok = false;
-    for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
-    if (!ok) throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers + ")");  // NOLINT(performance-inefficient-string-concatenation): error path
+    for (const auto& prm : kern.params)
+      ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
+    if (!ok)
+      throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers +
+                       ")");  // NOLINT(performance-inefficient-string-concatenation): error path
   }
   for (const auto& [b, f] : out_files) {
     bool ok = false;
-    for (const auto& prm : kern.params) ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
-    if (!ok) throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers + ")");  // NOLINT(performance-inefficient-string-concatenation): error path
+    for (const auto& prm : kern.params)
+      ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
+    if (!ok)
+      throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers +
+                       ")");  // NOLINT(performance-inefficient-string-concatenation): error path
   }
   // Scalars come from the case parameters, as the registry derives them.
   const auto host = k.inputs(t, p, 0);
@@ -510,13 +559,16 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
       continue;
     }
     auto f = in_files.find(prm.name);
-    if (f == in_files.end()) throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" + std::to_string(need) + " elements of " + std::string(dtype_name(prm.type)) + ")");
+    if (f == in_files.end())
+      throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" + std::to_string(need) +
+                       " elements of " + std::string(dtype_name(prm.type)) + ")");
     const auto arr = io::read_npy(f->second);
     if (arr.count() != need) {
       std::string shape;
       for (auto d : arr.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      throw UsageError("buffer '" + prm.name + "' needs " + std::to_string(need) + " elements (extent " + ir::print_expr(kern, prm.extent) +
-                       " with " + harness::format_params(p) + ") but " + f->second + " holds " + std::to_string(arr.count()) + " (shape " + shape + ")");
+      throw UsageError("buffer '" + prm.name + "' needs " + std::to_string(need) + " elements (extent " +
+                       ir::print_expr(kern, prm.extent) + " with " + harness::format_params(p) + ") but " + f->second +
+                       " holds " + std::to_string(arr.count()) + " (shape " + shape + ")");
     }
     const auto bytes = io::npy_to_buffer(arr, prm.type, f->second);
     auto buf = dev.allocate(prm.type, need);
@@ -532,7 +584,8 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     std::vector<std::uint8_t> bytes(buf->bytes());
     dev.download(*buf, bytes.data(), bytes.size());
     io::write_npy(f->second, io::buffer_to_npy(bytes, prm.type));
-    std::printf("wrote %s: %zu x %s to %s\n", prm.name.c_str(), buf->count(), std::string(dtype_name(prm.type)).c_str(), f->second.c_str());
+    std::printf("wrote %s: %zu x %s to %s\n", prm.name.c_str(), buf->count(), std::string(dtype_name(prm.type)).c_str(),
+                f->second.c_str());
   }
   std::printf("ran %s on %s (%s)\n", kern.name.c_str(), slot.name.c_str(), harness::format_params(p).c_str());
   return 0;
@@ -561,16 +614,22 @@ int main(int argc, char** argv) {
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
   test->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
-  test->footer("Examples:\n  ingot test\n  ingot test --backend interp,opencl --filter conv --dtype f16\n  ingot test --backend cuda --fail-fast --json results.json");
+  test->footer(
+      "Examples:\n  ingot test\n  ingot test --backend interp,opencl --filter conv --dtype f16\n  ingot test --backend "
+      "cuda --fail-fast --json results.json");
 
   std::string build_targets = "all", out_dir;
-  auto* build = app.add_subcommand("build", "Emit every kernel x dtype x variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
+  auto* build = app.add_subcommand(
+      "build", "Emit every kernel x dtype x variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
   build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
   build->add_option("--filter", filter, "Only kernels whose name contains this");
   bool first_variant = false;
-  build->add_flag("--first-variant", first_variant, "Only each kernel's first variant per dtype (quick compile checks)");
-  build->footer("Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter conv");
+  build->add_flag("--first-variant", first_variant,
+                  "Only each kernel's first variant per dtype (quick compile checks)");
+  build->footer(
+      "Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter "
+      "conv");
 
   std::string kernel_name, case_name, stage = "dce";
   std::vector<std::string> sets;
@@ -580,11 +639,14 @@ int main(int argc, char** argv) {
   inspect->add_option("--case", case_name, "Test or bench case whose parameters to use (default: the first test case)");
   inspect->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
   inspect->add_option("--stage", stage, "ir | simplify | dce | all | cuda | hip | opencl | msl")->capture_default_str();
-  inspect->footer("Examples:\n  ingot inspect depthwise_conv1d --stage all\n  ingot inspect depthwise_conv1d --dtype f16 --set K=5 --stage opencl");
+  inspect->footer(
+      "Examples:\n  ingot inspect depthwise_conv1d --stage all\n  ingot inspect depthwise_conv1d --dtype f16 --set K=5 "
+      "--stage opencl");
 
   bool device_json = false;
   bool device_measure = false;
-  auto* device = app.add_subcommand("device", "Backends and devices found, their properties, and why a backend is absent");
+  auto* device =
+      app.add_subcommand("device", "Backends and devices found, their properties, and why a backend is absent");
   device->add_flag("--json", device_json, "Print JSON");
   device->add_flag("--measure", device_measure, "Measure each device's copy bandwidth and f32 FMA rate");
   device->footer("Examples:\n  ingot device\n  ingot device --json\n  ingot device --measure");
@@ -596,17 +658,23 @@ int main(int argc, char** argv) {
     c->add_option("--dtype", bargs.dtype, "Only this dtype");
     c->add_option("--reps", bargs.reps, "Timed launches per case")->capture_default_str();
     c->add_option("--warmup", bargs.warmup, "Untimed launches first")->capture_default_str();
-    c->add_option("--reference", bargs.reference, "Reference times (JSON from bench/reference_torch.py) to compare with");
-    c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")->capture_default_str();
+    c->add_option("--reference", bargs.reference,
+                  "Reference times (JSON from bench/reference_torch.py) to compare with");
+    c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")
+        ->capture_default_str();
   };
-  auto* bench = app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
+  auto* bench =
+      app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
   add_bench_options(bench);
   bench->add_option("--json", bargs.json_path, "Write the results (a baseline document) to this file");
-  bench->add_option("--emit-cases", bargs.emit_cases, "Only write the bench cases as JSON (for bench/reference_torch.py)");
-  bench->footer("Examples:\n  ingot bench --backend cuda\n  ingot bench --filter depthwise --dtype bf16 --json bench.json\n"
-                "  ingot bench --emit-cases cases.json && python3 bench/reference_torch.py cases.json ref.json &&\n"
-                "    ingot bench --reference ref.json");
-  auto* snap = app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
+  bench->add_option("--emit-cases", bargs.emit_cases,
+                    "Only write the bench cases as JSON (for bench/reference_torch.py)");
+  bench->footer(
+      "Examples:\n  ingot bench --backend cuda\n  ingot bench --filter depthwise --dtype bf16 --json bench.json\n"
+      "  ingot bench --emit-cases cases.json && python3 bench/reference_torch.py cases.json ref.json &&\n"
+      "    ingot bench --reference ref.json");
+  auto* snap =
+      app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
   add_bench_options(snap);
   snap->add_option("--out", bargs.out, "Baseline file to write")->required();
   snap->footer("Examples:\n  ingot snap --out baselines/h200.json --reference ref.json");
@@ -616,7 +684,8 @@ int main(int argc, char** argv) {
   auto* diff = app.add_subcommand("diff", "Compare two baselines: regressions and gains");
   diff->add_option("before", diff_a, "Baseline JSON")->required();
   diff->add_option("after", diff_b, "Baseline JSON")->required();
-  diff->add_option("--threshold", threshold, "Relative change below which a case counts as unchanged")->capture_default_str();
+  diff->add_option("--threshold", threshold, "Relative change below which a case counts as unchanged")
+      ->capture_default_str();
   diff->add_flag("--strict", strict, "Exit 1 when there are regressions");
   diff->footer("Examples:\n  ingot diff baselines/old.json new.json --threshold 0.03");
 

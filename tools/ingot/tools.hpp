@@ -23,7 +23,8 @@ std::vector<harness::Params> variants(const harness::KernelSpec& k);
 // records why not (once, in note()).
 class CudaArtifacts {
  public:
-  nlohmann::json write(const ir::Kernel& k, const std::filesystem::path& dir, const std::string& variant, std::size_t* files);
+  nlohmann::json write(const ir::Kernel& k, const std::filesystem::path& dir, const std::string& variant,
+                       std::size_t* files);
   [[nodiscard]] const std::string& note() const { return note_; }
 
  private:

@@ -30,26 +30,26 @@ enum class IndexStyle {
 };
 
 enum class FloatAtomicAdd {
-  Native,      // atomicAdd on float exists
-  CasLoop,     // emulate with 32-bit compare-and-swap
+  Native,   // atomicAdd on float exists
+  CasLoop,  // emulate with 32-bit compare-and-swap
 };
 
 struct Dialect {
   Target target{};
   std::string name;
-  std::string preamble;       // first lines of the file (includes, pragmas)
-  std::string kernel_prefix;  // before the kernel's name
-  std::string helper_prefix;  // before helper function definitions
-  std::string global_space;   // address space of buffer pointers
-  std::string shared_space;   // address space of shared arrays
-  std::string const_word;     // "const" qualifier for read-only buffers
-  std::array<std::string, kNumDTypes> types;         // storage/value type per DType
-  std::array<std::string, kNumDTypes> unsigned_of;   // unsigned twin for wrap-around arithmetic
-  std::array<std::string, 3> axis;                   // "x", "y", "z" or "0", "1", "2"
+  std::string preamble;                             // first lines of the file (includes, pragmas)
+  std::string kernel_prefix;                        // before the kernel's name
+  std::string helper_prefix;                        // before helper function definitions
+  std::string global_space;                         // address space of buffer pointers
+  std::string shared_space;                         // address space of shared arrays
+  std::string const_word;                           // "const" qualifier for read-only buffers
+  std::array<std::string, kNumDTypes> types;        // storage/value type per DType
+  std::array<std::string, kNumDTypes> unsigned_of;  // unsigned twin for wrap-around arithmetic
+  std::array<std::string, 3> axis;                  // "x", "y", "z" or "0", "1", "2"
   // Thread-index spellings with "{a}" standing for the axis spelling.
   std::string local_id, group_id, group_size, num_groups;
-  std::string program_id;  // may use the spellings above through {local}, {group}, {size}
-  std::string barrier;     // one statement
+  std::string program_id;                    // may use the spellings above through {local}, {group}, {size}
+  std::string barrier;                       // one statement
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.

@@ -22,7 +22,7 @@ namespace ingot::codegen {
 
 enum class Target { CUDA, HIP, OpenCL, Metal };
 
-[[nodiscard]] std::string_view target_name(Target t);  // "cuda", "hip", "opencl", "msl"
+[[nodiscard]] std::string_view target_name(Target t);            // "cuda", "hip", "opencl", "msl"
 [[nodiscard]] std::string_view target_file_extension(Target t);  // ".cu", ".hip", ".cl", ".metal"
 
 struct KernelSource {

@@ -28,12 +28,12 @@ struct Ceilings {
 };
 
 struct BenchOptions {
-  std::string filter;             // substring of kernel name or family
+  std::string filter;  // substring of kernel name or family
   std::optional<DType> dtype;
   runtime::TimingOptions timing{5, 30};
-  double cache_bytes = 50e6;      // L2 size: input sets rotate over more than twice this
+  double cache_bytes = 50e6;  // L2 size: input sets rotate over more than twice this
   int max_rotation_sets = 8;
-  double max_bytes = 60e9;        // skip cases whose buffers (all sets) would need more
+  double max_bytes = 60e9;  // skip cases whose buffers (all sets) would need more
   std::uint64_t seed = 7;
   std::function<void(std::size_t, std::size_t, const std::string&)> on_progress;
 };
@@ -55,8 +55,9 @@ struct BenchRow {
 // FMA-chain kernel. The interpreter has no ceilings (zeros, said in the methods).
 [[nodiscard]] Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes = 1 << 30);
 
-[[nodiscard]] std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
-                                              const Ceilings& ceilings, const BenchOptions& options);
+[[nodiscard]] std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be,
+                                              const std::string& backend_name, const Ceilings& ceilings,
+                                              const BenchOptions& options);
 
 // The bench cases as JSON for bench/reference_torch.py: [{key, kernel, dtype, case, params}].
 [[nodiscard]] std::string bench_cases_json(const Registry& reg, const BenchOptions& options);

@@ -5,9 +5,9 @@
 // counted by exact reason. No fail-fast unless asked.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,8 +43,8 @@ struct CaseResult {
 };
 
 struct HarnessOptions {
-  std::string filter;                  // substring of the kernel name ("" = all)
-  std::optional<DType> dtype;          // only this dtype
+  std::string filter;          // substring of the kernel name ("" = all)
+  std::optional<DType> dtype;  // only this dtype
   bool fail_fast = false;
   std::uint64_t seed = 0x1a2b3c4d;
   // Called before each combination with (done, total, label): progress reporting.
@@ -54,7 +54,7 @@ struct HarnessOptions {
 struct HarnessReport {
   std::vector<CaseResult> results;
   std::size_t passed = 0, failed = 0, skipped = 0;
-  std::map<std::string, std::size_t> skip_reasons;  // exact reason -> count
+  std::map<std::string, std::size_t> skip_reasons;                // exact reason -> count
   std::map<std::string, std::array<std::size_t, 3>> per_backend;  // pass, fail, skip
   [[nodiscard]] bool ok() const { return failed == 0 && passed > 0; }
 };

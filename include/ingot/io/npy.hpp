@@ -16,7 +16,7 @@ struct NpyError : std::runtime_error {
 };
 
 struct NpyArray {
-  std::string descr;               // NumPy dtype string: "<f4", "<f2", "<i4", "<u4", "<i8", "|u1", "|i1", "<u2", "|b1"
+  std::string descr;  // NumPy dtype string: "<f4", "<f2", "<i4", "<u4", "<i8", "|u1", "|i1", "<u2", "|b1"
   std::vector<std::uint64_t> shape;
   std::vector<std::uint8_t> data;  // raw little-endian elements, C order
   [[nodiscard]] std::uint64_t count() const;

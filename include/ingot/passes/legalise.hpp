@@ -10,7 +10,7 @@
 namespace ingot::passes {
 
 struct LegaliseOptions {
-  std::string dialect_name;    // for error messages
+  std::string dialect_name;      // for error messages
   std::set<ir::Op> unsupported;  // ops the dialect cannot print
 };
 

@@ -16,14 +16,14 @@ struct Pass {
 };
 
 struct PipelineOptions {
-  bool verify_each = true;   // run the verifier on the input and after every pass
-  bool record_ir = false;    // keep the printed IR after each pass in the report
+  bool verify_each = true;  // run the verifier on the input and after every pass
+  bool record_ir = false;   // keep the printed IR after each pass in the report
 };
 
 struct PassRecord {
-  std::string name;     // "input" for the traced kernel, then each pass
-  double micros = 0;    // wall time of the pass
-  std::string ir;       // printed IR after the pass (when record_ir)
+  std::string name;   // "input" for the traced kernel, then each pass
+  double micros = 0;  // wall time of the pass
+  std::string ir;     // printed IR after the pass (when record_ir)
 };
 
 struct PipelineResult {
@@ -34,7 +34,8 @@ struct PipelineResult {
 // The standard list: simplify, dce.
 [[nodiscard]] std::vector<Pass> default_passes();
 // Runs `passes` in order. Throws ir::VerifyError naming the pass after which the IR broke.
-[[nodiscard]] PipelineResult run_pipeline(ir::Kernel k, const std::vector<Pass>& passes, const PipelineOptions& options = {});
+[[nodiscard]] PipelineResult run_pipeline(ir::Kernel k, const std::vector<Pass>& passes,
+                                          const PipelineOptions& options = {});
 // Convenience: the default passes with verification.
 [[nodiscard]] ir::Kernel optimize(ir::Kernel k);
 

@@ -99,7 +99,8 @@ class Backend {
   // The default times each synchronous launch with the host clock; device backends override it
   // with device timers.
   [[nodiscard]] virtual Timing time_launches(const ir::Kernel& k, const LaunchGeometry& g,
-                                             const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options);
+                                             const std::vector<std::vector<Arg>>& arg_sets,
+                                             const TimingOptions& options);
   // Seconds of one device-to-device copy of `bytes` through the driver's copy (median of
   // options.reps), where the backend has one; nullopt otherwise.
   [[nodiscard]] virtual std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) {

@@ -17,8 +17,8 @@ namespace ingot::runtime {
 
 struct CacheKey {
   std::string source;
-  std::string target;   // e.g. "cuda-sm_90", "opencl-<device name>-<driver version>"
-  std::string options;  // compiler options that change the binary
+  std::string target;                     // e.g. "cuda-sm_90", "opencl-<device name>-<driver version>"
+  std::string options;                    // compiler options that change the binary
   [[nodiscard]] std::string hex() const;  // stable digest used as the file name
 };
 

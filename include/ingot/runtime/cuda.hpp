@@ -96,7 +96,8 @@ class CudaBackend final : public Backend {
   // CUDA events around each launch on the stream (falls back to the host clock when the
   // driver lacks the event API).
   [[nodiscard]] Timing time_launches(const ir::Kernel& k, const LaunchGeometry& g,
-                                     const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) override;
+                                     const std::vector<std::vector<Arg>>& arg_sets,
+                                     const TimingOptions& options) override;
   // cuMemcpyDtoDAsync between two fresh allocations, timed with events.
   [[nodiscard]] std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) override;
 

@@ -16,11 +16,11 @@
 namespace ingot::runtime {
 
 using cuda_detail::Context;
-using cuda_detail::CUevent;
 using cuda_detail::CUcontext;
 using cuda_detail::CudaBuffer;
 using cuda_detail::CUdevice;
 using cuda_detail::CUdeviceptr;
+using cuda_detail::CUevent;
 using cuda_detail::CUfunction;
 using cuda_detail::CUmodule;
 using cuda_detail::CUresult;

@@ -324,10 +324,10 @@ struct OpenCLBackend::Impl {
     const cl_int be = clBuildProgram(p.get(), 1, &session->device, build_options.c_str(), nullptr, nullptr);
     if (be != CL_SUCCESS) {
       const std::string log = build_log(p.get());
-      throw OpenCLCompileError("opencl: building kernel '" + src.entry + "' for " + info.device_name + " with options '" +
-                             build_options + "': clBuildProgram failed with " + cl_error_text(be) + "; build log:\n" +
-                             log,
-                         src.entry, build_options, log, src.source);
+      throw OpenCLCompileError("opencl: building kernel '" + src.entry + "' for " + info.device_name +
+                                   " with options '" + build_options + "': clBuildProgram failed with " +
+                                   cl_error_text(be) + "; build log:\n" + log,
+                               src.entry, build_options, log, src.source);
     }
     return p;
   }
