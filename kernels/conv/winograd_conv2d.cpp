@@ -101,9 +101,9 @@ void register_filter_transform(harness::Registry& r) {
         for (int j = 0; j < 4; ++j) {
           double acc = 0;
           for (int r = 0; r < 3; ++r) {
-            for (int c = 0; c < 3; ++c) acc += G[i][r] * w[f * 9 + r * 3 + c] * G[j][c];
+            for (int c = 0; c < 3; ++c) acc += G[i][r] * w[static_cast<std::size_t>(f * 9 + r * 3 + c)] * G[j][c];
           }
-          u[f * 16 + i * 4 + j] = acc;
+          u[static_cast<std::size_t>(f * 16 + i * 4 + j)] = acc;
         }
       }
     }

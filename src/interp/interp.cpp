@@ -243,10 +243,11 @@ class GroupRunner {
         std::size_t active = 0;
         std::size_t first_missing = lanes_;
         for (std::size_t l = 0; l < lanes_; ++l) {
-          if (mask[l])
+          if (mask[l]) {
             ++active;
-          else if (first_missing == lanes_)
+          } else if (first_missing == lanes_) {
             first_missing = l;
+          }
         }
         if (active != lanes_) {
           fail("barrier under divergent control flow", first_missing, "", 0, 0,
@@ -309,10 +310,11 @@ class GroupRunner {
         if (!live[l]) continue;
         const auto lt = ir::eval_op(ir::Op::Lt, DType::boolean, t, var[l], end[l], 0, &err);
         if (!lt) fail(err, l);
-        if (*lt & 1u)
+        if (*lt & 1u) {
           body[l] = 1;
-        else
+        } else {
           live[l] = 0;
+        }
       }
       if (!any(body)) break;
       exec_block(s.body, body);
