@@ -97,11 +97,11 @@ void register_filter_transform(harness::Registry& r) {
     const std::int64_t F = param(p, "O") * param(p, "C");
     std::vector<double> u(static_cast<std::size_t>(F * 16));
     for (std::int64_t f = 0; f < F; ++f) {
-      for (int i = 0; i < 4; ++i) {
-        for (int j = 0; j < 4; ++j) {
+      for (std::int64_t i = 0; i < 4; ++i) {
+        for (std::int64_t j = 0; j < 4; ++j) {
           double acc = 0;
-          for (int r = 0; r < 3; ++r) {
-            for (int c = 0; c < 3; ++c) acc += G[i][r] * w[static_cast<std::size_t>(f * 9 + r * 3 + c)] * G[j][c];
+          for (std::int64_t r = 0; r < 3; ++r) {
+            for (std::int64_t c = 0; c < 3; ++c) acc += G[i][r] * w[static_cast<std::size_t>(f * 9 + r * 3 + c)] * G[j][c];
           }
           u[static_cast<std::size_t>(f * 16 + i * 4 + j)] = acc;
         }
