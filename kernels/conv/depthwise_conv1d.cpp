@@ -22,12 +22,14 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              static_cast<std::uint32_t>(param(p, "stride")),
                              static_cast<std::uint32_t>(param(p, "pad")),
                              static_cast<std::uint32_t>(param(p, "dilation")),
-                             param(p, "bias") != 0};
+                             param(p, "bias") != 0,
+                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 1)};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
-             std::int64_t dil, bool bias) {
-  return {{"B", B}, {"C", C}, {"L", L}, {"K", K}, {"stride", stride}, {"pad", pad}, {"dilation", dil}, {"bias", bias}};
+             std::int64_t dil, bool bias, std::int64_t V = 1) {
+  return {{"B", B},     {"C", C},          {"L", L},       {"K", K}, {"stride", stride},
+          {"pad", pad}, {"dilation", dil}, {"bias", bias}, {"V", V}};
 }
 
 }  // namespace
@@ -38,7 +40,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -47,10 +49,17 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"stride2_pad3_dil2", shape(2, 5, 40, 4, 2, 3, 2, true)},
       {"k1", shape(2, 4, 9, 1, 1, 0, 1, false)},
       {"k7_wide", shape(2, 6, 300, 7, 1, 3, 1, true)},  // several groups, partial last one
+      // V outputs per thread: rows whose length is not a multiple of V, strided/dilated windows
+      {"8ch_x_15out_v4", shape(1, 8, 17, 3, 1, 0, 1, false, 4)},
+      {"stride2_pad3_dil2_v4", shape(2, 5, 40, 4, 2, 3, 2, true, 4)},
+      {"k7_wide_v4", shape(2, 6, 300, 7, 1, 3, 1, true, 4)},
+      {"k1_v3", shape(2, 4, 9, 1, 1, 0, 1, false, 3)},
   };
   s.bench = {
       {"B8_C4096_L4096_K4_pad3", shape(8, 4096, 4096, 4, 1, 3, 1, false)},
       {"B4_C512_L65536_K3_s2", shape(4, 512, 65536, 3, 2, 1, 1, false)},
+      {"B8_C4096_L4096_K4_pad3_v4", shape(8, 4096, 4096, 4, 1, 3, 1, false, 4)},
+      {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
@@ -58,7 +67,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
                        [&](auto tag, KernelBuilder& k) { depthwise_conv1d<typename decltype(tag)::type>(k, sp); });
   };
   s.geometry = [](const Params& p) {
-    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).out_len(), 256);
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).groups(), 256);
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
