@@ -215,4 +215,10 @@ struct Kernel {
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).
 void renumber(Kernel& k);
 
+// A 128-bit digest (32 hex digits) of everything in k that a printer or runtime reads: name,
+// parameters, expression nodes, variables, shared arrays and the statement tree. Equal
+// fingerprints mean equal emitted source, so runtimes use it to skip re-printing a kernel
+// they have already compiled; it is O(size of the IR), far cheaper than printing.
+[[nodiscard]] std::string fingerprint(const Kernel& k);
+
 }  // namespace ingot::ir

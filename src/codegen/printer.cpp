@@ -498,4 +498,11 @@ KernelSource emit(const ir::Kernel& k, Target t) {
   return Printer(legal, std::move(d)).run();
 }
 
+const KernelSource& SourceCache::get(const ir::Kernel& k) {
+  const std::string key = ir::fingerprint(k);
+  auto it = sources_.find(key);
+  if (it == sources_.end()) it = sources_.emplace(key, emit(k, target_)).first;
+  return it->second;
+}
+
 }  // namespace ingot::codegen

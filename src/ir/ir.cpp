@@ -2,6 +2,7 @@
 #include "ingot/ir.hpp"
 
 #include <bit>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ingot::ir {
@@ -102,6 +103,77 @@ void renumber_block(Block& b, std::uint32_t& next) {
   }
 }
 }  // namespace
+
+namespace {
+struct Digest {
+  std::uint64_t a = 1469598103934665603ull;
+  std::uint64_t b = 0x84222325cbf29ce4ull;
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      const auto byte = static_cast<std::uint8_t>(v >> (8 * i));
+      a = (a ^ byte) * 1099511628211ull;
+      b = (b ^ byte) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+    }
+  }
+  void add(const std::string& s) {
+    add(s.size());
+    for (unsigned char c : s) add(c);
+  }
+  void add_block(const Block& blk) {
+    add(blk.size());
+    for (const Stmt& st : blk) {
+      add(static_cast<std::uint64_t>(st.kind));
+      add(st.var);
+      add(st.has_var);
+      add(st.a);
+      add(st.b);
+      add(st.c);
+      add(encode_mem(st.mem));
+      add(static_cast<std::uint64_t>(st.atomic));
+      add(st.shared);
+      add_block(st.body);
+      add_block(st.else_body);
+    }
+  }
+};
+}  // namespace
+
+std::string fingerprint(const Kernel& k) {
+  Digest d;
+  d.add(k.name);
+  d.add(k.params.size());
+  for (const auto& p : k.params) {
+    d.add(p.name);
+    d.add(static_cast<std::uint64_t>(p.kind));
+    d.add(static_cast<std::uint64_t>(p.type));
+    d.add(p.extent);
+  }
+  d.add(k.exprs.size());
+  for (ExprId e = 0; e < k.exprs.size(); ++e) {
+    const Node& n = k.exprs[e];
+    d.add(static_cast<std::uint64_t>(n.op) | (static_cast<std::uint64_t>(n.type) << 8));
+    d.add(n.a);
+    d.add(n.b);
+    d.add(n.c);
+    d.add(n.imm);
+  }
+  d.add(k.vars.size());
+  for (const auto& v : k.vars) {
+    d.add(static_cast<std::uint64_t>(v.type) | (v.is_mutable ? 256u : 0u));
+    d.add(v.hint);
+  }
+  d.add(k.shared.size());
+  for (const auto& sh : k.shared) {
+    d.add(static_cast<std::uint64_t>(sh.type));
+    d.add(sh.count);
+    d.add(sh.hint);
+  }
+  d.add_block(k.body);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(d.a),
+                static_cast<unsigned long long>(d.b));
+  return buf;
+}
 
 void renumber(Kernel& k) {
   std::uint32_t next = 0;

@@ -11,6 +11,7 @@
 #include "features.hpp"
 #include "ingot/codegen/dialect.hpp"
 #include "ingot/codegen/printer.hpp"
+#include "ingot/ir.hpp"
 #include "ingot/passes/legalise.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -147,4 +148,33 @@ TEST(Legalise, UndecomposableOpIsAClearError) {
   } catch (const passes::LegaliseError& e) {
     EXPECT_NE(std::string(e.what()).find("the toy dialect cannot print op 'pow'"), std::string::npos) << e.what();
   }
+}
+
+TEST(Codegen, FingerprintTracksEveryChangeThatAltersTheSource) {
+  const auto a = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
+  const auto b = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
+  EXPECT_EQ(ir::fingerprint(a), ir::fingerprint(b));  // same IR, traced twice
+  EXPECT_EQ(ir::fingerprint(a).size(), 32u);
+  auto renamed = a;
+  renamed.name = "vector_add_g";
+  EXPECT_NE(ir::fingerprint(renamed), ir::fingerprint(a));
+  auto retyped = a;
+  retyped.params[1].type = DType::f16;
+  EXPECT_NE(ir::fingerprint(retyped), ir::fingerprint(a));
+  const auto half = passes::optimize(trace("vector_add_f32", examples::vector_add<ingot::f16>));
+  EXPECT_NE(ir::fingerprint(half), ir::fingerprint(a));
+  auto hint = a;
+  hint.vars[0].hint = "other";  // changes printed names, so changes the source
+  EXPECT_NE(ir::fingerprint(hint), ir::fingerprint(a));
+}
+
+TEST(Codegen, SourceCacheReturnsWhatEmitPrints) {
+  codegen::SourceCache cache(codegen::Target::OpenCL);
+  const auto a = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
+  const auto c = conv_f16();
+  const auto& first = cache.get(a);
+  EXPECT_EQ(first.source, codegen::emit(a, codegen::Target::OpenCL).source);
+  EXPECT_EQ(&cache.get(a), &first);  // served from the memo, not re-printed
+  EXPECT_EQ(cache.get(c).source, codegen::emit(c, codegen::Target::OpenCL).source);
+  EXPECT_NE(cache.get(c).source, first.source);
 }

@@ -15,6 +15,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "ingot/ir.hpp"
 
@@ -34,5 +35,18 @@ struct KernelSource {
 // Prints kernel k (after the passes; legalised for t internally) for target t.
 // Deterministic: the same IR always gives the same text.
 [[nodiscard]] KernelSource emit(const ir::Kernel& k, Target t);
+
+// A runtime's memo of emitted sources, keyed by ir::fingerprint: a kernel launched again is
+// not printed again (printing a convolution costs ~0.2 ms, longer than many launches).
+// One per backend object; not thread-safe (neither are the backends).
+class SourceCache {
+ public:
+  explicit SourceCache(Target t) : target_(t) {}
+  [[nodiscard]] const KernelSource& get(const ir::Kernel& k);
+
+ private:
+  Target target_;
+  std::unordered_map<std::string, KernelSource> sources_;
+};
 
 }  // namespace ingot::codegen

@@ -104,6 +104,7 @@ struct CudaBackend::Impl {
   CudaDeviceInfo info;
   std::optional<DiskCache> cache;
   std::unordered_map<std::string, Loaded> kernels;  // by source + compile options
+  codegen::SourceCache sources{codegen::Target::CUDA};  // a relaunched kernel is not re-printed
   CudaStats stats;
 
   Impl() = default;
@@ -148,7 +149,7 @@ CompiledImage CudaBackend::Impl::compile_image(const codegen::KernelSource& src,
 }
 
 const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel& k) {
-  const codegen::KernelSource src = codegen::emit(k, codegen::Target::CUDA);
+  const codegen::KernelSource& src = sources.get(k);
   CacheKey key;
   key.source = src.source;
   key.target = "cuda-" + compile_options.arch;

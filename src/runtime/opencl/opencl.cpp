@@ -275,6 +275,7 @@ struct OpenCLBackend::Impl {
   std::optional<DiskCache> cache;
   std::shared_ptr<Session> session;
   std::unordered_map<std::string, Built> programs;  // key: entry, '\n', source
+  codegen::SourceCache sources{codegen::Target::OpenCL};  // a relaunched kernel is not re-printed
 
   OpenCLBuffer& own(const DeviceBuffer& b) const {
     auto* p = dynamic_cast<const OpenCLBuffer*>(&b);
@@ -662,7 +663,7 @@ void OpenCLBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const s
     if (const auto* b = std::get_if<BufferPtr>(&a)) (void)impl_->own(**b);
   }
   impl_->check_geometry(g, k.name);
-  const codegen::KernelSource src = codegen::emit(k, codegen::Target::OpenCL);
+  const codegen::KernelSource& src = impl_->sources.get(k);
   std::vector<std::string> names;
   names.reserve(k.params.size());
   for (const auto& p : k.params) names.push_back(p.name);
