@@ -25,6 +25,7 @@
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "reference.hpp"
+#include "shared_kernels.hpp"
 #include "vector_add.hpp"
 
 using namespace ingot;
@@ -69,19 +70,7 @@ ir::Kernel conv_kernel(const Conv1dShape& s) {
                                 [&](KernelBuilder& b) { examples::depthwise_conv1d<T>(b, s, TailPolicy::Guarded); }));
 }
 
-ir::Kernel reverse_kernel() {
-  return passes::optimize(trace("reverse", [](KernelBuilder& b) {
-    auto n = b.scalar<u32>("n");
-    auto x = b.in<i32>("x", n);
-    auto y = b.out<i32>("y", n);
-    auto tile = b.shared<i32>("tile", 32);
-    auto l = b.local_id(0);
-    auto g = b.group_id(0) * b.group_size(0);
-    store(tile, l, load(x, g + l));
-    b.barrier();
-    store(y, g + l, load(tile, 31u - l));
-  }));
-}
+ir::Kernel reverse_kernel() { return passes::optimize(ingot::testing::reverse_kernel()); }
 
 ir::Kernel histogram_kernel() {
   return passes::optimize(trace("histogram", [](KernelBuilder& b) {
@@ -102,16 +91,7 @@ ir::Kernel histogram_kernel() {
   }));
 }
 
-ir::Kernel grid2d_kernel() {
-  return passes::optimize(trace("grid2d", [](KernelBuilder& b) {
-    auto w = b.scalar<u32>("w");
-    auto h = b.scalar<u32>("h");
-    auto y = b.out<u32>("y", w * h);
-    auto x0 = b.program_id(0);
-    auto y0 = b.program_id(1);
-    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0); });
-  }));
-}
+ir::Kernel grid2d_kernel() { return passes::optimize(ingot::testing::grid2d_kernel()); }
 
 // Every scalar type by value, in an order that needs padding between them (bool, then i64).
 ir::Kernel scalars_kernel() {

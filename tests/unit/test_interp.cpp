@@ -9,6 +9,7 @@
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
+#include "shared_kernels.hpp"
 
 using namespace ingot;
 using namespace ingot::dsl;
@@ -129,17 +130,7 @@ TEST(Interp, ReadOfPoisonIsReported) {
 
 TEST(Interp, SharedMemoryReverseWithBarrier) {
   Interpreter be;
-  const auto k = trace("reverse", [](KernelBuilder& b) {
-    auto n = b.scalar<u32>("n");
-    auto x = b.in<i32>("x", n);
-    auto y = b.out<i32>("y", n);
-    auto tile = b.shared<i32>("tile", 32);
-    auto l = b.local_id(0);
-    auto g = b.group_id(0) * b.group_size(0);
-    store(tile, l, load(x, g + l));
-    b.barrier();
-    store(y, g + l, load(tile, 31u - l));
-  });
+  const auto k = ingot::testing::reverse_kernel();
   auto x = make_buffer(be, DType::i32, iota_values(64, 0));
   auto y = be.allocate(DType::i32, 64);
   be.launch(k, grid_1d(64, 32), {scalar_arg<u32>(64), x, y});
@@ -285,14 +276,7 @@ TEST(Interp, UploadSizeMismatchIsRefused) {
 
 TEST(Interp, TwoDimensionalGrid) {
   Interpreter be;
-  const auto k = trace("grid2d", [](KernelBuilder& b) {
-    auto w = b.scalar<u32>("w");
-    auto h = b.scalar<u32>("h");
-    auto y = b.out<u32>("y", w * h);
-    auto x0 = b.program_id(0);
-    auto y0 = b.program_id(1);
-    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0); });
-  });
+  const auto k = ingot::testing::grid2d_kernel();
   auto y = be.allocate(DType::u32, 7 * 5);
   be.launch(k, grid_2d(7, 5, 4, 2), {scalar_arg<u32>(7), scalar_arg<u32>(5), y});
   const auto out = read_buffer(be, *y);

@@ -23,6 +23,7 @@
 #include "ingot/runtime/interp.hpp"
 #include "ingot/runtime/opencl.hpp"
 #include "reference.hpp"
+#include "shared_kernels.hpp"
 #include "vector_add.hpp"
 
 using namespace ingot;
@@ -509,17 +510,7 @@ TEST(OpenCL, GuardedDepthwiseConv1dBf16) {
 
 TEST(OpenCL, SharedMemoryAndBarrierMatchInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
-  const auto k = trace("reverse", [](KernelBuilder& b) {
-    auto n = b.scalar<u32>("n");
-    auto x = b.in<i32>("x", n);
-    auto y = b.out<i32>("y", n);
-    auto tile = b.shared<i32>("tile", 32);
-    auto l = b.local_id(0);
-    auto g = b.group_id(0) * b.group_size(0);
-    store(tile, l, load(x, g + l));
-    b.barrier();
-    store(y, g + l, load(tile, 31u - l));
-  });
+  const auto k = ingot::testing::reverse_kernel();
   expect_same_as_interp(
       *be, k, grid_1d(96, 32),
       {scalar_arg<u32>(96), BufferInit{DType::i32, iota_values(96, -40)}, BufferInit{DType::i32, {}, 96}});
@@ -563,14 +554,7 @@ TEST(OpenCL, FloatAtomicAddMatchesInterpreter) {
 
 TEST(OpenCL, TwoDimensionalGridMatchesInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
-  const auto k = trace("grid2d", [](KernelBuilder& b) {
-    auto w = b.scalar<u32>("w");
-    auto h = b.scalar<u32>("h");
-    auto y = b.out<u32>("y", w * h);
-    auto x0 = b.program_id(0);
-    auto y0 = b.program_id(1);
-    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0 + b.num_groups(1) * 10000u); });
-  });
+  const auto k = ingot::testing::grid2d_kernel(/*with_groups=*/true);
   expect_same_as_interp(*be, k, grid_2d(7, 5, 4, 2),
                         {scalar_arg<u32>(7), scalar_arg<u32>(5), BufferInit{DType::u32, {}, 35}});
   auto y = be->allocate(DType::u32, 35);

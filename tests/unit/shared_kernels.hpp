@@ -1,0 +1,39 @@
+// tests/unit/shared_kernels.hpp — small kernels that every backend's test suite runs, written
+// once: a work-group reversal through shared memory and a barrier, and a 2-D grid writer.
+#pragma once
+
+#include "ingot/dsl.hpp"
+
+namespace ingot::testing {
+
+// y[g*32 + l] = x[g*32 + 31 - l] for work-groups of 32 threads (n a multiple of 32).
+inline ir::Kernel reverse_kernel() {
+  return trace("reverse", [](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<i32>("x", n);
+    auto y = b.out<i32>("y", n);
+    auto tile = b.shared<i32>("tile", 32);
+    auto l = b.local_id(0);
+    auto g = b.group_id(0) * b.group_size(0);
+    store(tile, l, load(x, g + l));
+    b.barrier();
+    store(y, g + l, load(tile, 31u - l));
+  });
+}
+
+// y[r*w + c] = r*100 + c (+ num_groups(1) * 10000 when with_groups) over a tail-guarded 2-D grid.
+inline ir::Kernel grid2d_kernel(bool with_groups = false) {
+  return trace("grid2d", [with_groups](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto w = b.scalar<u32>("w");
+    auto h = b.scalar<u32>("h");
+    auto y = b.out<u32>("y", w * h);
+    auto x0 = b.program_id(0);
+    auto y0 = b.program_id(1);
+    Val<u32> extra = with_groups ? b.num_groups(1) * 10000u : Val<u32>(0u);
+    if_(x0 < w && y0 < h, [&] { store(y, y0 * w + x0, y0 * 100u + x0 + extra); });
+  });
+}
+
+}  // namespace ingot::testing
