@@ -153,7 +153,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
         if (ir::is_buffer(p.kind)) {
           proto[i] = runtime::BufferPtr{};
         } else {
-          proto[i] = runtime::ScalarArg{p.type, ir::bits_of_double(p.type, in.scalars.at(p.name))};
+          proto[i] = runtime::ScalarArg{p.type, ir::bits_of_double(p.type, scalar_value(in, p.name, k->name))};
         }
       }
       for (std::size_t i = 0; i < kern.params.size(); ++i) {
@@ -176,7 +176,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
         if (!ir::is_buffer(p.kind)) continue;
         const auto need = runtime::required_extent(kern, i, proto);
         std::vector<std::uint8_t> bytes;
-        if (p.kind != ir::ParamKind::Out) bytes = runtime::pack(p.type, in.buffers.at(p.name));
+        if (p.kind != ir::ParamKind::Out) bytes = runtime::pack(p.type, buffer_values(in, p.name, k->name));
         for (auto& set : arg_sets) {
           auto buf = be.allocate(p.type, need);
           if (!bytes.empty()) be.upload(*buf, bytes.data(), bytes.size());

@@ -20,6 +20,23 @@ std::int64_t param(const Params& p, const std::string& key) {
   return it->second;
 }
 
+double scalar_value(const HostData& d, const std::string& name, const std::string& kernel) {
+  auto it = d.scalars.find(name);
+  if (it == d.scalars.end()) {
+    throw std::invalid_argument("kernel '" + kernel + "': its input generator gives no value for scalar '" + name +
+                                "'");
+  }
+  return it->second;
+}
+
+const std::vector<double>& buffer_values(const HostData& d, const std::string& name, const std::string& kernel) {
+  auto it = d.buffers.find(name);
+  if (it == d.buffers.end()) {
+    throw std::invalid_argument("kernel '" + kernel + "': its input generator gives no data for buffer '" + name + "'");
+  }
+  return it->second;
+}
+
 std::string KernelSpec::variant_name(DType t, const Params& p) const {
   std::string s = name + "_" + std::string(dtype_name(t));
   for (const auto& key : spec_params) {

@@ -66,23 +66,23 @@ DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
 // The case parameters: a named test case (default: the first), overridden by --set NAME=VALUE.
 harness::Params case_params(const harness::KernelSpec& k, const std::string& case_name,
                             const std::vector<std::string>& sets) {
-  const harness::TestCase* c = &k.tests.front();
+  const harness::Params* found = &k.tests.front().params;
   if (!case_name.empty()) {
-    c = nullptr;
+    found = nullptr;
     for (const auto& t : k.tests) {
-      if (t.name == case_name) c = &t;
+      if (!found && t.name == case_name) found = &t.params;
     }
     for (const auto& t : k.bench) {
-      if (!c && t.name == case_name) c = reinterpret_cast<const harness::TestCase*>(&t);
+      if (!found && t.name == case_name) found = &t.params;
     }
-    if (!c) {
+    if (!found) {
       std::string list;
       for (const auto& t : k.tests) list += (list.empty() ? "" : ", ") + t.name;
       for (const auto& t : k.bench) list += ", " + t.name;
       throw UsageError("kernel '" + k.name + "' has no case '" + case_name + "' (cases: " + list + ")");
     }
   }
-  harness::Params p = c->params;
+  harness::Params p = *found;
   for (const auto& s : sets) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("bad --set '" + s + "': write NAME=VALUE, e.g. --set B=4");
@@ -331,8 +331,13 @@ int cmd_device(bool as_json, bool measure) {
   json j = json::array();
   if (measure) {
     for (const auto& name : harness::known_backends()) {
+      if (name == "interp") continue;  // a checker, not a device: no ceilings
       auto slot = harness::open_backend(name);
-      if (!slot.backend || name == "interp") continue;
+      if (!slot.backend) {
+        if (!as_json) std::printf("%s: not measured (%s)\n", name.c_str(), slot.why_absent.c_str());
+        j.push_back({{"backend", name}, {"measured", false}, {"why_absent", slot.why_absent}});
+        continue;
+      }
       const auto c = harness::measure_ceilings(*slot.backend);
       if (!as_json) print_ceilings(c);
       j.push_back({{"backend", name},
@@ -547,7 +552,8 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     if (ir::is_buffer(prm.kind)) {
       args[i] = runtime::BufferPtr{};
     } else {
-      args[i] = runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, host.scalars.at(prm.name))};
+      args[i] =
+          runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, harness::scalar_value(host, prm.name, k.name))};
     }
   }
   for (std::size_t i = 0; i < kern.params.size(); ++i) {

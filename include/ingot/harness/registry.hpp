@@ -49,6 +49,11 @@ struct HostData {
   std::map<std::string, std::vector<double>> buffers;
   std::map<std::string, double> scalars;
 };
+// The value of scalar / the data of buffer `name`; throws std::invalid_argument saying that
+// kernel's input generator gives none (a registry bug, reported instead of map::at).
+[[nodiscard]] double scalar_value(const HostData& d, const std::string& name, const std::string& kernel);
+[[nodiscard]] const std::vector<double>& buffer_values(const HostData& d, const std::string& name,
+                                                       const std::string& kernel);
 
 struct KernelSpec {
   std::string name;         // the operation, e.g. "depthwise_conv1d"
