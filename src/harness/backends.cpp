@@ -1,6 +1,7 @@
 // Opening backends by name.
 #include "ingot/harness/backends.hpp"
 
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -68,7 +69,14 @@ BackendSlot open_backend(const std::string& name) {
         auto compiler = std::make_shared<runtime::CudaCompiler>(runtime::CudaCompiler::load());
         const std::string why =
             std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() + ", not executed";
-        return BackendSlot{name, nullptr, why, [compiler](const ir::Kernel& k) { (void)compiler->compile(k); }};
+        // Kernels already compiled (the same variant in several cases) are not compiled again.
+        auto done = std::make_shared<std::set<std::string>>();
+        return BackendSlot{name, nullptr, why, [compiler, done](const ir::Kernel& k) {
+                             const std::string fp = ir::fingerprint(k);
+                             if (done->count(fp)) return;
+                             (void)compiler->compile(k);  // throws on a compile error: the case fails
+                             done->insert(fp);
+                           }};
       } catch (const runtime::BackendUnavailable&) {
         return BackendSlot{name, nullptr, e.what(), {}};
       }

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -63,7 +65,28 @@ std::int64_t compare(const std::vector<double>& want, const std::vector<double>&
   return first;
 }
 
-CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const BackendSlot& be, std::uint64_t seed) {
+namespace {
+
+// What every backend of one (kernel, dtype, case) shares: traced once, inputs drawn once.
+struct Prepared {
+  ir::Kernel kernel;
+  HostData inputs;
+  std::string error;  // tracing or input generation failed: every backend reports it
+};
+
+Prepared prepare(const KernelSpec& spec, DType t, const TestCase& c, std::uint64_t seed) {
+  Prepared p;
+  try {
+    p.kernel = passes::optimize(spec.build(t, c.params));
+    p.inputs = spec.inputs(t, c.params, mix(seed, spec.name + c.name + std::string(dtype_name(t))));
+  } catch (const std::exception& e) {
+    p.error = e.what();
+  }
+  return p;
+}
+
+CaseResult run_prepared(const KernelSpec& spec, DType t, const TestCase& c, const BackendSlot& be,
+                        const Prepared& prep) {
   CaseResult r;
   r.kernel = spec.name;
   r.dtype = t;
@@ -77,8 +100,9 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
+  if (!prep.error.empty()) return finish(Status::Fail, prep.error);
   try {
-    const ir::Kernel k = passes::optimize(spec.build(t, c.params));
+    const ir::Kernel& k = prep.kernel;
     if (!be.backend) {
       if (be.compile_only) {
         be.compile_only(k);
@@ -86,7 +110,7 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
       }
       return finish(Status::Skip, be.why_absent);
     }
-    const HostData in = spec.inputs(t, c.params, mix(seed, spec.name + c.name + std::string(dtype_name(t))));
+    const HostData& in = prep.inputs;
     runtime::Backend& dev = *be.backend;
     std::vector<runtime::Arg> args(k.params.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
@@ -137,6 +161,12 @@ CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const Ba
   }
 }
 
+}  // namespace
+
+CaseResult run_case(const KernelSpec& spec, DType t, const TestCase& c, const BackendSlot& be, std::uint64_t seed) {
+  return run_prepared(spec, t, c, be, prepare(spec, t, c, seed));
+}
+
 HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& backends,
                           const HarnessOptions& options) {
   struct Job {
@@ -159,12 +189,18 @@ HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& b
     }
   }
   HarnessReport rep;
+  std::optional<Prepared> prepared;
+  std::tuple<const KernelSpec*, DType, const TestCase*> prepared_for{};
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
     const std::string label =
         job.spec->name + " " + std::string(dtype_name(job.t)) + " " + job.c->name + " @" + job.be->name;
     if (options.on_progress) options.on_progress(j, jobs.size(), label);
-    CaseResult r = run_case(*job.spec, job.t, *job.c, *job.be, options.seed);
+    if (!prepared || prepared_for != std::tuple(job.spec, job.t, job.c)) {  // backends are the inner loop
+      prepared = prepare(*job.spec, job.t, *job.c, options.seed);
+      prepared_for = std::tuple(job.spec, job.t, job.c);
+    }
+    CaseResult r = run_prepared(*job.spec, job.t, *job.c, *job.be, *prepared);
     auto& counts = rep.per_backend[r.backend];
     switch (r.status) {
       case Status::Pass:
