@@ -3,26 +3,23 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <ingot/dtype.hpp>
+#include <ingot/harness/harness.hpp>
 #include <ingot/scalar_eval.hpp>
+
+#include "conv/common.hpp"
 
 #include "depthwise_conv1d.hpp"
 
 namespace ingot::examples {
 
-// Seeded uniform values in [lo, hi], rounded to dtype t (so the oracle sees exactly what the
-// kernel reads). Never all zeros.
+// Seeded uniform values in [lo, hi], rounded to dtype t: the library's generator.
 inline std::vector<double> random_values(DType t, std::size_t n, std::uint64_t seed, double lo = -1.0,
                                          double hi = 1.0) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (auto& x : v) x = ir::double_of_bits(t, ir::bits_of_double(t, dist(rng)));
-  return v;
+  return kernels::random_values(t, n, seed, lo, hi);
 }
 
 // f64 oracle on inputs already rounded to the test dtype.
@@ -62,24 +59,11 @@ inline Tolerance conv_tolerance(DType t, std::size_t terms) {
   }
 }
 
-// First index where got differs from want beyond tolerance (NaN/inf on one side always
-// differs); -1 when all agree.
+// First index where got differs from want beyond tolerance, by the harness's comparison rule
+// (NaN or inf on one side always differs); -1 when all agree.
 inline std::int64_t first_mismatch(const std::vector<double>& want, const std::vector<double>& got, Tolerance tol) {
-  if (want.size() != got.size()) return 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double a = want[i];
-    const double b = got[i];
-    if (std::isnan(a) || std::isnan(b)) {
-      if (!(std::isnan(a) && std::isnan(b))) return static_cast<std::int64_t>(i);
-      continue;
-    }
-    if (std::isinf(a) || std::isinf(b)) {
-      if (a != b) return static_cast<std::int64_t>(i);
-      continue;
-    }
-    if (std::fabs(a - b) > tol.abs + tol.rel * std::fabs(a)) return static_cast<std::int64_t>(i);
-  }
-  return -1;
+  std::string why;
+  return harness::compare(want, got, harness::Tolerance{tol.abs, tol.rel}, &why);
 }
 
 }  // namespace ingot::examples
