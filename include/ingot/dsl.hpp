@@ -249,6 +249,10 @@ class KernelBuilder {
   void emit_assign(ir::VarId v, ir::ExprId value);
   void emit_store(ir::MemRef m, ir::ExprId index, ir::ExprId value);
   ir::ExprId emit_load(ir::MemRef m, ir::ExprId index);  // returns a VarRef to the loaded value
+  // One access of `width` consecutive elements mem[index .. index + width); returns a VarRef per
+  // element. See load_vec/store_vec for the rules.
+  std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width);
+  void emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values);
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
   // Structured control flow: runs `body` with statements going into the new construct.
   void emit_if(ir::ExprId cond, const std::function<void()>& then_body);
@@ -653,6 +657,41 @@ void store(const Buffer<T, A>& buf, const I& index, const V& v) {
     value = k.kernel().exprs.constant(dtype_of<T>, detail::literal_bits<T>(v));
   }
   k.emit_store(buf.mem(), detail::index_id(k, index), value);
+}
+
+// Vector access: width consecutive elements buf[index .. index + width) in one load or store
+// (one 4-, 8- or 16-byte transaction per thread on GPUs). Rules, checked at trace time
+// (width) and by the interpreter (index): width * sizeof(T) is 4, 8 or 16 bytes; index is a
+// multiple of width (buffers are allocated at least 16-byte aligned, so the access is
+// aligned); every element lies inside the buffer. Write the tail of a row that is not a
+// multiple of width with scalar loads/stores.
+template <class T, Access A, class I>
+std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
+  static_assert(A != Access::Write, "load from an Out<> buffer: declare it InOut<>");
+  KernelBuilder& k = *buf.builder();
+  std::vector<Val<T>> out;
+  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width)) out.emplace_back(&k, e);
+  return out;
+}
+
+// Stores values[j] at buf[index + j] in one access (rules as load_vec; width = values.size()).
+// Each value has the buffer's type, or is f32 for an f16/bf16 buffer (rounded to nearest even).
+template <class T, Access A, class I, class V>
+void store_vec(const Buffer<T, A>& buf, const I& index, const std::vector<V>& values) {
+  static_assert(A != Access::Read, "store to an In<> buffer: declare it Out<> or InOut<>");
+  KernelBuilder& k = *buf.builder();
+  std::vector<ir::ExprId> ids;
+  for (const auto& v : values) {
+    if constexpr (detail::Symbolic<V>) {
+      using U = detail::elem_t<V>;
+      static_assert(std::is_same_v<U, T> || (is_16bit_float(dtype_of<T>) && std::is_same_v<U, float>),
+                    "stored value type differs from the buffer's: cast<T>() it");
+      ids.push_back(k.cast_to(dtype_of<T>, Val<U>(v).id_in(k)));
+    } else {
+      ids.push_back(k.kernel().exprs.constant(dtype_of<T>, detail::literal_bits<T>(v)));
+    }
+  }
+  k.emit_store_vec(buf.mem(), detail::index_id(k, index), ids);
 }
 
 #define INGOT_ATOMIC(fn, op)                                                                                      \

@@ -105,6 +105,33 @@ ir::ExprId KernelBuilder::emit_load(ir::MemRef m, ir::ExprId index) {
   return var_ref(v);
 }
 
+namespace {
+void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::uint32_t width) {
+  const std::size_t bytes = dtype_size(k.mem_type(m)) * width;
+  if (width < 2 || (bytes != 4 && bytes != 8 && bytes != 16))
+    throw TraceError("kernel '" + k.name + "': vector access of " + std::to_string(width) + " x " +
+                     std::string(dtype_name(k.mem_type(m))) + " on '" + k.mem_name(m) +
+                     "' is " + std::to_string(bytes) + " bytes; use 4, 8 or 16 bytes (at least 2 elements)");
+}
+}  // namespace
+
+// TEMPORARY expansion into scalar accesses until the LoadVec/StoreVec statements land.
+std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
+  check_vec_width(k_, m, width);
+  std::vector<ir::ExprId> out;
+  const DType it = k_.exprs[index].type;
+  for (std::uint32_t j = 0; j < width; ++j)
+    out.push_back(emit_load(m, j == 0 ? index : k_.exprs.binary(ir::Op::Add, it, index, k_.exprs.constant(it, j))));
+  return out;
+}
+
+void KernelBuilder::emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values) {
+  check_vec_width(k_, m, static_cast<std::uint32_t>(values.size()));
+  const DType it = k_.exprs[index].type;
+  for (std::uint32_t j = 0; j < values.size(); ++j)
+    emit_store(m, j == 0 ? index : k_.exprs.binary(ir::Op::Add, it, index, k_.exprs.constant(it, j)), values[j]);
+}
+
 ir::ExprId KernelBuilder::emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value) {
   const DType t = k_.mem_type(m);
   const ir::VarId v = new_var(t, false, "old");
