@@ -29,6 +29,10 @@
 //   thread and statement. No backend may rely on an out-of-range access doing anything.
 //   Reading an element nothing has written (fresh buffers are poisoned) is also reported by
 //   the interpreter. Loads that DCE proves unused may be removed.
+// Vector access. LoadVec/StoreVec move W consecutive elements mem[i .. i+W) as one access,
+//   W >= 2 and W * element size = 4, 8 or 16 bytes (any element type but bool and i64). The index i must be a multiple
+//   of W (a misaligned index is an error like an out-of-range one); backends allocate buffers at least 16-byte aligned,
+//   so the access is aligned. Every element must be in range. Shared arrays take only scalar accesses.
 // Tail threads. A launch is a whole number of work-groups, so threads past the problem size
 //   exist ("tail threads"). They run the kernel like any other thread; they may compute and
 //   load anything in range; the kernel must keep their accesses in range and skip their
@@ -178,6 +182,8 @@ enum class StmtKind : std::uint8_t {
   Barrier,      // work-group barrier over global and shared memory
   SharedAlloc,  // declares shared array `shared` (type and count in Kernel::shared)
   Atomic,       // [var =] atomic_op(mem[a], b); var (optional) receives the old value
+  LoadVec,      // vars[j] = mem[a + j], j < vars.size() (declares vars; one vector access)
+  StoreVec,     // mem[a + j] = values[j], j < values.size() (one vector access)
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -193,6 +199,8 @@ struct Stmt {
   MemRef mem;
   AtomicOp atomic = AtomicOp::Add;
   std::uint32_t shared = 0;
+  std::vector<VarId> vars;     // LoadVec
+  std::vector<ExprId> values;  // StoreVec
   Block body;
   Block else_body;
 };
@@ -211,6 +219,9 @@ struct Kernel {
   [[nodiscard]] DType mem_type(MemRef m) const;
   [[nodiscard]] std::string mem_name(MemRef m) const;
 };
+
+// Whether a vector access of `width` elements of type t is allowed (see Vector access above).
+[[nodiscard]] bool vector_width_ok(DType t, std::size_t width);
 
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).
 void renumber(Kernel& k);

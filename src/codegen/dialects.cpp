@@ -40,6 +40,7 @@ Dialect cuda() {
   d.global_space = "";
   d.shared_space = "__shared__";
   d.const_word = "const";
+  d.restrict_word = "__restrict__";
   set_types(d, "float", "int", "unsigned int", "long long", "unsigned long long", "unsigned char", "signed char",
             "unsigned short");
   d.axis = {"x", "y", "z"};
@@ -78,6 +79,8 @@ Dialect cuda() {
   d.atomic_max = "atomicMax({p}, {v})";
   d.float_atomic_add = FloatAtomicAdd::Native;
   d.atomic_cas = "atomicCAS({p}, {cmp}, {v})";
+  d.word_vector_type = "uint{n}";
+  d.word_vector_make = "make_uint{n}({args})";
   d.param_style = ParamStyle::Plain;
   d.index_style = IndexStyle::Expressions;
   // The hardware conversions (PTX cvt) round to nearest even like the portable code; NaNs are
@@ -119,6 +122,7 @@ Dialect opencl() {
   d.global_space = "__global";
   d.shared_space = "__local";
   d.const_word = "const";
+  d.restrict_word = "restrict";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");
   d.axis = {"0", "1", "2"};
   d.local_id = "(uint)get_local_id({a})";
@@ -148,6 +152,8 @@ Dialect opencl() {
   d.atomic_max = "atomic_max({p}, {v})";
   d.float_atomic_add = FloatAtomicAdd::CasLoop;  // OpenCL 1.2 has no float atomics
   d.atomic_cas = "atomic_cmpxchg({p}, {cmp}, {v})";
+  d.word_vector_type = "uint{n}";
+  d.word_vector_make = "(uint{n})({args})";
   d.param_style = ParamStyle::Plain;
   d.index_style = IndexStyle::Expressions;
   return d;
@@ -165,6 +171,7 @@ Dialect metal() {
   d.global_space = "device";
   d.shared_space = "threadgroup";
   d.const_word = "const";
+  d.restrict_word = "";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");
   d.axis = {"x", "y", "z"};
   d.local_id = "ingot_local_id.{a}";
@@ -194,6 +201,8 @@ Dialect metal() {
   d.atomic_max = "atomic_fetch_max_explicit(({space} atomic_{t}*){p}, {v}, memory_order_relaxed)";
   d.float_atomic_add = FloatAtomicAdd::Native;  // atomic_float (Metal 3)
   d.atomic_cas = "";
+  d.word_vector_type = "uint{n}";
+  d.word_vector_make = "uint{n}({args})";
   d.param_style = ParamStyle::MetalBuffer;
   d.index_style = IndexStyle::MetalArguments;
   d.unsupported = {Op::Erf};  // MSL has no erf: legalise decomposes it

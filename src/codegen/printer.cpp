@@ -121,7 +121,7 @@ class Printer {
       if (ir::is_buffer(p.kind)) {
         if (!d_.global_space.empty()) s += d_.global_space + " ";
         if (p.kind == ir::ParamKind::In) s += d_.const_word + " ";
-        s += type(p.type) + "* " + param_names_[i];
+        s += type(p.type) + "* " + (d_.restrict_word.empty() ? "" : d_.restrict_word + " ") + param_names_[i];
       } else if (d_.param_style == ParamStyle::MetalBuffer) {
         s += "constant " + scalar_param_type(p.type) + "& " + param_names_[i];
       } else {
@@ -376,6 +376,7 @@ class Printer {
     for (ExprId r : {s.a, s.b, s.c}) {
       if (r != ir::kNoExpr) stack.push_back(r);
     }
+    for (ExprId r : s.values) stack.push_back(r);
     while (!stack.empty()) {
       const ExprId e = stack.back();
       stack.pop_back();
@@ -440,7 +441,76 @@ class Printer {
         os << ind << "// shared array " << shared_names_.at(s.shared) << " is declared at the top of the kernel\n";
         break;
       case ir::StmtKind::Atomic: atomic(s, ind, os); break;
+      case ir::StmtKind::LoadVec: load_vec(s, ind, os); break;
+      case ir::StmtKind::StoreVec: store_vec(s, ind, os); break;
     }
+  }
+
+  // Vector access as 1, 2 or 4 32-bit words through a pointer cast; elements are packed
+  // little-endian within a word (element j of a word at bit 8 * size * j), as on every target.
+  [[nodiscard]] std::string word_type(std::size_t words) const {
+    return words == 1 ? type(DType::u32) : replace_all(d_.word_vector_type, "{n}", std::to_string(words));
+  }
+  [[nodiscard]] std::string word_pointer(const ir::Stmt& s, std::size_t words, bool is_const) {
+    std::string space = space_of(s.mem);
+    if (!space.empty()) space += " ";
+    return "((" + space + (is_const ? "const " : "") + word_type(words) + "*)(&" + mem_name(s.mem) + "[" + expr(s.a) +
+           "]))";
+  }
+  static std::string word_part(const std::string& v, std::size_t words, std::size_t w) {
+    static const char* const comp[4] = {".x", ".y", ".z", ".w"};
+    return words == 1 ? v : v + comp[w];
+  }
+
+  void load_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    const DType t = k_.mem_type(s.mem);
+    const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.vars.size() * es / 4;
+    const std::string v = "ingot_vec" + std::to_string(s.loc);
+    os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
+    for (std::size_t j = 0; j < s.vars.size(); ++j) {
+      const std::string word = word_part(v, words, j / per_word);
+      std::string value;
+      if (t == DType::f32) {
+        value = replace_all(d_.uint_as_float, "{x}", word);
+      } else if (es == 4) {
+        value = "(" + type(t) + ")(" + word + ")";
+      } else {
+        const std::size_t shift = 8 * es * (j % per_word);
+        value = "(" + type(t) + ")(" + (shift ? "(" + word + " >> " + std::to_string(shift) + "u)" : word) + ")";
+      }
+      os << ind << "const " << type(t) << " " << var_names_[s.vars[j]] << " = " << value << ";\n";
+    }
+  }
+
+  void store_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    const DType t = k_.mem_type(s.mem);
+    const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.values.size() * es / 4;
+    const std::string u = type(DType::u32);
+    std::vector<std::string> word(words);
+    for (std::size_t j = 0; j < s.values.size(); ++j) {
+      std::string bits;
+      if (t == DType::f32) {
+        bits = replace_all(d_.float_as_uint, "{x}", expr(s.values[j]));
+      } else if (es == 4) {
+        bits = "(" + u + ")(" + expr(s.values[j]) + ")";
+      } else {
+        // through the unsigned element type first, so a negative i8 does not sign-extend
+        bits = "(" + u + ")(" + type(es == 1 ? DType::u8 : DType::u16) + ")(" + expr(s.values[j]) + ")";
+        const std::size_t shift = 8 * es * (j % per_word);
+        if (shift) bits = "(" + bits + " << " + std::to_string(shift) + "u)";
+      }
+      std::string& w = word[j / per_word];
+      w = w.empty() ? bits : w + " | " + bits;
+    }
+    std::string value;
+    if (words == 1) {
+      value = word[0];
+    } else {
+      std::string args;
+      for (std::size_t w = 0; w < words; ++w) args += (w ? ", " : "") + word[w];
+      value = replace_all(replace_all(d_.word_vector_make, "{n}", std::to_string(words)), "{args}", args);
+    }
+    os << ind << "*" << word_pointer(s, words, false) << " = " << value << ";\n";
   }
 
   void atomic(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {

@@ -106,30 +106,47 @@ ir::ExprId KernelBuilder::emit_load(ir::MemRef m, ir::ExprId index) {
 }
 
 namespace {
-void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::uint32_t width) {
-  const std::size_t bytes = dtype_size(k.mem_type(m)) * width;
-  if (width < 2 || (bytes != 4 && bytes != 8 && bytes != 16))
+void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
+  if (m.space == ir::Space::Shared)
+    throw TraceError("kernel '" + k.name + "': vector access to shared array '" + k.mem_name(m) +
+                     "': shared arrays take scalar accesses only");
+  if (!ir::vector_width_ok(k.mem_type(m), width))
     throw TraceError("kernel '" + k.name + "': vector access of " + std::to_string(width) + " x " +
-                     std::string(dtype_name(k.mem_type(m))) + " on '" + k.mem_name(m) +
-                     "' is " + std::to_string(bytes) + " bytes; use 4, 8 or 16 bytes (at least 2 elements)");
+                     std::string(dtype_name(k.mem_type(m))) + " on '" + k.mem_name(m) + "' is " +
+                     std::to_string(width * dtype_size(k.mem_type(m))) +
+                     " bytes; use 4, 8 or 16 bytes (at least 2 elements)");
 }
 }  // namespace
 
-// TEMPORARY expansion into scalar accesses until the LoadVec/StoreVec statements land.
 std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
   check_vec_width(k_, m, width);
+  const DType t = k_.mem_type(m);
+  const std::string hint = m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint;
+  ir::Stmt s;
+  s.kind = ir::StmtKind::LoadVec;
+  s.mem = m;
+  s.a = index;
   std::vector<ir::ExprId> out;
-  const DType it = k_.exprs[index].type;
-  for (std::uint32_t j = 0; j < width; ++j)
-    out.push_back(emit_load(m, j == 0 ? index : k_.exprs.binary(ir::Op::Add, it, index, k_.exprs.constant(it, j))));
+  for (std::uint32_t j = 0; j < width; ++j) {
+    s.vars.push_back(new_var(t, false, hint));
+    out.push_back(var_ref(s.vars.back()));
+  }
+  push(std::move(s));
   return out;
 }
 
 void KernelBuilder::emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values) {
-  check_vec_width(k_, m, static_cast<std::uint32_t>(values.size()));
-  const DType it = k_.exprs[index].type;
-  for (std::uint32_t j = 0; j < values.size(); ++j)
-    emit_store(m, j == 0 ? index : k_.exprs.binary(ir::Op::Add, it, index, k_.exprs.constant(it, j)), values[j]);
+  check_vec_width(k_, m, values.size());
+  for (ir::ExprId v : values) {
+    if (k_.exprs[v].type != k_.mem_type(m))
+      throw TraceError("kernel '" + k_.name + "': store_vec value type differs from '" + k_.mem_name(m) + "'");
+  }
+  ir::Stmt s;
+  s.kind = ir::StmtKind::StoreVec;
+  s.mem = m;
+  s.a = index;
+  s.values = values;
+  push(std::move(s));
 }
 
 ir::ExprId KernelBuilder::emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value) {

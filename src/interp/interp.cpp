@@ -120,6 +120,24 @@ class GroupRunner {
     return static_cast<std::size_t>(idx);
   }
 
+  // First element of a vector access of w elements: in range and a multiple of w.
+  std::size_t checked_vector(Memory& m, DType index_type, std::uint64_t bits, std::size_t w, std::size_t lane,
+                             const char* what) {
+    const std::int64_t idx = ir::int_of_bits(index_type, bits);
+    if (idx < 0 || static_cast<std::uint64_t>(idx) >= m.count)
+      fail(std::string("out-of-range ") + what, lane, m.name, idx, m.count);
+    if (static_cast<std::uint64_t>(idx) + w > m.count) {
+      fail(std::string("out-of-range ") + what, lane, m.name, idx + static_cast<std::int64_t>(w) - 1, m.count,
+           "the last of its " + std::to_string(w) + " elements");
+    }
+    if (static_cast<std::uint64_t>(idx) % w != 0) {
+      fail(std::string("misaligned ") + what, lane, "", 0, 0,
+           "buffer '" + m.name + "' index " + std::to_string(idx) + " is not a multiple of the vector width " +
+               std::to_string(w));
+    }
+    return static_cast<std::size_t>(idx);
+  }
+
   std::uint64_t read_elem(const Memory& m, std::size_t i) const {
     std::uint64_t v = 0;
     const std::size_t es = dtype_size(m.type);
@@ -223,6 +241,42 @@ class GroupRunner {
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
           write_elem(m, checked_index(m, it, idx[l], l, "store"), v[l]);
+        }
+        break;
+      }
+      case ir::StmtKind::LoadVec: {
+        Memory& m = mem(s.mem);
+        const std::uint64_t* idx = eval(s.a, mask);
+        const DType it = k_.exprs[s.a].type;
+        const std::size_t w = s.vars.size();
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          const std::size_t i0 = checked_vector(m, it, idx[l], w, l, "load_vec");
+          for (std::size_t j = 0; j < w; ++j) {
+            if (opt_.check_uninitialized_reads && !m.written[i0 + j]) {
+              fail("read of an element never written (poisoned)", l, "", 0, 0,
+                   "buffer '" + m.name + "' element " + std::to_string(i0 + j));
+            }
+            vars_[s.vars[j]][l] = read_elem(m, i0 + j);
+          }
+        }
+        break;
+      }
+      case ir::StmtKind::StoreVec: {
+        Memory& m = mem(s.mem);
+        const std::uint64_t* idx = eval(s.a, mask);
+        const DType it = k_.exprs[s.a].type;
+        const std::size_t w = s.values.size();
+        // Evaluate every value before writing any element (the values may read this buffer).
+        std::vector<std::vector<std::uint64_t>> copies(w);
+        for (std::size_t j = 0; j < w; ++j) {
+          const std::uint64_t* v = eval(s.values[j], mask);
+          copies[j].assign(v, v + lanes_);
+        }
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          const std::size_t i0 = checked_vector(m, it, idx[l], w, l, "store_vec");
+          for (std::size_t j = 0; j < w; ++j) write_elem(m, i0 + j, copies[j][l]);
         }
         break;
       }

@@ -81,6 +81,8 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::Barrier: return "barrier";
     case StmtKind::SharedAlloc: return "shared";
     case StmtKind::Atomic: return "atomic";
+    case StmtKind::LoadVec: return "load_vec";
+    case StmtKind::StoreVec: return "store_vec";
   }
   return "?";
 }
@@ -92,6 +94,12 @@ DType Kernel::mem_type(MemRef m) const {
 std::string Kernel::mem_name(MemRef m) const {
   if (m.space == Space::Global) return m.id < params.size() ? params[m.id].name : "?buffer" + std::to_string(m.id);
   return m.id < shared.size() ? "shared:" + shared[m.id].hint : "?shared" + std::to_string(m.id);
+}
+
+bool vector_width_ok(DType t, std::size_t width) {
+  if (t == DType::boolean || t == DType::i64) return false;
+  const std::size_t bytes = dtype_size(t) * width;
+  return width >= 2 && (bytes == 4 || bytes == 8 || bytes == 16);
 }
 
 namespace {
@@ -131,6 +139,10 @@ struct Digest {
       add(encode_mem(st.mem));
       add(static_cast<std::uint64_t>(st.atomic));
       add(st.shared);
+      add(st.vars.size());
+      for (VarId v : st.vars) add(v);
+      add(st.values.size());
+      for (ExprId v : st.values) add(v);
       add_block(st.body);
       add_block(st.else_body);
     }

@@ -69,6 +69,18 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       return "shared " + k.mem_name(MemRef{Space::Shared, s.shared}) + ": " + std::string(dtype_name(sh.type)) + "[" +
              std::to_string(sh.count) + "]";
     }
+    case StmtKind::LoadVec: {
+      std::string out = "let (";
+      for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
+      const std::string t = s.vars.empty() ? std::string("?") : type_of_var(s.vars[0]);
+      return out + "): " + t + "x" + std::to_string(s.vars.size()) + " = load_vec " + k.mem_name(s.mem) + "[" +
+             print_expr(k, s.a) + "]";
+    }
+    case StmtKind::StoreVec: {
+      std::string out = "store_vec " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] = (";
+      for (std::size_t j = 0; j < s.values.size(); ++j) out += (j ? ", " : "") + print_expr(k, s.values[j]);
+      return out + ")";
+    }
     case StmtKind::Atomic:
       return (s.has_var ? "let " + var_name(k, s.var) + ": " + type_of_var(s.var) + " = " : std::string()) + "atomic_" +
              std::string(atomic_op_name(s.atomic)) + " " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "], " +

@@ -206,6 +206,14 @@ class Verifier {
       stmt_error(s, "store to an input-only buffer");
   }
 
+  void check_vector(const Stmt& s, std::size_t width) {
+    if (s.mem.space == Space::Shared) stmt_error(s, "vector access to a shared array (use scalar accesses)");
+    if (!vector_width_ok(k_.mem_type(s.mem), width))
+      stmt_error(s, "vector access of " + std::to_string(width) + " elements of " +
+                        std::string(dtype_name(k_.mem_type(s.mem))) +
+                        ": must be 4, 8 or 16 bytes, at least 2 elements");
+  }
+
   void block(const Block& b, std::vector<VarId> scope, std::vector<std::uint32_t> shared_scope) {
     for (const Stmt& s : b) {
       switch (s.kind) {
@@ -266,6 +274,33 @@ class Verifier {
           if (k_.shared[s.shared].count == 0) stmt_error(s, "shared array of size 0");
           shared_scope.push_back(s.shared);
           break;
+        case StmtKind::LoadVec: {
+          use(s, s.a, scope, shared_scope, false);
+          check_mem_access(s, s.mem, shared_scope, false);
+          if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (!mem_valid(s.mem)) break;
+          check_vector(s, s.vars.size());
+          const DType t = k_.mem_type(s.mem);
+          for (VarId v : s.vars) {
+            declare(s, v, scope);
+            if (v < k_.vars.size() && (k_.vars[v].type != t || k_.vars[v].is_mutable))
+              stmt_error(s, "load_vec variables must be immutable and of the buffer's element type");
+          }
+          break;
+        }
+        case StmtKind::StoreVec: {
+          use(s, s.a, scope, shared_scope, false);
+          for (ExprId v : s.values) use(s, v, scope, shared_scope, false);
+          check_mem_access(s, s.mem, shared_scope, true);
+          if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (!mem_valid(s.mem)) break;
+          check_vector(s, s.values.size());
+          for (ExprId v : s.values) {
+            if (v < k_.exprs.size() && k_.exprs[v].type != k_.mem_type(s.mem))
+              stmt_error(s, "stored value type differs from the buffer's element type");
+          }
+          break;
+        }
         case StmtKind::Atomic: {
           use(s, s.a, scope, shared_scope, false);
           use(s, s.b, scope, shared_scope, false);

@@ -37,6 +37,7 @@ class Dce {
       mark_expr(s.a);
       mark_expr(s.b);
       mark_expr(s.c);
+      for (ir::ExprId v : s.values) mark_expr(v);
       mark_block(s.body);
       mark_block(s.else_body);
     }
@@ -59,6 +60,15 @@ class Dce {
             continue;
           }
           break;
+        case ir::StmtKind::LoadVec: {
+          bool used = false;
+          for (ir::VarId v : s.vars) used = used || var_read_[v];
+          if (!used) {
+            changed = true;
+            continue;
+          }
+          break;
+        }
         case ir::StmtKind::Atomic:
           if (s.has_var && !var_read_[s.var]) {
             t.has_var = false;

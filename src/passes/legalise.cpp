@@ -60,6 +60,7 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
       s.a = remap(s.a);
       s.b = remap(s.b);
       s.c = remap(s.c);
+      for (auto& v : s.values) v = remap(v);
       stack.push_back(&s.body);
       stack.push_back(&s.else_body);
     }

@@ -168,6 +168,7 @@ class Simplifier {
       t.a = e(s.a);
       t.b = e(s.b);
       t.c = e(s.c);
+      for (auto& v : t.values) v = e(v);
       t.body.clear();
       t.else_body.clear();
       switch (s.kind) {

@@ -105,6 +105,19 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
       }
     }
   }
+  // A written buffer must not also be passed for another parameter (printers declare buffer
+  // pointers restrict, and no backend orders one thread's reads of x after another's writes of y).
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!ir::is_buffer(k.params[i].kind)) continue;
+    for (std::size_t j = i + 1; j < args.size(); ++j) {
+      if (!ir::is_buffer(k.params[j].kind)) continue;
+      const bool written = k.params[i].kind != ir::ParamKind::In || k.params[j].kind != ir::ParamKind::In;
+      if (written && std::get<BufferPtr>(args[i]).get() == std::get<BufferPtr>(args[j]).get()) {
+        throw ArgumentError("kernel '" + k.name + "': one buffer is passed as both '" + k.params[i].name + "' and '" +
+                            k.params[j].name + "', and the kernel writes at least one of them: pass separate buffers");
+      }
+    }
+  }
   // Extents need every scalar checked first.
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ir::Param& p = k.params[i];

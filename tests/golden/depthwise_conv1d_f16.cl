@@ -39,9 +39,9 @@ static inline float ingot_f16_to_f32(ushort h) {
 
 __kernel void depthwise_conv1d_f16(
     const uint batch,
-    __global const ushort* x,
-    __global const ushort* w,
-    __global ushort* y) {
+    __global const ushort* restrict x,
+    __global const ushort* restrict w,
+    __global ushort* restrict y) {
   const uint n_0 = (batch * 136u);
   const uint t0 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));
   const uint i_1 = ((t0 < n_0) ? t0 : 0u);

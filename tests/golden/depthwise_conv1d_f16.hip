@@ -40,9 +40,9 @@ static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
 
 extern "C" __global__ void depthwise_conv1d_f16(
     const unsigned int batch,
-    const unsigned short* x,
-    const unsigned short* w,
-    unsigned short* y) {
+    const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ w,
+    unsigned short* __restrict__ y) {
   const unsigned int n_0 = (batch * 136u);
   const unsigned int t0 = (blockIdx.x * blockDim.x + threadIdx.x);
   const unsigned int i_1 = ((t0 < n_0) ? t0 : 0u);

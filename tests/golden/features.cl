@@ -24,10 +24,10 @@ static inline ushort ingot_f32_to_bf16(float f) {
 __kernel void features(
     const uint n,
     const float scale,
-    __global const ushort* x,
-    __global ushort* y,
-    __global int* counts,
-    __global float* total) {
+    __global const ushort* restrict x,
+    __global ushort* restrict y,
+    __global int* restrict counts,
+    __global float* restrict total) {
   __local float tile_s0[64];
   // shared array tile_s0 is declared at the top of the kernel
   const uint t0 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));

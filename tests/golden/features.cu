@@ -16,10 +16,10 @@ static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
 extern "C" __global__ void features(
     const unsigned int n,
     const float scale,
-    const unsigned short* x,
-    unsigned short* y,
-    int* counts,
-    float* total) {
+    const unsigned short* __restrict__ x,
+    unsigned short* __restrict__ y,
+    int* __restrict__ counts,
+    float* __restrict__ total) {
   __shared__ float tile_s0[64];
   // shared array tile_s0 is declared at the top of the kernel
   const unsigned int t0 = (blockIdx.x * blockDim.x + threadIdx.x);

@@ -2,9 +2,9 @@
 
 __kernel void vector_add_f32(
     const uint n,
-    __global const float* x,
-    __global const float* y,
-    __global float* z) {
+    __global const float* restrict x,
+    __global const float* restrict y,
+    __global float* restrict z) {
   if ((((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0)) < n)) {
     const float y_0 = y[((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0))];
     const float x_1 = x[((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0))];

@@ -3,9 +3,9 @@
 
 extern "C" __global__ void vector_add_f32(
     const unsigned int n,
-    const float* x,
-    const float* y,
-    float* z) {
+    const float* __restrict__ x,
+    const float* __restrict__ y,
+    float* __restrict__ z) {
   if (((blockIdx.x * blockDim.x + threadIdx.x) < n)) {
     const float y_0 = y[(blockIdx.x * blockDim.x + threadIdx.x)];
     const float x_1 = x[(blockIdx.x * blockDim.x + threadIdx.x)];

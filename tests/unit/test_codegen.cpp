@@ -15,6 +15,7 @@
 #include "ingot/passes/legalise.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
+#include "shared_kernels.hpp"
 #include "vector_add.hpp"
 
 using namespace ingot;
@@ -59,6 +60,10 @@ TEST(Codegen, GoldenVectorAdd) {
 TEST(Codegen, GoldenDepthwiseConv1dF16) { check_golden("depthwise_conv1d_f16", conv_f16()); }
 TEST(Codegen, GoldenFeatures) { check_golden("features", passes::optimize(trace("features", examples::features))); }
 
+TEST(Codegen, GoldenVectorAccess) {
+  check_golden("vector_reverse_bf16", passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8)));
+}
+
 TEST(Codegen, OutputIsDeterministic) {
   for (auto t : kTargets) {
     EXPECT_EQ(codegen::emit(conv_f16(), t).source, codegen::emit(conv_f16(), t).source);
@@ -77,7 +82,7 @@ TEST(Codegen, DialectSpellings) {
   EXPECT_NE(hip.find("#include <hip/hip_runtime.h>"), std::string::npos);
   const auto cl = codegen::emit(k, codegen::Target::OpenCL).source;
   EXPECT_NE(cl.find("__kernel void features("), std::string::npos);
-  EXPECT_NE(cl.find("__global const ushort* x"), std::string::npos);
+  EXPECT_NE(cl.find("__global const ushort* restrict x"), std::string::npos);
   EXPECT_NE(cl.find("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"), std::string::npos);
   EXPECT_NE(cl.find("atomic_cmpxchg("), std::string::npos);  // f32 atomic add emulated
   const auto msl = codegen::emit(k, codegen::Target::Metal).source;
@@ -108,7 +113,7 @@ TEST(Codegen, ReservedParameterNamesAreRenamed) {
   });
   const auto cl = codegen::emit(k, codegen::Target::OpenCL).source;
   EXPECT_NE(cl.find("const uint half_p0"), std::string::npos) << cl;
-  EXPECT_NE(cl.find("__global uint* kernel_p1"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("__global uint* restrict kernel_p1"), std::string::npos) << cl;
 }
 
 TEST(Legalise, ErfDecompositionIsAccurate) {

@@ -288,6 +288,8 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(histogram_kernel());
   expect_cubin(grid2d_kernel());
   expect_cubin(scalars_kernel());
+  expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8)));
+  expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<i8>(4)));
   expect_cubin(copy_kernel());
   expect_cubin(passes::optimize(trace("features", examples::features)));
 }
@@ -441,6 +443,32 @@ TEST_F(CudaExec, SharedMemoryReverseWithBarrier) {
   be_->launch(k, grid_1d(64, 32), {scalar_arg<u32>(64), x, y});
   const auto out = read_buffer(*be_, *y);
   for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i / 32) * 32 + 31 - i % 32) << i;
+}
+
+template <class T>
+void check_vector_reverse_cuda(Backend& be, DType t, std::uint32_t width) {
+  std::vector<double> x(128);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * 0.25 - 9.0;
+  if (t == DType::i8 || t == DType::i32) {
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) - 60.0;
+  }
+  const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<T>(width));
+  auto xb = make_buffer(be, t, x);
+  auto yb = be.allocate(t, x.size());
+  be.launch(k, grid_1d(128 / width, 8), {scalar_arg<u32>(128), xb, yb});
+  const auto y = read_buffer(be, *yb);
+  for (std::uint32_t i = 0; i < 128; ++i)
+    EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width]) << dtype_name(t) << " x" << width << " at " << i;
+}
+
+TEST_F(CudaExec, VectorAccessMovesWholeVectorsInLaneOrder) {
+  check_vector_reverse_cuda<f32>(*be_, DType::f32, 4);
+  check_vector_reverse_cuda<f32>(*be_, DType::f32, 2);
+  check_vector_reverse_cuda<bf16>(*be_, DType::bf16, 8);
+  check_vector_reverse_cuda<f16>(*be_, DType::f16, 4);
+  check_vector_reverse_cuda<f16>(*be_, DType::f16, 2);
+  check_vector_reverse_cuda<i8>(*be_, DType::i8, 16);
+  check_vector_reverse_cuda<i32>(*be_, DType::i32, 4);
 }
 
 TEST_F(CudaExec, Atomics) {

@@ -326,6 +326,7 @@ TEST_F(CudaFakeDriver, ArgumentErrorsAreRefusedBeforeLaunch) {
   auto& be = backend();
   const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
   auto x = make_buffer(be, DType::f32, iota_values(100));
+  auto z = be.allocate(DType::f32, 100);
   auto small = be.allocate(DType::f32, 50);
   auto g = grid_1d(100, 64);
   EXPECT_THROW(be.launch(k, g, {scalar_arg<u32>(100), x, x}), ArgumentError);
@@ -333,7 +334,7 @@ TEST_F(CudaFakeDriver, ArgumentErrorsAreRefusedBeforeLaunch) {
   LaunchGeometry tall;
   tall.groups = {1, 70000, 1};
   try {
-    be.launch(k, tall, {scalar_arg<u32>(100), x, x, x});
+    be.launch(k, tall, {scalar_arg<u32>(100), x, x, z});
     FAIL();
   } catch (const ArgumentError& e) {
     EXPECT_TRUE(contains(e.what(), "70000 groups on axis 1 exceed Fake H200's limit of 65535")) << e.what();
@@ -347,14 +348,15 @@ TEST_F(CudaFakeDriver, KernelThreadLimitBelowTheDevicesIsRefused) {
   auto& be = backend();
   const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
   auto x = make_buffer(be, DType::f32, iota_values(512));
+  auto z = be.allocate(DType::f32, 512);
   try {
-    be.launch(k, grid_1d(512, 256), {scalar_arg<u32>(512), x, x, x});
+    be.launch(k, grid_1d(512, 256), {scalar_arg<u32>(512), x, x, z});
     FAIL();
   } catch (const ArgumentError& e) {
     EXPECT_TRUE(contains(e.what(), "exceed this kernel's limit of 128")) << e.what();
   }
   EXPECT_EQ(counters().launches, 0u);
-  be.launch(k, grid_1d(512, 128), {scalar_arg<u32>(512), x, x, x});
+  be.launch(k, grid_1d(512, 128), {scalar_arg<u32>(512), x, x, z});
   EXPECT_EQ(counters().launches, 1u);
 }
 
@@ -362,9 +364,10 @@ TEST_F(CudaFakeDriver, KernelFaultIsReportedWithTheDriversWords) {
   auto& be = backend();
   const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
   auto x = make_buffer(be, DType::f32, iota_values(10));
+  auto z = be.allocate(DType::f32, 10);
   fail_next_sync_(700);
   try {
-    be.launch(k, grid_1d(10, 32), {scalar_arg<u32>(10), x, x, x});
+    be.launch(k, grid_1d(10, 32), {scalar_arg<u32>(10), x, x, z});
     FAIL();
   } catch (const CudaError& e) {
     EXPECT_EQ(e.code, 700);
@@ -385,7 +388,8 @@ TEST_F(CudaFakeDriver, CallerStreamIsUsedAndNotDestroyed) {
     EXPECT_EQ(counters().live_streams, 1u);
     const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
     auto x = make_buffer(*borrower, DType::f32, iota_values(10));
-    borrower->launch(k, grid_1d(10, 32), {scalar_arg<u32>(10), x, x, x});
+    auto z = borrower->allocate(DType::f32, 10);
+    borrower->launch(k, grid_1d(10, 32), {scalar_arg<u32>(10), x, x, z});
     EXPECT_EQ(counters().last_stream, owner.stream());
   }
   EXPECT_EQ(counters().live_streams, 1u);

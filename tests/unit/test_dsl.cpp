@@ -185,3 +185,43 @@ TEST(Dsl, BitcastReinterpretsBits) {
   EXPECT_NE(text.find("bitcast((e << 23u))"), std::string::npos) << text;
   EXPECT_NE(text.find("store y[1u] = -1.5f"), std::string::npos) << text;  // literals fold
 }
+
+TEST(Dsl, VectorAccessWidthsAreCheckedAtTrace) {
+  auto bad_width = [](std::uint32_t width) {
+    return [width](KernelBuilder& b) {
+      auto x = b.in<f32>("x", 64);
+      (void)load_vec(x, 0u, width);
+    };
+  };
+  for (std::uint32_t w : {1u, 3u, 8u}) {
+    try {
+      (void)trace("bad", bad_width(w));
+      FAIL() << "width " << w << " accepted";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("use 4, 8 or 16 bytes"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)trace("shared_vec",
+                           [](KernelBuilder& b) {
+                             auto t = b.shared<f32>("t", 8);
+                             store_vec(t, 0u, std::vector<Val<f32>>{1.0f, 2.0f});
+                           }),
+               TraceError);
+  EXPECT_THROW((void)trace("i64_vec",
+                           [](KernelBuilder& b) {
+                             auto y = b.out<i64>("y", 8);
+                             store_vec(y, 0u, std::vector<Val<i64>>{i64{1}, i64{2}});
+                           }),
+               TraceError);
+  // A correct one verifies and prints as one statement.
+  const auto k = trace("ok", [](KernelBuilder& b) {
+    auto x = b.in<bf16>("x", 64);
+    auto y = b.out<bf16>("y", 64);
+    auto v = load_vec(x, b.program_id(0) * 4u, 4);
+    store_vec(y, b.program_id(0) * 4u, v);
+  });
+  EXPECT_TRUE(ir::verify(k).empty());
+  ASSERT_EQ(k.body.size(), 2u);
+  EXPECT_EQ(k.body[0].kind, ir::StmtKind::LoadVec);
+  EXPECT_EQ(k.body[1].kind, ir::StmtKind::StoreVec);
+}

@@ -75,6 +75,66 @@ TEST(Interp, OutOfRangeLoadIsReportedPrecisely) {
   }
 }
 
+template <class T>
+void check_vector_reverse(DType t, std::uint32_t width, std::vector<double> x) {
+  Interpreter be;
+  const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<T>(width));
+  const auto n = static_cast<std::uint32_t>(x.size());
+  auto xb = make_buffer(be, t, x);
+  auto yb = be.allocate(t, n);
+  be.launch(k, grid_1d(n / width, 4), {scalar_arg<u32>(n), xb, yb});
+  const auto y = read_buffer(be, *yb);
+  for (std::uint32_t i = 0; i < n; ++i) EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width]) << i;
+}
+
+TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
+  std::vector<double> small(64), ints(64);
+  for (std::size_t i = 0; i < 64; ++i) {
+    small[i] = static_cast<double>(i) * 0.5 - 9.0;
+    ints[i] = static_cast<double>(i) - 20.0;
+  }
+  check_vector_reverse<f32>(DType::f32, 4, small);
+  check_vector_reverse<f32>(DType::f32, 2, small);
+  check_vector_reverse<bf16>(DType::bf16, 8, small);
+  check_vector_reverse<f16>(DType::f16, 2, small);
+  check_vector_reverse<i32>(DType::i32, 4, ints);
+  check_vector_reverse<i8>(DType::i8, 16, ints);
+  check_vector_reverse<u8>(DType::u8, 8, iota_values(64, 0));
+}
+
+TEST(Interp, MisalignedVectorAccessIsReported) {
+  Interpreter be;
+  const auto k = ingot::testing::vector_reverse_kernel<f32>(4, /*offset=*/2);
+  auto x = make_buffer(be, DType::f32, iota_values(16));
+  auto y = be.allocate(DType::f32, 16);
+  try {
+    be.launch(k, grid_1d(3, 4), {scalar_arg<u32>(16), x, y});
+    FAIL() << "expected a misaligned-access report";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "misaligned load_vec");
+    EXPECT_NE(std::string(e.what()).find("buffer 'x' index 2 is not a multiple of the vector width 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Interp, VectorAccessPastTheEndIsReported) {
+  Interpreter be;
+  const auto k = ingot::testing::vector_reverse_kernel<bf16>(8, 0, /*extra_threads=*/1);
+  auto x = make_buffer(be, DType::bf16, iota_values(20));  // 2 whole vectors and 4 elements
+  auto y = be.allocate(DType::bf16, 20);
+  try {
+    be.launch(k, grid_1d(3, 4), {scalar_arg<u32>(20), x, y});
+    FAIL() << "expected an out-of-range report";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "out-of-range load_vec");
+    EXPECT_EQ(e.buffer, "x");
+    EXPECT_EQ(e.index, 23);  // the last element of the vector at 16
+    EXPECT_EQ(e.extent, 20u);
+    EXPECT_NE(std::string(e.what()).find("let (%x"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Interp, OutOfRangeStoreIsReported) {
   Interpreter be;
   const auto k = trace("store_oob", [](KernelBuilder& b) {
@@ -234,6 +294,7 @@ TEST(Interp, ArgumentsAreCheckedBeforeLaunch) {
   expect_error({scalar_arg<u32>(100), halfs, y}, "expected a buffer of f32, got a buffer of f16");
   expect_error({x, x, y}, "expected a scalar, got a buffer");
   expect_error({scalar_arg<u32>(100), x, small}, "buffer 'y' has 50 elements but its declared extent n needs 100");
+  expect_error({scalar_arg<u32>(100), y, y}, "one buffer is passed as both 'x' and 'y'");
   // nothing was written by the refused launches
   EXPECT_TRUE(std::isnan(read_buffer(be, *y)[0]));
 }

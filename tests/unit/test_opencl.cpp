@@ -516,6 +516,27 @@ TEST(OpenCL, SharedMemoryAndBarrierMatchInterpreter) {
       {scalar_arg<u32>(96), BufferInit{DType::i32, iota_values(96, -40)}, BufferInit{DType::i32, {}, 96}});
 }
 
+TEST(OpenCL, VectorAccessMatchesInterpreter) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  std::vector<double> x(96);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * 0.25 - 7.0;
+  auto run = [&](const ir::Kernel& k, DType t, std::uint32_t width) {
+    expect_same_as_interp(*be, passes::optimize(k), grid_1d(96 / width, 8),
+                          {scalar_arg<u32>(96), BufferInit{t, x}, BufferInit{t, {}, 96}});
+  };
+  run(ingot::testing::vector_reverse_kernel<f32>(4), DType::f32, 4);
+  run(ingot::testing::vector_reverse_kernel<f32>(2), DType::f32, 2);
+  run(ingot::testing::vector_reverse_kernel<bf16>(8), DType::bf16, 8);
+  run(ingot::testing::vector_reverse_kernel<f16>(4), DType::f16, 4);
+  run(ingot::testing::vector_reverse_kernel<f16>(2), DType::f16, 2);
+  std::vector<double> ints(96);
+  for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<double>(i) - 50.0;
+  expect_same_as_interp(*be, passes::optimize(ingot::testing::vector_reverse_kernel<i8>(16)), grid_1d(6, 2),
+                        {scalar_arg<u32>(96), BufferInit{DType::i8, ints}, BufferInit{DType::i8, {}, 96}});
+  expect_same_as_interp(*be, passes::optimize(ingot::testing::vector_reverse_kernel<i32>(4)), grid_1d(24, 8),
+                        {scalar_arg<u32>(96), BufferInit{DType::i32, ints}, BufferInit{DType::i32, {}, 96}});
+}
+
 TEST(OpenCL, AtomicsMatchInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   const auto k = trace("histogram", [](KernelBuilder& b) {

@@ -37,13 +37,15 @@ enum class FloatAtomicAdd {
 struct Dialect {
   Target target{};
   std::string name;
-  std::string preamble;                             // first lines of the file (includes, pragmas)
-  std::string kernel_prefix;                        // before the kernel's name
-  std::string helper_prefix;                        // before helper function definitions
-  std::string global_space;                         // address space of buffer pointers
-  std::string shared_space;                         // address space of shared arrays
-  std::string const_word;                           // "const" qualifier for read-only buffers
-  std::array<std::string, kNumDTypes> types;        // storage/value type per DType
+  std::string preamble;                       // first lines of the file (includes, pragmas)
+  std::string kernel_prefix;                  // before the kernel's name
+  std::string helper_prefix;                  // before helper function definitions
+  std::string global_space;                   // address space of buffer pointers
+  std::string shared_space;                   // address space of shared arrays
+  std::string const_word;                     // "const" qualifier for read-only buffers
+  std::string restrict_word;                  // after the '*' of every buffer pointer ("" where the language has none);
+                                              // check_args refuses aliasing buffers, so the promise holds
+  std::array<std::string, kNumDTypes> types;  // storage/value type per DType
   std::array<std::string, kNumDTypes> unsigned_of;  // unsigned twin for wrap-around arithmetic
   std::array<std::string, 3> axis;                  // "x", "y", "z" or "0", "1", "2"
   // Thread-index spellings with "{a}" standing for the axis spelling.
@@ -61,6 +63,9 @@ struct Dialect {
   std::string atomic_add, atomic_min, atomic_max;
   FloatAtomicAdd float_atomic_add = FloatAtomicAdd::Native;
   std::string atomic_cas;  // 32-bit compare-and-swap returning the old value: {p} {cmp} {v}
+  // Vector access moves 1, 2 or 4 32-bit words: "{n}" is the word count, "{args}" the words.
+  std::string word_vector_type;  // e.g. "uint{n}" (n = 2 or 4; one word is the u32 type)
+  std::string word_vector_make;  // builds a word vector from n u32 expressions
   ParamStyle param_style = ParamStyle::Plain;
   IndexStyle index_style = IndexStyle::Expressions;
   std::set<ir::Op> unsupported;  // ops the legalise pass must remove first
