@@ -2,6 +2,8 @@
 // (channel-last) and causal_conv1d_update (decode step): cases, oracles, tolerances, bench.
 #include "causal_conv1d.hpp"
 
+#include "causal_conv1d_ncl.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -65,6 +67,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
                          "initial/final state [B,C,K-1]";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
+  if (!last) s.spec_params.push_back("V");  // outputs per thread (causal_conv1d_ncl.hpp)
   s.runtime_params = {"B"};
   const Opts none{}, all{true, true, true, true};
   s.tests = {
@@ -81,13 +84,42 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
       {"B8_C4096_L4096_K4", prefill_shape(8, 4096, 4096, 4, none)},
       {"B8_C4096_L4096_K4_bias_silu_final", prefill_shape(8, 4096, 4096, 4, {true, true, false, true})},
   };
+  if (!last) {
+    // Channel-first: V outputs per thread, 8 unless a case says otherwise.
+    for (auto& c : s.tests) c.params["V"] = 8;
+    for (auto& c : s.bench) c.params["V"] = 8;
+    const auto v = [](Params p, std::int64_t V) {
+      p["V"] = V;
+      return p;
+    };
+    s.tests.push_back({"k4_bias_silu_v8_2x3x64", v(prefill_shape(2, 3, 64, 4, {true, true, false, false}), 8)});
+    s.tests.push_back({"k4_all_v8_2x3x40", v(prefill_shape(2, 3, 40, 4, all), 8)});  // vector path + init
+    s.tests.push_back({"k3_final_v8_L36", v(prefill_shape(2, 3, 36, 3, {false, false, false, true}), 8)});
+    s.tests.push_back({"k4_all_v16_L40", v(prefill_shape(1, 3, 40, 4, all), 16)});  // L % V != 0
+    s.tests.push_back({"k4_final_v8_L4", v(prefill_shape(2, 2, 4, 4, {false, false, false, true}), 8)});
+    s.tests.push_back({"k8_all_v4_L24", v(prefill_shape(2, 3, 24, 8, all), 4)});
+    s.tests.push_back({"k4_all_v1_2x5x13", v(prefill_shape(2, 5, 13, 4, all), 1)});
+    s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
+    s.bench.push_back({"B8_C4096_L4096_K4_v16", v(prefill_shape(8, 4096, 4096, 4, none), 16)});
+  }
   s.build = [layout, name = s.name](DType t, const Params& p) {
     const auto sp = prefill_spec_of(p, layout);
-    return trace_typed(t, name, p,
-                       [&](auto tag, KernelBuilder& k) { causal_conv1d_prefill<typename decltype(tag)::type>(k, sp); });
+    return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
+      using T = typename decltype(tag)::type;
+      if (layout == SeqLayout::ChannelFirst) {
+        causal_conv1d_prefill_ncl<T>(k, sp, u32_param(p, "V"));
+      } else {
+        causal_conv1d_prefill<T>(k, sp);
+      }
+    });
   };
-  s.geometry = [](const Params& p) {
-    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * param(p, "L"), 256);
+  s.geometry = [layout](const Params& p) {
+    const auto B = static_cast<std::uint64_t>(param(p, "B"));
+    if (layout == SeqLayout::ChannelFirst) {
+      return runtime::grid_1d(
+          B * param(p, "C") * causal_ncl_geom(prefill_spec_of(p, layout), u32_param(p, "V")).groups(), 256);
+    }
+    return runtime::grid_1d(B * param(p, "C") * param(p, "L"), 256);
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;

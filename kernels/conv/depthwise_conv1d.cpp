@@ -1,6 +1,9 @@
 // Registration of depthwise_conv1d: cases, oracle, tolerances, bench shapes.
 #include "depthwise_conv1d.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "common.hpp"
 #include "register.hpp"
 
@@ -8,6 +11,15 @@ namespace ingot::kernels {
 
 std::uint32_t DepthwiseConv1dSpec::out_len() const {
   return static_cast<std::uint32_t>(conv_out_len(length, ksize, stride, pad, pad, dilation, "depthwise_conv1d"));
+}
+
+void DepthwiseConv1dSpec::validate() const {
+  if (channels < 1) throw std::invalid_argument("depthwise_conv1d: C must be >= 1");
+  if (outputs_per_thread < 1 || outputs_per_thread > 64) {
+    throw std::invalid_argument("depthwise_conv1d: V (outputs per thread) must be in [1, 64], got " +
+                                std::to_string(outputs_per_thread));
+  }
+  (void)out_len();  // throws for an impossible shape
 }
 
 namespace {
@@ -23,7 +35,7 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              static_cast<std::uint32_t>(param(p, "pad")),
                              static_cast<std::uint32_t>(param(p, "dilation")),
                              param(p, "bias") != 0,
-                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 1)};
+                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 8)};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
@@ -54,12 +66,25 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"stride2_pad3_dil2_v4", shape(2, 5, 40, 4, 2, 3, 2, true, 4)},
       {"k7_wide_v4", shape(2, 6, 300, 7, 1, 3, 1, true, 4)},
       {"k1_v3", shape(2, 4, 9, 1, 1, 0, 1, false, 3)},
+      // V = 8: vector loads (L % 8 == 0; f32 uses two 4-wide vectors per group)
+      {"k4_pad3_v8_O35", shape(2, 3, 32, 4, 1, 3, 1, false, 8)},  // O % 8 == 3: row-shifted groups
+      {"k4_pad3_v8_O35_bias", shape(1, 5, 32, 4, 1, 3, 1, true, 8)},
+      {"k3_s2_v8", shape(2, 3, 64, 3, 2, 1, 1, false, 8)},               // O = 32: aligned groups
+      {"k3_s2_pad0_v8_O31", shape(1, 4, 64, 3, 2, 0, 1, true, 8)},       // stride 2, O % 8 == 7
+      {"k5_dil2_pad4_v8", shape(2, 3, 48, 5, 1, 4, 2, true, 8)},         // O = 48
+      {"k4_dil3_v8_O7", shape(2, 2, 16, 4, 1, 0, 3, false, 8)},          // O = 7 < V: every group partial
+      {"k4_pad3_v16_O43", shape(1, 3, 40, 4, 1, 3, 1, false, 16)},       // L % 16 != 0: 8-wide vectors
+      {"k4_pad1_v8_L36", shape(2, 2, 36, 4, 1, 1, 1, false, 8)},         // L % 8 != 0: 4-wide (bf16) vectors
+      {"k4_pad3_v8_L35_scalar", shape(1, 3, 35, 4, 1, 3, 1, false, 8)},  // odd L: scalar loads
   };
+  // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
-      {"B8_C4096_L4096_K4_pad3", shape(8, 4096, 4096, 4, 1, 3, 1, false)},
-      {"B4_C512_L65536_K3_s2", shape(4, 512, 65536, 3, 2, 1, 1, false)},
+      {"B8_C4096_L4096_K4_pad3", shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)},
+      {"B4_C512_L65536_K3_s2", shape(4, 512, 65536, 3, 2, 1, 1, false, 8)},
       {"B8_C4096_L4096_K4_pad3_v4", shape(8, 4096, 4096, 4, 1, 3, 1, false, 4)},
       {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
+      {"B8_C4096_L4096_K4_pad3_v16", shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)},
+      {"B4_C512_L65536_K3_s2_v16", shape(4, 512, 65536, 3, 2, 1, 1, false, 16)},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);

@@ -1,21 +1,26 @@
-// kernels/conv/depthwise_conv1d.hpp — depthwise 1-D convolution, one thread per output.
+// kernels/conv/depthwise_conv1d.hpp — depthwise 1-D convolution, channel-first, V outputs per
+// thread with vector loads and stores (conv1d_rows.hpp).
 //
 //   x [B, C, L], w [C, K], optional bias [C] -> y [B, C, O],
 //   O = (L + 2*pad - dilation*(K-1) - 1) / stride + 1,
 //   y[b,c,o] = bias[c] + sum_k x[b, c, o*stride + k*dilation - pad] * w[c, k]  (zero padding).
 // B is a run-time scalar; C, L, K, stride, pad, dilation, bias and V are specialisation
-// constants. Each thread computes V consecutive outputs of one (b, c) row and loads every
-// distinct input position of their windows once (K + V - 1 loads instead of K * V when stride
-// and dilation are 1). Tail threads clamp their index to element 0 for every read and skip
-// their stores; outputs past the row's end (O not a multiple of V) are not stored, and their
-// reads are select()ed in range. Accumulates in f32 for every dtype.
+// constants. Each thread computes V consecutive outputs of one (b, c) row (V = 8: 16 bytes of
+// a 16-bit dtype, two 16-byte vectors of f32); consecutive threads take consecutive groups of
+// one row. Inputs come from aligned vector loads of W = 2, 4 or 8 elements (the widest of 4,
+// 8 or 16 bytes dividing V and L), each element converted once; when L (or V) admits no
+// vector, from scalar loads. Outputs: aligned vector stores of W elements for every group
+// inside its row; when O % V != 0 the groups follow the flat output index aligned to V
+// (ceil(O/V) + 1 groups per row) and the row's partial first and last groups use guarded
+// scalar stores. Launch B * C * groups() threads (any group size). Tail threads clamp their
+// index onto thread 0's operands and skip their stores. Accumulates in f32 for every dtype.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <stdexcept>
 #include <string>
-#include <vector>
 
+#include "conv1d_rows.hpp"
 #include "ingot/dsl.hpp"
 
 namespace ingot::kernels {
@@ -23,60 +28,30 @@ namespace ingot::kernels {
 struct DepthwiseConv1dSpec {
   std::uint32_t channels, length, ksize, stride, pad, dilation;
   bool bias;
-  std::uint32_t outputs_per_thread = 1;  // V
+  std::uint32_t outputs_per_thread = 8;  // V, 1..64
   [[nodiscard]] std::uint32_t out_len() const;
-  // Output groups per row: ceil(O / V); the launch has B * C * groups() threads.
-  [[nodiscard]] std::uint32_t groups() const { return (out_len() + outputs_per_thread - 1) / outputs_per_thread; }
+  // Throws std::invalid_argument for an impossible shape or V outside [1, 64].
+  void validate() const;
+  [[nodiscard]] Rows1dGeom geom() const {
+    return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread};
+  }
+  // Threads per (b, c) row; the launch has B * C * groups() threads.
+  [[nodiscard]] std::uint32_t groups() const { return geom().groups(); }
 };
 
 template <class T>
 void depthwise_conv1d(dsl::KernelBuilder& k, const DepthwiseConv1dSpec& s) {
   using namespace ingot::dsl;
+  s.validate();
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, O = s.out_len();
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * (C * L));
-  auto w = k.in<T>("w", C * K);
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", C);
-  auto y = k.out<T>("y", batch * (C * O));
-
-  const std::uint32_t V = s.outputs_per_thread;
-  const std::uint32_t G = s.groups();
-  auto gid = k.let("gid", k.program_id(0));
-  auto n = k.let("n", batch * (C * G));
-  auto i = k.let("i", select(gid < n, gid, 0u));  // tail threads read element 0
-  auto o0 = k.let("o0", (i % G) * V);              // first output of this thread
-  auto c = k.let("c", (i / G) % C);
-  auto row = k.let("row", (i / G) * L);  // (b*C + c) * L
-  auto out_row = k.let("out_row", (i / G) * O);
-  auto base = k.let("base", cast<i32>(o0 * s.stride) - static_cast<std::int32_t>(s.pad));
-  // Every distinct input offset (relative to base) the V windows touch, loaded once.
-  std::map<std::uint32_t, Val<f32>> xs;
-  for (std::uint32_t j = 0; j < V; ++j) {
-    for (std::uint32_t t = 0; t < K; ++t) {
-      const std::uint32_t off = j * s.stride + t * s.dilation;
-      if (xs.count(off)) continue;
-      const auto tag = std::to_string(off);
-      auto pos = k.let("pos" + tag, base + static_cast<std::int32_t>(off));
-      auto ok = k.let("ok" + tag, pos >= 0 && pos < static_cast<std::int32_t>(L));
-      auto xv = load(x, row + select(ok, cast<u32>(pos), 0u));
-      xs.emplace(off, k.let("xv" + tag, select(ok, cast<f32>(xv), 0.0f)));
-    }
-  }
-  std::vector<Val<f32>> ws;
-  for (std::uint32_t t = 0; t < K; ++t) ws.push_back(cast<f32>(load(w, c * K + t)));
-  const Val<f32> b0 = s.bias ? Val<f32>(k.let("bias_c", cast<f32>(load(bias, c)))) : Val<f32>(0.0f);
-  for (std::uint32_t j = 0; j < V; ++j) {
-    Val<f32> acc = b0;
-    for (std::uint32_t t = 0; t < K; ++t) acc = acc + xs.at(j * s.stride + t * s.dilation) * ws[t];
-    if (V == 1) {
-      if_(gid < n, [&] { store(y, out_row + o0, acc); });
-    } else if (O % V == 0) {
-      if_(gid < n, [&] { store(y, out_row + o0 + j, acc); });
-    } else {
-      if_(gid < n && o0 + j < O, [&] { store(y, out_row + o0 + j, acc); });
-    }
-  }
+  Rows1dIO<T> io;
+  io.batch = k.scalar<u32>("batch");
+  io.x = k.in<T>("x", io.batch * (C * L));
+  io.w = k.in<T>("w", C * K);
+  io.has_bias = s.bias;
+  if (s.bias) io.bias = k.in<T>("bias", C);
+  io.y = k.out<T>("y", io.batch * (C * O));
+  conv1d_rows<T>(k, s.geom(), io, [](const Val<f32>& z) { return z; }, {});
 }
 
 }  // namespace ingot::kernels

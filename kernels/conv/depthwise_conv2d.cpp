@@ -1,8 +1,16 @@
 // depthwise_conv2d: depthwise 2-D convolution, NCHW in and out, weight [C, kh, kw], optional
-// bias; kh != kw allowed; stride, padding and dilation per axis. A thin registration of
-// direct_conv.hpp.
+// bias; kh != kw allowed; stride, padding and dilation per axis. The cases, oracle and bench
+// arithmetic are direct_conv_registry's; the kernel is depthwise_conv2d_nchw.hpp (a VH x VW
+// tile of outputs per thread, spec parameters "VH" and "VW", default 4 x 8).
 #include "depthwise_conv2d.hpp"
 
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "depthwise_conv2d_nchw.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -19,16 +27,80 @@ std::vector<std::pair<std::string, ConvCase>> depthwise_conv2d_cases() {
   };
 }
 
+namespace {
+
+using harness::param;
+using harness::Params;
+
+DepthwiseConv2dTile tile_of(const Params& p) {
+  return {static_cast<std::uint32_t>(p.count("VH") ? param(p, "VH") : 4),
+          static_cast<std::uint32_t>(p.count("VW") ? param(p, "VW") : 8)};
+}
+
+Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
+  p["VH"] = vh;
+  p["VW"] = vw;
+  return p;
+}
+
+}  // namespace
+
 void register_depthwise_conv2d(harness::Registry& r) {
   const ConvForm f{"depthwise_conv2d", 2, ConvLayout::ChannelsFirst, ConvChannels::Depthwise};
-  r.add(
-      direct_conv_kernel(f,
-                         "depthwise 2-D convolution, NCHW: x[B,C,H,W] * w[C,kh,kw] (+bias[C]) -> y[B,C,P,Q]; stride, "
-                         "pad, dilation per axis",
-                         depthwise_conv2d_cases(),
-                         {
-                             {"N32_C384_56x56_3x3", {.B = 32, .C = 384, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
-                         }));
+  const ConvCase b3{.B = 32, .C = 384, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
+  const ConvCase b7{.B = 32, .C = 384, .size = {56, 56}, .k = {7, 7}, .pad = {3, 3}};
+  auto s = direct_conv_kernel(f,
+                              "depthwise 2-D convolution, NCHW: x[B,C,H,W] * w[C,kh,kw] (+bias[C]) -> y[B,C,P,Q]; "
+                              "stride, pad, dilation per axis; VH x VW outputs per thread",
+                              depthwise_conv2d_cases(), {{"N32_C384_56x56_3x3", b3}, {"N32_C384_56x56_7x7", b7}});
+  s.spec_params.emplace_back("VH");
+  s.spec_params.emplace_back("VW");
+  for (auto& c : s.tests) c.params = with_tile(c.params, 4, 8);
+  for (auto& c : s.bench) c.params = with_tile(c.params, 4, 8);
+  // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
+  const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
+      {"c3_16x16_3x3_pad1_bias_t4x8",
+       {.B = 2, .C = 3, .size = {16, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+       4,
+       8},
+      {"c3_12x16_7x7_pad3_bias_t4x8",
+       {.B = 1, .C = 3, .size = {12, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+       4,
+       8},
+      {"c2_13x13_7x7_pad3_b2_t4x8", {.B = 2, .C = 2, .size = {13, 13}, .k = {7, 7}, .pad = {3, 3}}, 4, 8},
+      {"c2_10x20_7x5_pad3x2_t3x4", {.B = 2, .C = 2, .size = {10, 20}, .k = {7, 5}, .pad = {3, 2}}, 3, 4},
+      {"c3_16x32_3x5_s2_p1x2_t2x8",
+       {.B = 2, .C = 3, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
+       2,
+       8},
+      {"c2_12x24_d2x3_p2x3_bias_t4x8",
+       {.B = 1, .C = 2, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true},
+       4,
+       8},
+      {"c2_8x24_3x3_pad1_t2x16", {.B = 2, .C = 2, .size = {8, 24}, .k = {3, 3}, .pad = {1, 1}}, 2, 16},
+      {"c2_9x8_7x7_pad3_t1x8", {.B = 1, .C = 2, .size = {9, 8}, .k = {7, 7}, .pad = {3, 3}}, 1, 8},
+  };
+  for (const auto& [name, c, vh, vw] : tiled) s.tests.push_back({name, with_tile(conv_params(f, c), vh, vw)});
+  // The first case per shape is the default tile; the others let one GPU run pick.
+  for (const auto& [vh, vw] : std::vector<std::pair<int, int>>{{2, 8}, {8, 8}, {4, 16}}) {
+    const std::string t = "_t" + std::to_string(vh) + "x" + std::to_string(vw);
+    s.bench.push_back({"N32_C384_56x56_3x3" + t, with_tile(conv_params(f, b3), vh, vw)});
+    s.bench.push_back({"N32_C384_56x56_7x7" + t, with_tile(conv_params(f, b7), vh, vw)});
+  }
+  s.build = [f](DType t, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    const auto tile = tile_of(p);
+    return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+      depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
+    });
+  };
+  s.geometry = [f](const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    return runtime::grid_1d(
+        static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels * depthwise_conv2d_nchw_tiles(sp, tile_of(p)), 256);
+  };
+  r.add(std::move(s));
 }
 
 }  // namespace ingot::kernels

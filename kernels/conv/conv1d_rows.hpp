@@ -1,0 +1,239 @@
+// kernels/conv/conv1d_rows.hpp — the core of the channel-first 1-D depthwise convolutions
+// (depthwise_conv1d, causal_conv1d_prefill): V consecutive outputs of one row per thread, the
+// covering input range read with aligned vector loads where the row length allows it.
+//
+//   x [rows, L] (rows = B*C), w [C, K], optional bias [C] -> y [rows, O],
+//   y[r, o] = act(bias[c] + sum_k x[r, o*stride + k*dilation - pad] * w[c, k]),  c = r % C,
+//   x = 0 outside [0, L) (or the causal initial state, see Rows1dIO::init).
+//
+// Mapping. Thread i takes group g = i % G of row r = i / G; consecutive threads take
+// consecutive groups of one row, so a warp reads and writes one contiguous stretch.
+// - O % V == 0 ("aligned"): G = O / V, group g has outputs [g*V, g*V + V). Every row's output
+//   starts at a multiple of V, so each group is stored with V/W aligned vector stores.
+// - otherwise: G = ceil(O / V) + 1 and group g has outputs [a_r + (g-1)*V, a_r + g*V) with
+//   a_r = (-r*O) mod V: the groups follow the *flat* output index aligned to V, so every group
+//   that lies wholly inside its row is stored with aligned vector stores; the row's first and
+//   last groups (partly outside) use guarded scalar stores.
+// Loads. W = vector width (2, 4 or 8 elements of 4, 8 or 16 bytes; the widest dividing V and
+// L; 1 = scalar loads when none does). A thread loads the aligned W-element chunks covering
+// its inputs [o0*stride - pad, ...) and reads each input element it needs from them at a
+// fixed place: with an aligned mapping the chunk offset s = (o0*stride - pad) mod W is a
+// trace-time constant; otherwise it depends on the row and the body is emitted once per s
+// (W copies; a warp takes one unless it straddles two rows). Each needed input element is
+// converted to f32 once; a chunk wholly outside [0, L) (rows are multiples of W, so a chunk
+// is wholly in or out) loads a clamped in-range chunk and its elements are select()ed to 0.
+// Tail threads clamp their index onto thread 0's operands and skip every store.
+// Accumulates in f32 (fma, in tap order after the bias) for every dtype.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ingot/dsl.hpp"
+
+namespace ingot::kernels {
+
+// Sizes of one row convolution (all specialisation constants).
+struct Rows1dGeom {
+  std::uint32_t channels, length, out_len, ksize, stride, dilation, pad;  // pad: left padding
+  std::uint32_t outputs_per_thread;                                       // V >= 1
+
+  [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
+  // Groups (threads) per row: O/V when aligned, ceil(O/V) + 1 otherwise.
+  [[nodiscard]] std::uint32_t groups() const {
+    const std::uint32_t V = outputs_per_thread;
+    return aligned() ? out_len / V : (out_len + V - 1) / V + 1;
+  }
+};
+
+// The widest vector width W in {8, 4, 2} elements (16, 8 or 4 bytes of `elem_bytes`-byte
+// elements) that divides both V and L; 1 (scalar loads and stores) when none does.
+inline std::uint32_t rows1d_vec_width(std::uint32_t elem_bytes, std::uint32_t V, std::uint32_t L) {
+  for (const std::uint32_t bytes : {16u, 8u, 4u}) {
+    const std::uint32_t w = bytes / elem_bytes;
+    if (w >= 2 && V % w == 0 && L % w == 0) return w;
+  }
+  return 1;
+}
+
+template <class T>
+struct Rows1dIO {
+  dsl::Val<u32> batch;
+  dsl::In<T> x, w, bias;  // bias only when has_bias
+  bool has_bias = false;
+  // Causal initial state [rows, pad] (only with has_init): input position p in [-pad, 0) of row r
+  // reads init[r*pad + pad + p] instead of 0.
+  dsl::In<T> init;
+  bool has_init = false;
+  dsl::Out<T> y;
+};
+
+// What the after-hook sees of its thread: the store guard (not a tail thread), the row r
+// (b*C + c) and the group's first output o0 (i32, may be negative).
+struct Rows1dThread {
+  dsl::Val<bool> live;
+  dsl::Val<u32> row;
+  dsl::Val<i32> o0;
+};
+
+// Emits the whole kernel body over buffers the caller declared. act maps each f32 sum to the
+// stored value; after(thread) runs once per thread after its stores (causal final state).
+template <class T>
+void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& io,
+                 const std::function<dsl::Val<f32>(const dsl::Val<f32>&)>& act,
+                 const std::function<void(const Rows1dThread&)>& after) {
+  using namespace ingot::dsl;
+  const std::uint32_t C = g.channels, L = g.length, O = g.out_len, K = g.ksize, S = g.stride, D = g.dilation;
+  const std::uint32_t P = g.pad, V = g.outputs_per_thread, G = g.groups();
+  const std::uint32_t W = rows1d_vec_width(sizeof(T), V, L);
+  const bool aligned = g.aligned();
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+
+  auto gid = k.let("gid", k.program_id(0));
+  auto n = k.let("n", io.batch * (C * G));
+  auto live = k.let("live", gid < n);
+  auto i = k.let("i", select(live, gid, 0u));  // tail threads take thread 0's operands
+  auto row = k.let("row", i / G);
+  auto grp = k.let("grp", i % G);
+  auto c = k.let("c", row % C);
+  auto x_row = k.let("x_row", row * L);
+  auto y_row = k.let("y_row", row * O);
+  // First output of the group, and its static range (for the bounds analysis below).
+  Val<i32> o0;
+  std::int64_t o0_min = 0, o0_max = 0;
+  if (aligned) {
+    o0 = k.let("o0", cast<i32>(grp * V));
+    o0_max = static_cast<std::int64_t>(G - 1) * V;
+  } else {
+    auto a = k.let("a", (V - y_row % V) % V);  // outputs before the row's first V-aligned one
+    o0 = k.let("o0", cast<i32>(a + grp * V) - i32c(V));
+    o0_min = -static_cast<std::int64_t>(V);
+    o0_max = static_cast<std::int64_t>(V - 1) + static_cast<std::int64_t>(G - 2) * V;
+  }
+  // q = first input position; base = q - s, the aligned chunk holding it.
+  auto q = k.let("q", o0 * i32c(S) - i32c(P));
+  const std::int64_t q_min = o0_min * S - P, q_max = o0_max * S - P;
+  const bool static_shift = aligned || W == 1;
+  std::uint32_t s_static = 0;
+  Val<u32> shift;
+  Val<i32> base;
+  std::int64_t base_min = 0, base_max = 0;
+  if (static_shift) {
+    // aligned: o0*S is a multiple of V, hence of W, so s = (-P) mod W.
+    s_static = (W - P % W) % W;
+    base = k.let("base", q - i32c(s_static));
+    base_min = q_min - s_static;
+    base_max = q_max - s_static;
+  } else {
+    // Shifted by M (a multiple of W) into u32 so that the mod is of a non-negative value.
+    const std::int64_t M = (-q_min + W - 1) / W * W;
+    auto qq = k.let("qq", cast<u32>(q + i32c(M)));
+    shift = k.let("shift", qq % W);
+    base = k.let("base", cast<i32>(qq - shift) - i32c(M));
+    base_min = q_min - (W - 1);
+    base_max = q_max;
+  }
+
+  std::vector<Val<f32>> ws;
+  for (std::uint32_t t = 0; t < K; ++t) ws.push_back(k.let("w" + std::to_string(t), cast<f32>(load(io.w, c * K + t))));
+  std::optional<Val<f32>> bias_c;
+  if (io.has_bias) bias_c = k.let("bias_c", cast<f32>(load(io.bias, c)));
+
+  // One body per chunk offset s: load, convert, accumulate, store.
+  const auto body = [&](std::uint32_t s) {
+    const std::string sfx = static_shift ? "" : "_s" + std::to_string(s);
+    const std::uint32_t last = s + (V - 1) * S + (K - 1) * D;  // last element used, from base
+    const std::uint32_t nch = last / W + 1;
+    std::vector<std::vector<Val<T>>> raw(nch);
+    std::vector<std::optional<Val<bool>>> ok(nch);
+    std::vector<bool> used(nch, false);
+    for (std::uint32_t j = 0; j < V; ++j) {
+      for (std::uint32_t t = 0; t < K; ++t) used[(s + j * S + t * D) / W] = true;
+    }
+    for (std::uint32_t ch = 0; ch < nch; ++ch) {
+      if (!used[ch]) continue;  // strided windows can skip a whole chunk
+      const std::string tag = std::to_string(ch) + sfx;
+      const std::int64_t lo = base_min + static_cast<std::int64_t>(ch) * W;
+      const std::int64_t hi = base_max + static_cast<std::int64_t>(ch) * W + W;  // one past the end
+      auto pos = k.let("p" + tag, base + i32c(ch * W));
+      Val<u32> idx;
+      if (lo >= 0 && hi <= L) {
+        idx = cast<u32>(pos);
+      } else {
+        ok[ch] = k.let("ok" + tag, cast<u32>(pos) < L);  // negative wraps past L
+        idx = select(*ok[ch], cast<u32>(pos), 0u);
+      }
+      if (W == 1) {
+        raw[ch] = {load(io.x, x_row + idx)};
+      } else {
+        raw[ch] = load_vec(io.x, x_row + idx, W);
+      }
+    }
+    // Every distinct input element the V windows use, converted once.
+    std::map<std::uint32_t, Val<f32>> xs;
+    for (std::uint32_t j = 0; j < V; ++j) {
+      for (std::uint32_t t = 0; t < K; ++t) {
+        const std::uint32_t e = s + j * S + t * D;
+        if (xs.count(e)) continue;
+        const std::uint32_t ch = e / W;
+        Val<f32> v = cast<f32>(raw[ch][e % W]);
+        if (ok[ch]) {
+          Val<f32> outside = 0.0f;
+          if (io.has_init) {
+            // Position base + e; the initial state covers [-P, 0).
+            auto pe = k.let("pe" + std::to_string(e) + sfx, base + i32c(e));
+            auto in_init = pe >= -i32c(P) && pe < 0;
+            auto sv = load(io.init, row * P + select(in_init, cast<u32>(pe + i32c(P)), 0u));
+            outside = select(in_init, cast<f32>(sv), 0.0f);
+          }
+          v = select(*ok[ch], v, outside);
+        }
+        xs.emplace(e, k.let("x" + std::to_string(e) + sfx, v));
+      }
+    }
+    std::vector<Val<f32>> out;
+    for (std::uint32_t j = 0; j < V; ++j) {
+      Val<f32> acc = bias_c ? *bias_c : Val<f32>(0.0f);
+      for (std::uint32_t t = 0; t < K; ++t) {
+        const auto& xv = xs.at(s + j * S + t * D);
+        acc = (t == 0 && !bias_c) ? Val<f32>(xv * ws[t]) : fma(xv, ws[t], acc);
+      }
+      out.push_back(k.let("y" + std::to_string(j) + sfx, act(acc)));
+    }
+    const auto store_group = [&](const Val<u32>& at) {
+      if (W == 1) {
+        for (std::uint32_t j = 0; j < V; ++j) store(io.y, at + j, out[j]);
+        return;
+      }
+      for (std::uint32_t m = 0; m < V / W; ++m) {
+        store_vec(io.y, at + m * W, std::vector<Val<f32>>(out.begin() + m * W, out.begin() + (m + 1) * W));
+      }
+    };
+    if (aligned) {
+      if_(live, [&] { store_group(y_row + cast<u32>(o0)); });
+      return;
+    }
+    auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));
+    if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); });
+    if_(live && !full, [&] {
+      for (std::uint32_t j = 0; j < V; ++j) {
+        auto oj = o0 + i32c(j);
+        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
+      }
+    });
+  };
+  if (static_shift) {
+    body(s_static);
+  } else {
+    for (std::uint32_t s = 0; s < W; ++s) if_(shift == s, [&] { body(s); });
+  }
+  if (after) after(Rows1dThread{live, row, o0});
+}
+
+}  // namespace ingot::kernels

@@ -1,0 +1,219 @@
+// kernels/conv/depthwise_conv2d_nchw.hpp — depthwise 2-D convolution, NCHW, a VH x VW patch of
+// outputs per thread with vector loads and stores (the kernel behind depthwise_conv2d).
+//
+//   x [B, C, H, W], w [C, kh, kw], optional bias [C] -> y [B, C, P, Q],
+//   P = (H + 2*pad_h - dil_h*(kh-1) - 1) / stride_h + 1 (Q likewise),
+//   y[b,c,p,q] = bias[c] + sum_{a,e} x[b, c, p*stride_h + a*dil_h - pad_h, q*stride_w + e*dil_w - pad_w] * w[c,a,e]
+//   (zero padding). Parameters: batch (run-time u32), x, w, [bias], y — as direct_conv.hpp.
+//
+// Mapping: thread i takes tile t = i % tiles of plane (b*C + c) = i / tiles, tiles =
+// ceil(P/VH) * ceil(Q/VW) in row-major order (consecutive threads: neighbouring column groups
+// of one row of tiles); the tile is outputs [oh0, oh0+VH) x [ow0, ow0+VW). The kh*kw weights
+// and the bias are loaded once per thread into registers. Input rows are walked in order;
+// each row segment a tile needs is read with aligned vector loads of Wv = 2, 4 or 8 elements
+// (the widest of 4, 8 or 16 bytes dividing VW and W; scalar loads when none does: W = 56 bf16
+// rows are 112 bytes, so 16-byte vectors), each element converted to f32 once and used for
+// every output it feeds (f32 accumulators, fma in tap order after the bias). The column offset
+// (ow0*stride_w - pad_w) mod Wv is a trace-time constant because ow0 is a multiple of VW. Rows
+// and chunks outside the input (trace-time bounds say which can be) load a clamped in-range
+// address and select 0. Stores: aligned vectors of Wo elements (the widest dividing VW and Q)
+// for whole column groups, guarded scalar stores for a partial last group or a scalar layout;
+// rows past P are skipped. Tail threads clamp onto thread 0's operands and skip every store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "conv1d_rows.hpp"
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+
+namespace ingot::kernels {
+
+struct DepthwiseConv2dTile {
+  std::uint32_t vh = 4, vw = 8;  // outputs per thread: VH rows x VW columns
+};
+
+// Throws std::invalid_argument unless s is a rank-2, channels-first depthwise ConvSpec and the
+// tile is in range (1 <= VH <= 16, 1 <= VW <= 32, VH*VW <= 128).
+inline void check_depthwise_conv2d_nchw(const ConvSpec& s, const DepthwiseConv2dTile& t) {
+  s.validate();
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsFirst || s.groups != s.in_channels ||
+      s.out_channels != s.in_channels) {
+    throw std::invalid_argument(s.name + ": depthwise_conv2d_nchw needs a 2-D NCHW depthwise spec (groups = C = O)");
+  }
+  if (t.vh < 1 || t.vh > 16 || t.vw < 1 || t.vw > 32 || t.vh * t.vw > 128) {
+    throw std::invalid_argument(s.name + ": tile VH x VW = " + std::to_string(t.vh) + "x" + std::to_string(t.vw) +
+                                " must have 1 <= VH <= 16, 1 <= VW <= 32 and VH*VW <= 128");
+  }
+}
+
+// Threads per (b, c) plane.
+inline std::uint64_t depthwise_conv2d_nchw_tiles(const ConvSpec& s, const DepthwiseConv2dTile& t) {
+  return ((s.out_len(0) + t.vh - 1) / t.vh) * ((s.out_len(1) + t.vw - 1) / t.vw);
+}
+
+template <class T>
+void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseConv2dTile& tile) {
+  using namespace ingot::dsl;
+  check_depthwise_conv2d_nchw(s, tile);
+  const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
+  const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
+  const std::uint32_t VH = tile.vh, VW = tile.vw, TH = (P + VH - 1) / VH, TW = (Q + VW - 1) / VW;
+  const std::uint32_t tiles = TH * TW;
+  const std::uint32_t Wv = rows1d_vec_width(sizeof(T), VW, Wd);  // input vector width
+  const std::uint32_t Wo = rows1d_vec_width(sizeof(T), VW, Q);   // output vector width
+
+  auto batch = k.scalar<u32>("batch");
+  auto x = k.in<T>("x", batch * (C * H * Wd));
+  auto w = k.in<T>("w", C * KH * KW);
+  In<T> bias;
+  if (s.bias) bias = k.in<T>("bias", C);
+  auto y = k.out<T>("y", batch * (C * P * Q));
+
+  auto gid = k.let("gid", k.program_id(0));
+  auto n = k.let("n", batch * (C * tiles));
+  auto live = k.let("live", gid < n);
+  auto i = k.let("i", select(live, gid, 0u));  // tail threads take thread 0's operands
+  auto plane = k.let("plane", i / tiles);
+  auto t = k.let("t", i % tiles);
+  auto c = k.let("c", plane % C);
+  auto oh0 = k.let("oh0", (t / TW) * VH);
+  auto ow0 = k.let("ow0", (t % TW) * VW);
+  auto x_plane = k.let("x_plane", plane * (H * Wd));
+  auto y_plane = k.let("y_plane", plane * (P * Q));
+
+  std::vector<Val<f32>> wv;
+  for (std::uint32_t a = 0; a < KH * KW; ++a) {
+    wv.push_back(k.let("w" + std::to_string(a), cast<f32>(load(w, c * (KH * KW) + a))));
+  }
+  Val<f32> init = 0.0f;
+  if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
+  std::vector<std::vector<Var<f32>>> acc(VH);
+  for (std::uint32_t r = 0; r < VH; ++r) {
+    acc[r].reserve(VW);  // a reallocation would copy (re-declare) the variables
+    for (std::uint32_t j = 0; j < VW; ++j)
+      acc[r].emplace_back(k, init, "acc" + std::to_string(r) + "_" + std::to_string(j));
+  }
+
+  // Columns: the chunk offset s is static; cbase = ow0*SW - PW - s is a multiple of Wv.
+  const std::uint32_t shift = (Wv - PW % Wv) % Wv;
+  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + shift));
+  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + shift);
+  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
+  const std::uint32_t clast = shift + (VW - 1) * SW + (KW - 1) * DW;
+  const std::uint32_t nch = clast / Wv + 1;
+  std::vector<bool> ch_used(nch, false);
+  for (std::uint32_t j = 0; j < VW; ++j) {
+    for (std::uint32_t e = 0; e < KW; ++e) ch_used[(shift + j * SW + e * DW) / Wv] = true;
+  }
+  std::vector<Val<u32>> ch_idx(nch);
+  std::vector<std::optional<Val<bool>>> ch_ok(nch);
+  for (std::uint32_t ch = 0; ch < nch; ++ch) {
+    if (!ch_used[ch]) continue;
+    const std::string tag = std::to_string(ch);
+    auto pos = k.let("cp" + tag, cbase + i32c(ch * Wv));
+    if (cb_min + static_cast<std::int64_t>(ch) * Wv >= 0 && cb_max + static_cast<std::int64_t>(ch + 1) * Wv <= Wd) {
+      ch_idx[ch] = k.let("cx" + tag, cast<u32>(pos));
+    } else {
+      ch_ok[ch] = k.let("cok" + tag, cast<u32>(pos) < Wd);  // negative wraps past W
+      ch_idx[ch] = k.let("cx" + tag, select(*ch_ok[ch], cast<u32>(pos), 0u));
+    }
+  }
+
+  // Rows, in order: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
+  const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
+  auto rbase = k.let("rbase", cast<i32>(oh0 * SH) - i32c(PH));
+  const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
+  const std::int64_t rb_max = static_cast<std::int64_t>(TH - 1) * VH * SH + rb_min;
+  for (std::uint32_t rr = 0; rr < rows; ++rr) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> uses;  // (output row, tap row)
+    for (std::uint32_t r = 0; r < VH; ++r) {
+      for (std::uint32_t a = 0; a < KH; ++a) {
+        if (r * SH + a * DH == rr) uses.emplace_back(r, a);
+      }
+    }
+    if (uses.empty()) continue;
+    const std::string rt = std::to_string(rr);
+    auto ih = k.let("ih" + rt, rbase + i32c(rr));
+    std::optional<Val<bool>> rok;
+    Val<u32> row_at;
+    if (rb_min + rr >= 0 && rb_max + rr < H) {
+      row_at = k.let("xr" + rt, x_plane + cast<u32>(ih) * Wd);
+    } else {
+      rok = k.let("rok" + rt, cast<u32>(ih) < H);
+      row_at = k.let("xr" + rt, x_plane + select(*rok, cast<u32>(ih), 0u) * Wd);
+    }
+    std::vector<std::vector<Val<T>>> raw(nch);
+    std::vector<std::optional<Val<bool>>> ok(nch);
+    for (std::uint32_t ch = 0; ch < nch; ++ch) {
+      if (!ch_used[ch]) continue;
+      raw[ch] = Wv == 1 ? std::vector<Val<T>>{load(x, row_at + ch_idx[ch])} : load_vec(x, row_at + ch_idx[ch], Wv);
+      if (rok && ch_ok[ch]) {
+        ok[ch] = k.let("ok" + rt + "_" + std::to_string(ch), *rok && *ch_ok[ch]);
+      } else if (rok) {
+        ok[ch] = rok;
+      } else {
+        ok[ch] = ch_ok[ch];
+      }
+    }
+    std::map<std::uint32_t, Val<f32>> xs;
+    for (std::uint32_t j = 0; j < VW; ++j) {
+      for (std::uint32_t e = 0; e < KW; ++e) {
+        const std::uint32_t col = shift + j * SW + e * DW;
+        if (xs.count(col)) continue;
+        const std::uint32_t ch = col / Wv;
+        Val<f32> v = cast<f32>(raw[ch][col % Wv]);
+        if (ok[ch]) v = select(*ok[ch], v, 0.0f);
+        xs.emplace(col, k.let("x" + rt + "_" + std::to_string(col), v));
+      }
+    }
+    for (const auto& [r, a] : uses) {
+      for (std::uint32_t j = 0; j < VW; ++j) {
+        Val<f32> sum = acc[r][j];
+        for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(shift + j * SW + e * DW), wv[a * KW + e], sum);
+        acc[r][j] = sum;
+      }
+    }
+  }
+
+  // Stores, one output row of the tile at a time.
+  const bool full_cols = Q % VW == 0;
+  std::optional<Val<bool>> cols_full;
+  if (!full_cols) cols_full = k.let("cols_full", ow0 + VW <= Q);
+  for (std::uint32_t r = 0; r < VH; ++r) {
+    Val<bool> row_live = live;
+    if (P % VH != 0) row_live = live && oh0 + r < P;
+    auto at = k.let("y" + std::to_string(r), y_plane + (oh0 + r) * Q + ow0);
+    const auto whole = [&] {
+      if (Wo == 1) {
+        for (std::uint32_t j = 0; j < VW; ++j) store(y, at + j, Val<f32>(acc[r][j]));
+        return;
+      }
+      for (std::uint32_t m = 0; m < VW / Wo; ++m) {
+        std::vector<Val<f32>> v;
+        for (std::uint32_t j = m * Wo; j < (m + 1) * Wo; ++j) v.push_back(acc[r][j]);
+        store_vec(y, at + m * Wo, v);
+      }
+    };
+    if (full_cols) {
+      if_(row_live, whole);
+      continue;
+    }
+    if_(row_live && *cols_full, whole);
+    if_(row_live && !*cols_full, [&] {
+      for (std::uint32_t j = 0; j < VW; ++j) {
+        if_(ow0 + j < Q, [&] { store(y, at + j, Val<f32>(acc[r][j])); });
+      }
+    });
+  }
+}
+
+}  // namespace ingot::kernels
