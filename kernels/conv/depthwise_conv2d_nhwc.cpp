@@ -17,16 +17,21 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// V and VC of a case; absent keys take the defaults.
+std::uint64_t taps_of(const Params& p) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kh"), 1)) *
+         static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kw"), 1));
+}
+
+// V and VC of a case; absent keys take the defaults for its window.
 std::uint32_t v_of(const Params& p) {
-  const std::int64_t v = p.count("V") ? param(p, "V") : kDepthwiseNhwcDefaultV;
+  const std::int64_t v = p.count("V") ? param(p, "V") : depthwise_nhwc_default_tiling(taps_of(p)).V;
   if (v < 1 || v > 16) {
     throw std::invalid_argument("depthwise_conv2d_nhwc: V = " + std::to_string(v) + " must be in [1, 16]");
   }
   return static_cast<std::uint32_t>(v);
 }
 std::uint32_t vc_of(const Params& p) {
-  const std::int64_t v = p.count("VC") ? param(p, "VC") : kDepthwiseNhwcDefaultVC;
+  const std::int64_t v = p.count("VC") ? param(p, "VC") : depthwise_nhwc_default_tiling(taps_of(p)).VC;
   if (v < 1 || v > 16) {
     throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(v) + " must be in [1, 16]");
   }
@@ -73,22 +78,22 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   tcase("c8_s2_pad1_v3", {.B = 1, .C = 8, .size = {13, 15}, .k = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, 3);
   tcase("c16_d2x3_p2x3_v4_vc4",
         {.B = 2, .C = 16, .size = {10, 13}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true}, 4, 4);
-  tcase("c16_7x7_pad3_bias_v8", {.B = 1, .C = 16, .size = {12, 13}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 8);
+  tcase("c16_7x7_pad3_bias_v8_vc4", {.B = 1, .C = 16, .size = {12, 13}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 8,
+        4);
   tcase("c8_7x7_pad3_v4_vc2", {.B = 2, .C = 8, .size = {9, 10}, .k = {7, 7}, .pad = {3, 3}}, 4, 2);
   tcase("c5_k2x4_s2_nopad_v2", {.B = 3, .C = 5, .size = {9, 12}, .k = {2, 4}, .stride = {2, 2}}, 2);
   tcase("c8_4x5_1x1_v8_onegroup", {.B = 2, .C = 8, .size = {4, 5}, .k = {1, 1}}, 8);
   tcase("c32_5x6_3x2_pad1_v1_vc1", {.B = 1, .C = 32, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}}, 1, 1);
 
-  // Bench: the first two are the reference shapes with the defaults; then tiling variants of
+  // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC8; 7x7: V8 VC4); then tiling variants of
   // the same shapes, so one GPU run can pick the best.
-  for (const std::int64_t V : {2, 8}) {
-    s.bench.push_back({"N32_C384_56x56_3x3_v" + std::to_string(V), with(conv_params(f, k3), V)});
-  }
+  s.bench.push_back({"N32_C384_56x56_3x3_v2_vc8", with(conv_params(f, k3), 2, 8)});
+  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc8", with(conv_params(f, k3), 8, 8)});
   s.bench.push_back({"N32_C384_56x56_3x3_v4_vc4", with(conv_params(f, k3), 4, 4)});
-  for (const std::int64_t V : {2, 8}) {
-    s.bench.push_back({"N32_C384_56x56_7x7_v" + std::to_string(V), with(conv_params(f, k7), V)});
-  }
-  s.bench.push_back({"N32_C384_56x56_7x7_v8_vc4", with(conv_params(f, k7), 8, 4)});
+  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc4", with(conv_params(f, k3), 8, 4)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc4", with(conv_params(f, k7), 4, 4)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc8", with(conv_params(f, k7), 4, 8)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v16_vc2", with(conv_params(f, k7), 16, 2)});
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

@@ -9,8 +9,10 @@
 //
 // Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1 and V
 // consecutive output columns q0 = qg*V .. q0+V-1 of one output row (b, p). Thread index
-// i = ((b*P + p)*QG + qg)*CV + cv with CV = C/VC and QG = ceil(Q/V): consecutive threads take
-// consecutive channel vectors of one pixel, so a warp reads and writes contiguous bytes.
+// i = ((b*QG + qg)*P + p)*CV + cv with CV = C/VC and QG = ceil(Q/V): consecutive threads take
+// consecutive channel vectors of one pixel, so a warp reads and writes contiguous bytes; then
+// the next output row of the same column group, so the threads of a work-group share most of
+// their input rows (kh-fold reuse from L1 instead of L2).
 // For each kernel row the thread loads every distinct input column its V windows touch once
 // (V + kw - 1 columns at stride and dilation 1), one VC-wide vector load per column, converts
 // each element to f32 once and feeds it to every output that uses it (V*VC f32 accumulators).
@@ -19,8 +21,8 @@
 // per thread (before the first kernel row that needs it) and converted once. Results are
 // stored with vector stores, VC channels per output column.
 //
-// Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16, default 4)
-// and VC (channels per thread, a power of two in [1, 16], default 8). The kernel uses the
+// Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16) and VC
+// (channels per thread, a power of two in [1, 16]); defaults in depthwise_nhwc_default_tiling. The kernel uses the
 // largest power of two <= VC that divides C (depthwise_nhwc_channel_width; 1 = scalar
 // accesses for odd C); a thread's VC channels are read and written in accesses of at most 16
 // bytes (8 elements of f16/bf16: one access; 4 of f32: two). Neither depends on the element
@@ -72,10 +74,18 @@ inline std::uint32_t depthwise_nhwc_access_width(std::uint32_t vc, std::uint32_t
   return vc < 2 ? 1 : std::min(vc, 16 / elem_bytes);
 }
 
-// The defaults: 8 channels per thread (one 16-byte access in f16/bf16, two in f32) and V = 4
-// outputs per thread. Both are independent of the element type, so the launch is too.
-inline constexpr std::uint32_t kDepthwiseNhwcDefaultVC = 8;
-inline constexpr std::uint32_t kDepthwiseNhwcDefaultV = 4;
+// The default tiling for a window of `taps` = kh*kw taps. Up to 16 taps (memory-bound):
+// V = 4 outputs x VC = 8 channels (one 16-byte access in f16/bf16, two in f32), 32 f32
+// accumulators. Larger windows (FMA-bound): V = 8 x VC = 4, so each converted input and weight
+// feeds more outputs while the accumulators, one row of weights and one row of inputs stay
+// within about 128 registers. Neither depends on the element type, so neither does the launch.
+struct DepthwiseNhwcTiling {
+  std::uint32_t V;
+  std::uint32_t VC;
+};
+inline DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint64_t taps) {
+  return taps <= 16 ? DepthwiseNhwcTiling{4, 8} : DepthwiseNhwcTiling{8, 4};
+}
 
 // Threads of one batch: P * ceil(Q/V) * C/VC (VC as the kernel uses it).
 inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
@@ -113,10 +123,10 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   auto i = k.let("i", select(gid < n, gid, 0u));  // tail threads read with thread 0's coordinates
   auto cv = CV == 1 ? Val<u32>(0u) : k.let("cv", i % CV);
   auto r = CV == 1 ? Val<u32>(i) : k.let("r", i / CV);
-  auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", r % QG);
-  auto bp = QG == 1 ? r : k.let("bp", r / QG);  // b*P + p
-  auto p = P == 1 ? Val<u32>(0u) : k.let("p", bp % P);
-  auto b = P == 1 ? bp : k.let("b", bp / P);
+  auto p = P == 1 ? Val<u32>(0u) : k.let("p", r % P);
+  auto bq = P == 1 ? r : k.let("bq", r / P);  // b*QG + qg
+  auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", bq % QG);
+  auto b = QG == 1 ? bq : k.let("b", bq / QG);
   auto c0 = VC == 1 ? cv : k.let("c0", cv * VC);
   auto q0 = V == 1 ? qg : k.let("q0", qg * V);
   auto xb = k.let("xb", b * (H * W * C) + c0);
@@ -241,7 +251,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     }
   }
 
-  auto yb = k.let("yb", (bp * Q + q0) * C + c0);
+  auto yb = k.let("yb", ((b * P + p) * Q + q0) * C + c0);
   if_(gid < n, [&] {
     for (std::uint32_t j = 0; j < V; ++j) {
       auto put = [&] {
