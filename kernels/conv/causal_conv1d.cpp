@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "causal_conv1d_nlc.hpp"
 #include "common.hpp"
 #include "register.hpp"
 
@@ -42,6 +43,30 @@ struct Opts {
 Params prefill_shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, Opts o) {
   return {{"B", B},         {"C", C},         {"L", L},         {"K", K},
           {"bias", o.bias}, {"silu", o.silu}, {"init", o.init}, {"final", o.final}};
+}
+
+// T and VC of a channel-last case; absent keys take the defaults.
+CausalNlcTiling nlc_tiling_of(const Params& p) {
+  CausalNlcTiling t;
+  auto get = [&](const char* key, std::uint32_t def) {
+    if (!p.count(key)) return def;
+    const std::int64_t v = param(p, key);
+    if (v < 1 || v > 64) {
+      throw std::invalid_argument(std::string("causal_conv1d_prefill_nlc: ") + key + " = " + std::to_string(v) +
+                                  " is out of range");
+    }
+    return static_cast<std::uint32_t>(v);
+  };
+  t.T = get("T", t.T);
+  t.VC = get("VC", t.VC);
+  check_causal_nlc_tiling(t);
+  return t;
+}
+
+Params with_tiling(Params p, std::int64_t T, std::int64_t VC = 0) {
+  p["T"] = T;
+  if (VC) p["VC"] = VC;
+  return p;
 }
 
 Params update_shape(std::int64_t B, std::int64_t C, std::int64_t K, bool bias, bool silu) {
@@ -101,26 +126,53 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.tests.push_back({"k4_all_v1_2x5x13", v(prefill_shape(2, 5, 13, 4, all), 1)});
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
     s.bench.push_back({"B8_C4096_L4096_K4_v16", v(prefill_shape(8, 4096, 4096, 4, none), 16)});
-  }
-  s.build = [layout, name = s.name](DType t, const Params& p) {
-    const auto sp = prefill_spec_of(p, layout);
-    return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
-      using T = typename decltype(tag)::type;
-      if (layout == SeqLayout::ChannelFirst) {
-        causal_conv1d_prefill_ncl<T>(k, sp, u32_param(p, "V"));
-      } else {
-        causal_conv1d_prefill<T>(k, sp);
-      }
-    });
-  };
-  s.geometry = [layout](const Params& p) {
-    const auto B = static_cast<std::uint64_t>(param(p, "B"));
-    if (layout == SeqLayout::ChannelFirst) {
-      return runtime::grid_1d(
-          B * param(p, "C") * causal_ncl_geom(prefill_spec_of(p, layout), u32_param(p, "V")).groups(), 256);
+    s.build = [layout, name = s.name](DType t, const Params& p) {
+      const auto sp = prefill_spec_of(p, layout);
+      return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
+        causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, u32_param(p, "V"));
+      });
+    };
+    s.geometry = [layout](const Params& p) {
+      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") *
+                                  causal_ncl_geom(prefill_spec_of(p, layout), u32_param(p, "V")).groups(),
+                              256);
+    };
+  } else {
+    // The channel-last kernel (causal_conv1d_nlc.hpp): T time steps x VC channels per thread.
+    s.spec_params.emplace_back("T");
+    s.spec_params.emplace_back("VC");
+    // L not a multiple of T, C not a multiple of VC (narrower vectors, scalars), T < K-1 (halo
+    // from more than one group), one time group, state options.
+    s.tests.push_back({"k4_all_2x16x13_t4", with_tiling(prefill_shape(2, 16, 13, 4, all), 4)});
+    s.tests.push_back({"k4_plain_1x24x21_t8_vc8", with_tiling(prefill_shape(1, 24, 21, 4, none), 8, 8)});
+    s.tests.push_back({"k8_all_2x12x11_t2", with_tiling(prefill_shape(2, 12, 11, 8, all), 2)});
+    s.tests.push_back(
+        {"k3_bias_final_3x6x10_t3", with_tiling(prefill_shape(3, 6, 10, 3, {true, false, false, true}), 3)});
+    s.tests.push_back({"k8_all_L2_2x8x2_t4", with_tiling(prefill_shape(2, 8, 2, 8, all), 4)});
+    s.tests.push_back(
+        {"k4_silu_init_2x32x9_t16_vc4", with_tiling(prefill_shape(2, 32, 9, 4, {false, true, true, false}), 16, 4)});
+    s.tests.push_back(
+        {"k2_final_1x16x7_t1_vc1", with_tiling(prefill_shape(1, 16, 7, 2, {false, false, false, true}), 1, 1)});
+    // Tiling variants of the bench shapes (the first two stay the defaults: T8 VC8).
+    for (const std::int64_t T : {4, 16}) {
+      s.bench.push_back(
+          {"B8_C4096_L4096_K4_t" + std::to_string(T), with_tiling(prefill_shape(8, 4096, 4096, 4, none), T)});
     }
-    return runtime::grid_1d(B * param(p, "C") * param(p, "L"), 256);
-  };
+    s.bench.push_back({"B8_C4096_L4096_K4_t8_vc4", with_tiling(prefill_shape(8, 4096, 4096, 4, none), 8, 4)});
+    s.bench.push_back({"B8_C4096_L4096_K4_t16_vc4", with_tiling(prefill_shape(8, 4096, 4096, 4, none), 16, 4)});
+    s.build = [layout, name = s.name](DType t, const Params& p) {
+      const auto sp = prefill_spec_of(p, layout);
+      const auto tiling = nlc_tiling_of(p);
+      return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
+        causal_conv1d_prefill_nlc<typename decltype(tag)::type>(k, sp, tiling);
+      });
+    };
+    s.geometry = [layout](const Params& p) {
+      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
+                                  causal_nlc_threads_per_batch(prefill_spec_of(p, layout), nlc_tiling_of(p)),
+                              256);
+    };
+  }
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
     const auto B = param(p, "B"), C = param(p, "C"), L = param(p, "L"), K = param(p, "K");

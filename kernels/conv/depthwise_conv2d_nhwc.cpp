@@ -1,18 +1,59 @@
 // depthwise_conv2d_nhwc: depthwise 2-D convolution, NHWC in and out, weight [C, kh, kw],
-// optional bias; kh != kw allowed; stride, padding and dilation per axis. Consecutive threads
-// take consecutive channels, so reads and writes are contiguous. A thin registration of
-// direct_conv.hpp (channels-last layout).
+// optional bias; kh != kw allowed; stride, padding and dilation per axis. The kernel is the
+// dedicated channel-vector kernel of depthwise_conv2d_nhwc.hpp (V outputs per thread along W,
+// VC channels per thread); the parameters, oracle, inputs, tolerances and bench
+// arithmetic are the direct convolutions' (direct_conv_registry.hpp).
+#include "depthwise_conv2d_nhwc.hpp"
+
+#include <algorithm>
+
 #include "depthwise_conv2d.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
 
+namespace {
+
+using harness::param;
+using harness::Params;
+
+std::uint64_t taps_of(const Params& p) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kh"), 1)) *
+         static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kw"), 1));
+}
+
+// V and VC of a case; absent keys take the defaults for its window.
+std::uint32_t v_of(const Params& p) {
+  const std::int64_t v = p.count("V") ? param(p, "V") : depthwise_nhwc_default_tiling(taps_of(p)).V;
+  if (v < 1 || v > 16) {
+    throw std::invalid_argument("depthwise_conv2d_nhwc: V = " + std::to_string(v) + " must be in [1, 16]");
+  }
+  return static_cast<std::uint32_t>(v);
+}
+std::uint32_t vc_of(const Params& p) {
+  const std::int64_t v = p.count("VC") ? param(p, "VC") : depthwise_nhwc_default_tiling(taps_of(p)).VC;
+  if (v < 1 || v > 16) {
+    throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(v) + " must be in [1, 16]");
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+Params with(Params p, std::int64_t V, std::int64_t VC = 0) {
+  p["V"] = V;
+  if (VC) p["VC"] = VC;
+  return p;
+}
+
+}  // namespace
+
 void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   const ConvForm f{"depthwise_conv2d_nhwc", 2, ConvLayout::ChannelsLast, ConvChannels::Depthwise};
-  r.add(direct_conv_kernel(
+  const ConvCase k3{.B = 32, .C = 384, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
+  const ConvCase k7{.B = 32, .C = 384, .size = {56, 56}, .k = {7, 7}, .pad = {3, 3}};
+  harness::KernelSpec s = direct_conv_kernel(
       f,
       "depthwise 2-D convolution, NHWC: x[B,H,W,C] * w[C,kh,kw] (+bias[C]) -> y[B,P,Q,C]; stride, "
-      "pad, dilation per axis",
+      "pad, dilation per axis; V outputs per thread along W, VC channels per thread",
       [] {
         auto cases = depthwise_conv2d_cases();
         // the 7x7 window of the NHWC bench case
@@ -20,10 +61,54 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {"7x7_pad3_bias", {.B = 1, .C = 4, .size = {16, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}});
         return cases;
       }(),
-      {
-          {"N32_C384_56x56_3x3", {.B = 32, .C = 384, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
-          {"N32_C384_56x56_7x7", {.B = 32, .C = 384, .size = {56, 56}, .k = {7, 7}, .pad = {3, 3}}},
-      }));
+      {{"N32_C384_56x56_3x3", k3}, {"N32_C384_56x56_7x7", k7}});
+  s.spec_params.emplace_back("V");
+  s.spec_params.emplace_back("VC");
+
+  // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
+  // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
+  auto tcase = [&](const std::string& name, const ConvCase& c, std::int64_t V, std::int64_t VC = 0) {
+    s.tests.push_back({name, with(conv_params(f, c), V, VC)});
+  };
+  tcase("c16_9x11_3x3_pad1_bias_v4", {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 4);
+  tcase("c24_7x10_3x3_pad1_v3_vc8", {.B = 1, .C = 24, .size = {7, 10}, .k = {3, 3}, .pad = {1, 1}}, 3, 8);
+  tcase("c12_8x9_3x3_pad1_v2", {.B = 2, .C = 12, .size = {8, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 2);
+  tcase("c6_kh3_kw5_s2x1_p1x2_v4",
+        {.B = 2, .C = 6, .size = {11, 13}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}, .bias = true}, 4);
+  tcase("c8_s2_pad1_v3", {.B = 1, .C = 8, .size = {13, 15}, .k = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, 3);
+  tcase("c16_d2x3_p2x3_v4_vc4",
+        {.B = 2, .C = 16, .size = {10, 13}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true}, 4, 4);
+  tcase("c16_7x7_pad3_bias_v8_vc4", {.B = 1, .C = 16, .size = {12, 13}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 8,
+        4);
+  tcase("c8_7x7_pad3_v4_vc2", {.B = 2, .C = 8, .size = {9, 10}, .k = {7, 7}, .pad = {3, 3}}, 4, 2);
+  tcase("c5_k2x4_s2_nopad_v2", {.B = 3, .C = 5, .size = {9, 12}, .k = {2, 4}, .stride = {2, 2}}, 2);
+  tcase("c8_4x5_1x1_v8_onegroup", {.B = 2, .C = 8, .size = {4, 5}, .k = {1, 1}}, 8);
+  tcase("c32_5x6_3x2_pad1_v1_vc1", {.B = 1, .C = 32, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}}, 1, 1);
+
+  // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC8; 7x7: V8 VC4); then tiling variants of
+  // the same shapes, so one GPU run can pick the best.
+  s.bench.push_back({"N32_C384_56x56_3x3_v2_vc8", with(conv_params(f, k3), 2, 8)});
+  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc8", with(conv_params(f, k3), 8, 8)});
+  s.bench.push_back({"N32_C384_56x56_3x3_v4_vc4", with(conv_params(f, k3), 4, 4)});
+  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc4", with(conv_params(f, k3), 8, 4)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc4", with(conv_params(f, k7), 4, 4)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc8", with(conv_params(f, k7), 4, 8)});
+  s.bench.push_back({"N32_C384_56x56_7x7_v16_vc2", with(conv_params(f, k7), 16, 2)});
+
+  s.build = [f](DType t, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+      using T = typename decltype(tag)::type;
+      depthwise_conv2d_nhwc<T>(k, sp, v_of(p), vc_of(p));
+    });
+  };
+  s.geometry = [f](const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    return runtime::grid_1d(
+        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, v_of(p), vc_of(p)), 256);
+  };
+  r.add(std::move(s));
 }
 
 }  // namespace ingot::kernels

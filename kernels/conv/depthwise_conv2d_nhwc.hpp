@@ -1,0 +1,281 @@
+// kernels/conv/depthwise_conv2d_nhwc.hpp — a dedicated depthwise 2-D convolution for
+// channels-last (NHWC) tensors, written for memory bandwidth: vector loads along channels, several
+// outputs per thread, every input element loaded and converted once per thread.
+//
+//   x [B, H, W, C], w [C, kh, kw], optional bias [C] -> y [B, P, Q, C]
+//   P = (H + 2*pad_h - dil_h*(kh-1) - 1) / stride_h + 1 (Q likewise along W)
+//   y[b,p,q,c] = bias[c] + sum_{ty<kh, tx<kw} x[b, p*sh + ty*dh - ph, q*sw + tx*dw - pw, c] * w[c,ty,tx]
+//   (zero padding). Any kh, kw, stride, padding and dilation per axis.
+//
+// Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1 and V
+// consecutive output columns q0 = qg*V .. q0+V-1 of one output row (b, p). Thread index
+// i = ((b*QG + qg)*P + p)*CV + cv with CV = C/VC and QG = ceil(Q/V): consecutive threads take
+// consecutive channel vectors of one pixel, so a warp reads and writes contiguous bytes; then
+// the next output row of the same column group, so the threads of a work-group share most of
+// their input rows (kh-fold reuse from L1 instead of L2).
+// For each kernel row the thread loads every distinct input column its V windows touch once
+// (V + kw - 1 columns at stride and dilation 1), one VC-wide vector load per column, converts
+// each element to f32 once and feeds it to every output that uses it (V*VC f32 accumulators).
+// The weights of the VC channels, w[c0 .. c0+VC) x [kh, kw], are VC*kh*kw consecutive elements
+// starting at a multiple of VC: they are read as vector loads of that block, each loaded once
+// per thread (before the first kernel row that needs it) and converted once. Results are
+// stored with vector stores, VC channels per output column.
+//
+// Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16) and VC
+// (channels per thread, a power of two in [1, 16]); defaults in depthwise_nhwc_default_tiling. The kernel uses the
+// largest power of two <= VC that divides C (depthwise_nhwc_channel_width; 1 = scalar
+// accesses for odd C); a thread's VC channels are read and written in accesses of at most 16
+// bytes (8 elements of f16/bf16: one access; 4 of f32: two). Neither depends on the element
+// type, so neither does the launch.
+//
+// Contract (the library's rules):
+// - launch grid_1d(B * P * ceil(Q/V) * C/VC, any group size); the batch B is a run-time u32
+//   scalar ("batch"), every other size is a specialisation constant;
+// - tail threads (index >= the thread count) take thread 0's coordinates for every read and skip
+//   their stores; outputs past Q (Q not a multiple of V) are not stored and their input columns
+//   are read at clamped in-range indices;
+// - padding: an input column outside [0, W) is read at column 0 and select()ed to 0; a kernel
+//   row outside [0, H) is skipped by a (warp-uniform) branch; bounds that hold for every
+//   thread (known at trace time) emit no test;
+// - f32 accumulation (fused multiply-add) for every element type, rounded once to T on the
+//   store;
+// - std::invalid_argument for a bad spec (ConvSpec::validate, not depthwise, bad V or VC).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+
+namespace ingot::kernels {
+
+// The channels per thread the kernel uses for C channels when VC is requested: the largest power
+// of two w <= VC that divides C (1 when C is odd). Throws std::invalid_argument for a VC that is
+// not a power of two in [1, 16].
+inline std::uint32_t depthwise_nhwc_channel_width(std::uint32_t channels, std::uint32_t requested) {
+  if (requested < 1 || requested > 16 || (requested & (requested - 1)) != 0) {
+    throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(requested) +
+                                " must be a power of two in [1, 16] (channels per thread)");
+  }
+  std::uint32_t w = requested;
+  while (channels % w != 0) w /= 2;
+  return w;
+}
+
+// Elements per vector access for VC channels of elem_bytes-byte elements: at most 16 bytes.
+inline std::uint32_t depthwise_nhwc_access_width(std::uint32_t vc, std::uint32_t elem_bytes) {
+  return vc < 2 ? 1 : std::min(vc, 16 / elem_bytes);
+}
+
+// The default tiling for a window of `taps` = kh*kw taps. Up to 16 taps (memory-bound):
+// V = 4 outputs x VC = 8 channels (one 16-byte access in f16/bf16, two in f32), 32 f32
+// accumulators. Larger windows (FMA-bound): V = 8 x VC = 4, so each converted input and weight
+// feeds more outputs while the accumulators, one row of weights and one row of inputs stay
+// within about 128 registers. Neither depends on the element type, so neither does the launch.
+struct DepthwiseNhwcTiling {
+  std::uint32_t V;
+  std::uint32_t VC;
+};
+inline DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint64_t taps) {
+  return taps <= 16 ? DepthwiseNhwcTiling{4, 8} : DepthwiseNhwcTiling{8, 4};
+}
+
+// Threads of one batch: P * ceil(Q/V) * C/VC (VC as the kernel uses it).
+inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
+  const std::uint64_t q = s.out_len(1);
+  return s.out_len(0) * ((q + V - 1) / V) * (s.in_channels / depthwise_nhwc_channel_width(s.in_channels, vc_requested));
+}
+
+template <class T>
+void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
+  using namespace ingot::dsl;
+  s.validate();
+  auto fail = [&](const std::string& why) { throw std::invalid_argument(s.name + ": " + why); };
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast) fail("needs a 2-D channels-last spec");
+  if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
+  if (V < 1 || V > 16) fail("V (outputs per thread) = " + std::to_string(V) + " must be in [1, 16]");
+  const std::uint32_t VC = depthwise_nhwc_channel_width(s.in_channels, vc_requested);
+  const std::uint32_t VW = depthwise_nhwc_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
+
+  const std::uint32_t C = s.in_channels, H = s.in_size[0], W = s.in_size[1];
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
+  const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  const std::uint32_t CV = C / VC, QG = (Q + V - 1) / V, taps = KH * KW;
+  // validate() bounds P*Q*C and H*W*C by 2^32; the thread count per batch is at most P*Q*C.
+
+  auto batch = k.scalar<u32>("batch");
+  auto x = k.in<T>("x", batch * (H * W * C));
+  auto w = k.in<T>("w", C * taps);
+  In<T> bias;
+  if (s.bias) bias = k.in<T>("bias", C);
+  auto y = k.out<T>("y", batch * (P * Q * C));
+
+  auto gid = k.let("gid", k.program_id(0));
+  auto n = k.let("n", batch * (P * QG * CV));
+  auto i = k.let("i", select(gid < n, gid, 0u));  // tail threads read with thread 0's coordinates
+  auto cv = CV == 1 ? Val<u32>(0u) : k.let("cv", i % CV);
+  auto r = CV == 1 ? Val<u32>(i) : k.let("r", i / CV);
+  auto p = P == 1 ? Val<u32>(0u) : k.let("p", r % P);
+  auto bq = P == 1 ? r : k.let("bq", r / P);  // b*QG + qg
+  auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", bq % QG);
+  auto b = QG == 1 ? bq : k.let("b", bq / QG);
+  auto c0 = VC == 1 ? cv : k.let("c0", cv * VC);
+  auto q0 = V == 1 ? qg : k.let("q0", qg * V);
+  auto xb = k.let("xb", b * (H * W * C) + c0);
+
+  // VW consecutive elements of buf at index (a multiple of VW): one vector access, or one
+  // scalar when VW == 1.
+  auto load_v = [&](const In<T>& buf, const Val<u32>& index) {
+    if (VW == 1) return std::vector<Val<T>>{load(buf, index)};
+    return load_vec(buf, index, VW);
+  };
+  // VC consecutive elements at index (a multiple of VC): VC / VW accesses.
+  auto load_c = [&](const In<T>& buf, const Val<u32>& index) {
+    std::vector<Val<T>> out;
+    for (std::uint32_t h = 0; h < VC; h += VW) {
+      for (const auto& v : load_v(buf, h == 0 ? index : Val<u32>(index + h))) out.push_back(v);
+    }
+    return out;
+  };
+
+  // Accumulators acc[j*VC + e] of output column q0+j, channel c0+e.
+  std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
+  if (s.bias) {
+    const auto bv = load_c(bias, c0);
+    for (std::uint32_t e = 0; e < VC; ++e) {
+      auto be = k.let("bias" + std::to_string(e), cast<f32>(bv[e]));
+      for (std::uint32_t j = 0; j < V; ++j) init[j * VC + e] = be;
+    }
+  }
+  std::vector<Var<f32>> acc;
+  acc.reserve(V * VC);
+  for (std::uint32_t a = 0; a < V * VC; ++a) acc.emplace_back(k, init[a], "acc");
+
+  // Weight chunks: chunk m holds w[c0*taps + m*VW .. + VW), loaded once, before the first row
+  // that needs it (outside any branch, so later rows may use it). c0*taps is a multiple of VC.
+  std::map<std::uint32_t, std::vector<Val<T>>> wchunk;
+  auto wbase = k.let("wb", c0 * taps);
+  auto need_weight_row = [&](std::uint32_t ty) {
+    for (std::uint32_t e = 0; e < VC; ++e) {
+      for (std::uint32_t tx = 0; tx < KW; ++tx) {
+        const std::uint32_t m = (e * taps + ty * KW + tx) / VW;
+        if (!wchunk.count(m)) wchunk.emplace(m, load_v(w, m == 0 ? wbase : Val<u32>(wbase + m * VW)));
+      }
+    }
+  };
+  auto weight = [&](std::uint32_t e, std::uint32_t ty, std::uint32_t tx) {
+    const std::uint32_t off = e * taps + ty * KW + tx;
+    return wchunk.at(off / VW)[off % VW];
+  };
+
+  // Distinct input column offsets of the V windows (relative to q0*SW - PW), each with its
+  // element offset into the row (clamped in range) and whether it is inside [0, W).
+  std::set<std::uint32_t> col_offsets;
+  for (std::uint32_t j = 0; j < V; ++j) {
+    for (std::uint32_t tx = 0; tx < KW; ++tx) col_offsets.insert(j * SW + tx * DW);
+  }
+  struct Col {
+    Val<u32> elem;  // column * C
+    std::optional<Val<bool>> ok;
+  };
+  std::map<std::uint32_t, Col> cols;
+  const std::int64_t last_q0 = static_cast<std::int64_t>(QG - 1) * V;  // the largest q0 of any thread
+  auto qs = k.let("qs", q0 * SW);
+  for (const std::uint32_t off : col_offsets) {
+    const std::int64_t delta = static_cast<std::int64_t>(off) - PW;
+    const bool lo_safe = delta >= 0;
+    const bool hi_safe = last_q0 * SW + delta < static_cast<std::int64_t>(W);
+    const auto tag = std::to_string(off);
+    // u32 arithmetic wraps: a column left of 0 becomes a huge value, caught by one "< W" test.
+    Val<u32> ix = delta >= 0 ? Val<u32>(qs + static_cast<std::uint32_t>(delta))
+                             : Val<u32>(qs - static_cast<std::uint32_t>(-delta));
+    Col col;
+    if (lo_safe && hi_safe) {
+      col.elem = k.let("cx" + tag, ix * C);
+    } else {
+      auto ixl = k.let("ix" + tag, ix);
+      col.ok = k.let("okx" + tag, ixl < W);
+      col.elem = k.let("cx" + tag, select(*col.ok, ixl, 0u) * C);
+    }
+    cols.emplace(off, col);
+  }
+
+  for (std::uint32_t ty = 0; ty < KH; ++ty) {
+    need_weight_row(ty);
+    const std::int64_t dy = static_cast<std::int64_t>(ty) * DH - PH;
+    const bool lo_safe = dy >= 0;
+    const bool hi_safe = static_cast<std::int64_t>(P - 1) * SH + dy < static_cast<std::int64_t>(H);
+    const auto rt = std::to_string(ty);
+    Val<u32> iy = dy >= 0 ? Val<u32>(p * SH + static_cast<std::uint32_t>(dy))
+                          : Val<u32>(p * SH - static_cast<std::uint32_t>(-dy));
+    if (!(lo_safe && hi_safe)) iy = k.let("iy" + rt, iy);
+    auto row = [&] {
+      auto rb = k.let("xr" + rt, xb + iy * (W * C));
+      std::vector<Val<f32>> wf(KW * VC);
+      for (std::uint32_t tx = 0; tx < KW; ++tx) {
+        for (std::uint32_t e = 0; e < VC; ++e) {
+          wf[tx * VC + e] = k.let("w" + rt + "_" + std::to_string(tx), cast<f32>(weight(e, ty, tx)));
+        }
+      }
+      std::vector<Val<f32>> sum(V * VC);
+      for (std::uint32_t a = 0; a < V * VC; ++a) sum[a] = acc[a];
+      for (const auto& [off, col] : cols) {
+        const auto xv = load_c(x, rb + col.elem);
+        for (std::uint32_t e = 0; e < VC; ++e) {
+          Val<f32> xf = cast<f32>(xv[e]);
+          if (col.ok) xf = select(*col.ok, xf, 0.0f);
+          xf = k.let("x" + std::to_string(off), xf);
+          // Every (output j, tap tx) that reads this column.
+          for (std::uint32_t tx = 0; tx < KW; ++tx) {
+            const std::uint32_t t = tx * DW;
+            if (off < t || (off - t) % SW != 0 || (off - t) / SW >= V) continue;
+            const std::uint32_t j = (off - t) / SW;
+            sum[j * VC + e] = fma(xf, wf[tx * VC + e], sum[j * VC + e]);
+          }
+        }
+      }
+      for (std::uint32_t a = 0; a < V * VC; ++a) acc[a] = sum[a];
+    };
+    if (lo_safe && hi_safe) {
+      row();
+    } else {
+      if_(iy < H, row);  // a row above or below the input adds nothing
+    }
+  }
+
+  auto yb = k.let("yb", ((b * P + p) * Q + q0) * C + c0);
+  if_(gid < n, [&] {
+    for (std::uint32_t j = 0; j < V; ++j) {
+      auto put = [&] {
+        const Val<u32> at = j == 0 ? Val<u32>(yb) : Val<u32>(yb + j * C);
+        for (std::uint32_t h = 0; h < VC; h += VW) {
+          const Val<u32> ah = h == 0 ? at : Val<u32>(at + h);
+          if (VW == 1) {
+            store(y, ah, Val<f32>(acc[j * VC + h]));
+          } else {
+            std::vector<Val<f32>> v;
+            for (std::uint32_t e = 0; e < VW; ++e) v.push_back(acc[j * VC + h + e]);
+            store_vec(y, ah, v);
+          }
+        }
+      };
+      if (Q % V == 0 || j == 0) {
+        put();
+      } else if (QG == 1) {
+        if (j < Q) put();  // one group per row: q0 = 0 is known
+      } else {
+        if_(q0 + j < Q, put);
+      }
+    }
+  });
+}
+
+}  // namespace ingot::kernels
