@@ -100,6 +100,13 @@ Dialect cuda() {
       "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
       "  return h;\n"
       "}\n";
+  d.conversion_helpers["ingot_f32_to_bf16"] =
+      "static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {\n"
+      "  if (f != f) return (unsigned short)((__float_as_uint(f) >> 16) | 0x40u);\n"
+      "  unsigned short h;\n"
+      "  asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+      "  return h;\n"
+      "}\n";
   return d;
 }
 
