@@ -2,6 +2,9 @@
 # One call on the GPU machine (H200): build, full test suite, ingot test on every backend,
 # compute-sanitizer memcheck of the CUDA runs, optionally the bench. Logs go to $OUT (or ./gpu-out).
 # Usage: bash scripts/gpu-run.sh [--bench]
+#   INGOT_BENCH_FILTER=a,b   bench (and reference) only these kernels
+#   INGOT_SKIP_TESTS=1       skip ctest, ingot test and memcheck (bench-only exploration)
+#   INGOT_MEMCHECK_FILTER=f  memcheck only these kernels (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -15,22 +18,29 @@ export INGOT_CACHE_DIR=$PWD/.ingot-cache
 cat "$out/env.txt"
 t0=$(date +%s)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build build -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+cmake --build build -j "$(nproc)" ${INGOT_SKIP_TESTS:+--target ingot} > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 ./build/ingot device > "$out/device.txt" 2>&1; cat "$out/device.txt"
+if [[ -n ${INGOT_SKIP_TESTS:-} ]]; then
+  timeout 300 ./build/ingot test --backend cuda ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} \
+    > "$out/test-cuda.log" 2>&1
+  echo "ingot test (cuda) rc=$?"; grep -E "FAIL" "$out/test-cuda.log" | head -10; tail -2 "$out/test-cuda.log"
+else
 (cd build && timeout 420 ctest -j 8 --timeout 300 > "$out/ctest.log" 2>&1); echo "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 grep -E "Failed|\*\*\*" "$out/ctest.log" | head -20
 timeout 300 ./build/ingot test --backend all --json "$out/test-all.json" > "$out/test-all.log" 2>&1; echo "ingot test rc=$?"; tail -8 "$out/test-all.log"
 if command -v compute-sanitizer >/dev/null; then
-  timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/ingot test --backend cuda > "$out/memcheck.log" 2>&1
+  timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/ingot test --backend cuda \
+    ${INGOT_MEMCHECK_FILTER:+--filter "$INGOT_MEMCHECK_FILTER"} > "$out/memcheck.log" 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed," "$out/memcheck.log" | tail -3
 fi
+fi
 if [[ ${1:-} == --bench ]]; then
-  ./build/ingot bench --emit-cases "$out/cases.json" >/dev/null
+  ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} >/dev/null
   timeout 240 python3 bench/reference_torch.py "$out/cases.json" "$out/reference.json" > "$out/reference.log" 2>&1
   echo "reference rc=$?"; tail -3 "$out/reference.log"
   timeout 420 ./build/ingot snap --backend cuda --reference "$out/reference.json" --out "$out/baseline.json" \
-    ${INGOT_BENCH_ARGS:-} > "$out/bench.log" 2>&1
+    ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} ${INGOT_BENCH_ARGS:-} > "$out/bench.log" 2>&1
   echo "bench rc=$?"; tail -70 "$out/bench.log"
 fi
 echo "total: $(( $(date +%s) - t0 )) s"

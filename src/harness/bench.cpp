@@ -21,9 +21,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-bool selected(const KernelSpec& k, const std::string& filter) {
-  return filter.empty() || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
-}
+bool selected(const KernelSpec& k, const std::string& filter) { return k.matches(filter); }
 
 // f32 FMA chains: 8 independent accumulators per thread, 64 unrolled steps per loop trip.
 ir::Kernel fma_kernel() {

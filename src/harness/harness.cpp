@@ -177,8 +177,7 @@ HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& b
   };
   std::vector<Job> jobs;
   for (const auto& spec : reg.kernels()) {
-    if (!options.filter.empty() && spec.name.find(options.filter) == std::string::npos &&
-        spec.family.find(options.filter) == std::string::npos) {
+    if (!spec.matches(options.filter)) {
       continue;
     }
     for (DType t : spec.dtypes) {

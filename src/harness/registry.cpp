@@ -53,6 +53,18 @@ std::string KernelSpec::variant_name(DType t, const Params& p) const {
   return s;
 }
 
+bool KernelSpec::matches(const std::string& filter) const {
+  if (filter.empty()) return true;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = filter.find(',', start);
+    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && (name.find(part) != std::string::npos || family.find(part) != std::string::npos)) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+
 void Registry::add(KernelSpec spec) {
   if (spec.name.empty()) throw std::invalid_argument("a kernel spec needs a name");
   if (find(spec.name)) throw std::invalid_argument("kernel '" + spec.name + "' is registered twice");

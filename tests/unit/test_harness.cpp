@@ -43,6 +43,20 @@ TEST(Registry, ManifestCheckFindsEveryKindOfDifference) {
   EXPECT_FALSE(check_manifest(Registry{}, "").empty());  // an empty registry is an error
 }
 
+TEST(Registry, FilterMatchesAnyCommaSeparatedPart) {
+  harness::KernelSpec k;
+  k.name = "depthwise_conv1d";
+  k.family = "conv";
+  EXPECT_TRUE(k.matches(""));
+  EXPECT_TRUE(k.matches("depthwise"));
+  EXPECT_TRUE(k.matches("conv"));
+  EXPECT_TRUE(k.matches("causal,depthwise_conv1d"));
+  EXPECT_TRUE(k.matches(",dwise"));
+  EXPECT_FALSE(k.matches("causal"));
+  EXPECT_FALSE(k.matches("causal,quant"));
+  EXPECT_FALSE(k.matches(","));
+}
+
 TEST(Registry, DuplicateRegistrationIsRefused) {
   Registry r = builtin_registry();
   KernelSpec copy = r.kernels().front();

@@ -165,8 +165,7 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
   }
   if (!filter.empty()) {
     bool any = false;
-    for (const auto& k : reg.kernels())
-      any = any || k.name.find(filter) != std::string::npos || k.family.find(filter) != std::string::npos;
+    for (const auto& k : reg.kernels()) any = any || k.matches(filter);
     if (!any) throw UsageError("--filter '" + filter + "' matches no kernel (see `ingot list`)");
   }
   const bool tty = ::isatty(::fileno(stderr)) != 0;
@@ -255,7 +254,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   std::size_t files = 0;
   tools::CudaArtifacts cuda_tool;
   for (const auto& k : reg.kernels()) {
-    if (!filter.empty() && k.name.find(filter) == std::string::npos) continue;
+    if (!k.matches(filter)) continue;
     for (DType t : k.dtypes) {
       auto vs = tools::variants(k);
       if (first_variant_only) vs.resize(1);
@@ -615,7 +614,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0x1a2b3c4d;
   auto* test = app.add_subcommand("test", "Check every kernel x dtype x case x backend against its CPU oracle");
   test->add_option("--backend", backend, "interp, opencl, cuda (comma list) or all")->capture_default_str();
-  test->add_option("--filter", filter, "Only kernels whose name or family contains this");
+  test->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   test->add_option("--dtype", dtype, "Only this dtype (f32, f16, bf16, ...)");
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
@@ -629,7 +628,7 @@ int main(int argc, char** argv) {
       "build", "Emit every kernel x dtype x variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
   build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
-  build->add_option("--filter", filter, "Only kernels whose name contains this");
+  build->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   bool first_variant = false;
   build->add_flag("--first-variant", first_variant,
                   "Only each kernel's first variant per dtype (quick compile checks)");
@@ -660,7 +659,7 @@ int main(int argc, char** argv) {
   BenchArgs bargs;
   auto add_bench_options = [&](CLI::App* c) {
     c->add_option("--backend", bargs.backend, "One backend: cuda, opencl or interp")->capture_default_str();
-    c->add_option("--filter", bargs.filter, "Only kernels whose name or family contains this");
+    c->add_option("--filter", bargs.filter, "Only kernels whose name or family contains this (comma list: any part)");
     c->add_option("--dtype", bargs.dtype, "Only this dtype");
     c->add_option("--reps", bargs.reps, "Timed launches per case")->capture_default_str();
     c->add_option("--warmup", bargs.warmup, "Untimed launches first")->capture_default_str();

@@ -85,6 +85,9 @@ struct KernelSpec {
   // The name of the compiled variant for (dtype, case): "<name>_<dtype>_<spec values>", each
   // spec value as "<key><number>" or, where value_names lists it, as its name.
   [[nodiscard]] std::string variant_name(DType t, const Params& p) const;
+  // Whether a --filter selects this kernel: empty, or any comma-separated part is contained in
+  // the name or the family ("depthwise,causal").
+  [[nodiscard]] bool matches(const std::string& filter) const;
 };
 
 class Registry {
