@@ -153,13 +153,11 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
         {"k4_silu_init_2x32x9_t16_vc4", with_tiling(prefill_shape(2, 32, 9, 4, {false, true, true, false}), 16, 4)});
     s.tests.push_back(
         {"k2_final_1x16x7_t1_vc1", with_tiling(prefill_shape(1, 16, 7, 2, {false, false, false, true}), 1, 1)});
-    // Tiling variants of the bench shapes (the first two stay the defaults: T8 VC8).
-    for (const std::int64_t T : {4, 16}) {
-      s.bench.push_back(
-          {"B8_C4096_L4096_K4_t" + std::to_string(T), with_tiling(prefill_shape(8, 4096, 4096, 4, none), T)});
+    // Tiling variants of the bench shapes (the first two are the defaults: T16 VC4).
+    for (const auto& [T, VC] : std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 4}, {32, 4}, {16, 8}, {16, 2}}) {
+      s.bench.push_back({"B8_C4096_L4096_K4_t" + std::to_string(T) + "_vc" + std::to_string(VC),
+                         with_tiling(prefill_shape(8, 4096, 4096, 4, none), T, VC)});
     }
-    s.bench.push_back({"B8_C4096_L4096_K4_t8_vc4", with_tiling(prefill_shape(8, 4096, 4096, 4, none), 8, 4)});
-    s.bench.push_back({"B8_C4096_L4096_K4_t16_vc4", with_tiling(prefill_shape(8, 4096, 4096, 4, none), 16, 4)});
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
       const auto tiling = nlc_tiling_of(p);

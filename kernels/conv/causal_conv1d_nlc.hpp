@@ -19,8 +19,8 @@
 //
 // Spec parameters (besides the options): T (time steps per thread, 1..64) and VC (channels per
 // thread, a power of two in [1, 16]); the kernel uses the largest power of two <= VC that
-// divides C (1 = scalar accesses for odd C). Defaults: T = 8, VC = 8 (independent of the
-// element type, so the launch is too).
+// divides C (1 = scalar accesses for odd C). Defaults: T = 16, VC = 4, the best of the tilings
+// measured on the H200 (docs/performance.md); independent of the element type, so the launch is too.
 //
 // Contract (the library's rules):
 // - launch grid_1d(B * ceil(L/T) * C/VC, any group size); B is a run-time u32 scalar
@@ -47,8 +47,8 @@
 namespace ingot::kernels {
 
 struct CausalNlcTiling {
-  std::uint32_t T = 8;   // time steps per thread
-  std::uint32_t VC = 8;  // channels per thread (requested)
+  std::uint32_t T = 16;  // time steps per thread
+  std::uint32_t VC = 4;  // channels per thread (requested)
 };
 
 // The channels per thread the kernel uses for `channels` when VC is requested: the largest power

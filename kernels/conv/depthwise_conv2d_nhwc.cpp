@@ -17,21 +17,16 @@ namespace {
 using harness::param;
 using harness::Params;
 
-std::uint64_t taps_of(const Params& p) {
-  return static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kh"), 1)) *
-         static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "kw"), 1));
-}
-
-// V and VC of a case; absent keys take the defaults for its window.
+// V and VC of a case; absent keys take the defaults.
 std::uint32_t v_of(const Params& p) {
-  const std::int64_t v = p.count("V") ? param(p, "V") : depthwise_nhwc_default_tiling(taps_of(p)).V;
+  const std::int64_t v = p.count("V") ? param(p, "V") : kDepthwiseNhwcDefaultTiling.V;
   if (v < 1 || v > 16) {
     throw std::invalid_argument("depthwise_conv2d_nhwc: V = " + std::to_string(v) + " must be in [1, 16]");
   }
   return static_cast<std::uint32_t>(v);
 }
 std::uint32_t vc_of(const Params& p) {
-  const std::int64_t v = p.count("VC") ? param(p, "VC") : depthwise_nhwc_default_tiling(taps_of(p)).VC;
+  const std::int64_t v = p.count("VC") ? param(p, "VC") : kDepthwiseNhwcDefaultTiling.VC;
   if (v < 1 || v > 16) {
     throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(v) + " must be in [1, 16]");
   }
@@ -85,15 +80,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   tcase("c8_4x5_1x1_v8_onegroup", {.B = 2, .C = 8, .size = {4, 5}, .k = {1, 1}}, 8);
   tcase("c32_5x6_3x2_pad1_v1_vc1", {.B = 1, .C = 32, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}}, 1, 1);
 
-  // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC8; 7x7: V8 VC4); then tiling variants of
-  // the same shapes, so one GPU run can pick the best.
-  s.bench.push_back({"N32_C384_56x56_3x3_v2_vc8", with(conv_params(f, k3), 2, 8)});
-  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc8", with(conv_params(f, k3), 8, 8)});
-  s.bench.push_back({"N32_C384_56x56_3x3_v4_vc4", with(conv_params(f, k3), 4, 4)});
-  s.bench.push_back({"N32_C384_56x56_3x3_v8_vc4", with(conv_params(f, k3), 8, 4)});
-  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc4", with(conv_params(f, k7), 4, 4)});
-  s.bench.push_back({"N32_C384_56x56_7x7_v4_vc8", with(conv_params(f, k7), 4, 8)});
-  s.bench.push_back({"N32_C384_56x56_7x7_v16_vc2", with(conv_params(f, k7), 16, 2)});
+  // Bench: the first two are the reference shapes with the defaults (V4 VC4); then tiling variants of the same
+  // shapes, so one GPU run can compare.
+  for (const auto& [V, VC] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 4}, {4, 2}, {4, 8}}) {
+    const std::string t = "_v" + std::to_string(V) + "_vc" + std::to_string(VC);
+    s.bench.push_back({"N32_C384_56x56_3x3" + t, with(conv_params(f, k3), V, VC)});
+    s.bench.push_back({"N32_C384_56x56_7x7" + t, with(conv_params(f, k7), V, VC)});
+  }
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

@@ -22,7 +22,7 @@
 // stored with vector stores, VC channels per output column.
 //
 // Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16) and VC
-// (channels per thread, a power of two in [1, 16]); defaults in depthwise_nhwc_default_tiling. The kernel uses the
+// (channels per thread, a power of two in [1, 16]); default kDepthwiseNhwcDefaultTiling. The kernel uses the
 // largest power of two <= VC that divides C (depthwise_nhwc_channel_width; 1 = scalar
 // accesses for odd C); a thread's VC channels are read and written in accesses of at most 16
 // bytes (8 elements of f16/bf16: one access; 4 of f32: two). Neither depends on the element
@@ -74,18 +74,15 @@ inline std::uint32_t depthwise_nhwc_access_width(std::uint32_t vc, std::uint32_t
   return vc < 2 ? 1 : std::min(vc, 16 / elem_bytes);
 }
 
-// The default tiling for a window of `taps` = kh*kw taps. Up to 16 taps (memory-bound):
-// V = 4 outputs x VC = 8 channels (one 16-byte access in f16/bf16, two in f32), 32 f32
-// accumulators. Larger windows (FMA-bound): V = 8 x VC = 4, so each converted input and weight
-// feeds more outputs while the accumulators, one row of weights and one row of inputs stay
-// within about 128 registers. Neither depends on the element type, so neither does the launch.
+// The default tiling: V = 4 outputs x VC = 4 channels per thread, for every window. Measured on
+// the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md): smaller tiles keep more threads
+// and loads in flight (3x3, memory-bound) and fewer registers (7x7, FMA-bound). Neither depends
+// on the element type, so neither does the launch.
 struct DepthwiseNhwcTiling {
   std::uint32_t V;
   std::uint32_t VC;
 };
-inline DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint64_t taps) {
-  return taps <= 16 ? DepthwiseNhwcTiling{4, 8} : DepthwiseNhwcTiling{8, 4};
-}
+inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 4};
 
 // Threads of one batch: P * ceil(Q/V) * C/VC (VC as the kernel uses it).
 inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {

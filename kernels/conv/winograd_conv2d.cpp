@@ -101,7 +101,8 @@ void register_filter_transform(harness::Registry& r) {
         for (std::int64_t j = 0; j < 4; ++j) {
           double acc = 0;
           for (std::int64_t r = 0; r < 3; ++r) {
-            for (std::int64_t c = 0; c < 3; ++c) acc += G[i][r] * w[static_cast<std::size_t>(f * 9 + r * 3 + c)] * G[j][c];
+            for (std::int64_t c = 0; c < 3; ++c)
+              acc += G[i][r] * w[static_cast<std::size_t>(f * 9 + r * 3 + c)] * G[j][c];
           }
           u[static_cast<std::size_t>(f * 16 + i * 4 + j)] = acc;
         }
