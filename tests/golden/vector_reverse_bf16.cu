@@ -2,9 +2,10 @@
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
 static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
-  unsigned int x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
-  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  if (f != f) return (unsigned short)((__float_as_uint(f) >> 16) | 0x40u);
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
 }
 static __device__ __forceinline__ float ingot_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 
