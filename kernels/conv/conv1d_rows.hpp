@@ -13,7 +13,10 @@
 // - otherwise: G = ceil(O / V) + 1 and group g has outputs [a_r + (g-1)*V, a_r + g*V) with
 //   a_r = (-r*O) mod V: the groups follow the *flat* output index aligned to V, so every group
 //   that lies wholly inside its row is stored with aligned vector stores; the row's first and
-//   last groups (partly outside) use guarded scalar stores.
+//   last groups (partly outside) use guarded scalar stores. With row_local set instead, G =
+//   ceil(O / V) and group g has outputs [g*V, g*V + V) of its row, like the aligned mapping
+//   (static chunk offsets, one body), stored with guarded scalar stores (the row's output start
+//   is not V-aligned); the two are bench variants of each other.
 // Loads. W = vector width (2, 4 or 8 elements of 4, 8 or 16 bytes; the widest dividing V and
 // L; 1 = scalar loads when none does). A thread loads the aligned W-element chunks covering
 // its inputs [o0*stride - pad, ...) and reads each input element it needs from them at a
@@ -43,12 +46,14 @@ namespace ingot::kernels {
 struct Rows1dGeom {
   std::uint32_t channels, length, out_len, ksize, stride, dilation, pad;  // pad: left padding
   std::uint32_t outputs_per_thread;                                       // V >= 1
+  bool row_local = false;  // O % V != 0: row-local groups and scalar stores (see Mapping)
 
   [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
-  // Groups (threads) per row: O/V when aligned, ceil(O/V) + 1 otherwise.
+  // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise.
   [[nodiscard]] std::uint32_t groups() const {
     const std::uint32_t V = outputs_per_thread;
-    return aligned() ? out_len / V : (out_len + V - 1) / V + 1;
+    if (aligned()) return out_len / V;
+    return (out_len + V - 1) / V + (row_local ? 0 : 1);
   }
 };
 
@@ -93,6 +98,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   const std::uint32_t P = g.pad, V = g.outputs_per_thread, G = g.groups();
   const std::uint32_t W = rows1d_vec_width(sizeof(T), V, L);
   const bool aligned = g.aligned();
+  const bool row_mapped = aligned || g.row_local;  // o0 = grp * V within the row
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
 
   auto gid = k.let("gid", k.program_id(0));
@@ -107,7 +113,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   // First output of the group, and its static range (for the bounds analysis below).
   Val<i32> o0;
   std::int64_t o0_min = 0, o0_max = 0;
-  if (aligned) {
+  if (row_mapped) {
     o0 = k.let("o0", cast<i32>(grp * V));
     o0_max = static_cast<std::int64_t>(G - 1) * V;
   } else {
@@ -119,13 +125,13 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   // q = first input position; base = q - s, the aligned chunk holding it.
   auto q = k.let("q", o0 * i32c(S) - i32c(P));
   const std::int64_t q_min = o0_min * S - P, q_max = o0_max * S - P;
-  const bool static_shift = aligned || W == 1;
+  const bool static_shift = row_mapped || W == 1;
   std::uint32_t s_static = 0;
   Val<u32> shift;
   Val<i32> base;
   std::int64_t base_min = 0, base_max = 0;
   if (static_shift) {
-    // aligned: o0*S is a multiple of V, hence of W, so s = (-P) mod W.
+    // row-mapped: o0*S is a multiple of V, hence of W, so s = (-P) mod W.
     s_static = (W - P % W) % W;
     base = k.let("base", q - i32c(s_static));
     base_min = q_min - s_static;
@@ -217,6 +223,12 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     };
     if (aligned) {
       if_(live, [&] { store_group(y_row + cast<u32>(o0)); });
+      return;
+    }
+    if (g.row_local) {
+      for (std::uint32_t j = 0; j < V; ++j) {
+        if_(live && o0 + i32c(j) < i32c(O), [&] { store(io.y, y_row + cast<u32>(o0) + j, out[j]); });
+      }
       return;
     }
     auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));

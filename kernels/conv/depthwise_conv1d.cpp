@@ -35,13 +35,19 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              static_cast<std::uint32_t>(param(p, "pad")),
                              static_cast<std::uint32_t>(param(p, "dilation")),
                              param(p, "bias") != 0,
-                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 8)};
+                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 8),
+                             p.count("rowlocal") != 0 && param(p, "rowlocal") != 0};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
              std::int64_t dil, bool bias, std::int64_t V = 1) {
   return {{"B", B},     {"C", C},          {"L", L},       {"K", K}, {"stride", stride},
           {"pad", pad}, {"dilation", dil}, {"bias", bias}, {"V", V}};
+}
+
+Params row_local(Params p) {
+  p["rowlocal"] = 1;
+  return p;
 }
 
 }  // namespace
@@ -52,7 +58,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -76,6 +82,10 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_v16_O43", shape(1, 3, 40, 4, 1, 3, 1, false, 16)},       // L % 16 != 0: 8-wide vectors
       {"k4_pad1_v8_L36", shape(2, 2, 36, 4, 1, 1, 1, false, 8)},         // L % 8 != 0: 4-wide (bf16) vectors
       {"k4_pad3_v8_L35_scalar", shape(1, 3, 35, 4, 1, 3, 1, false, 8)},  // odd L: scalar loads
+      // row-local groups with scalar stores (O % V != 0)
+      {"k4_pad3_v8_O35_rowlocal", row_local(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
+      {"k3_s2_pad0_v8_O31_rowlocal", row_local(shape(1, 4, 64, 3, 2, 0, 1, false, 8))},
+      {"k4_pad3_v8_L35_rowlocal", row_local(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
   };
   // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
@@ -85,6 +95,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
       {"B8_C4096_L4096_K4_pad3_v16", shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)},
       {"B4_C512_L65536_K3_s2_v16", shape(4, 512, 65536, 3, 2, 1, 1, false, 16)},
+      {"B8_C4096_L4096_K4_pad3_rowlocal", row_local(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);

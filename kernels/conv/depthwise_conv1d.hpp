@@ -29,11 +29,12 @@ struct DepthwiseConv1dSpec {
   std::uint32_t channels, length, ksize, stride, pad, dilation;
   bool bias;
   std::uint32_t outputs_per_thread = 8;  // V, 1..64
+  bool row_local = false;                // O % V != 0: Rows1dGeom::row_local
   [[nodiscard]] std::uint32_t out_len() const;
   // Throws std::invalid_argument for an impossible shape or V outside [1, 64].
   void validate() const;
   [[nodiscard]] Rows1dGeom geom() const {
-    return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread};
+    return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread, row_local};
   }
   // Threads per (b, c) row; the launch has B * C * groups() threads.
   [[nodiscard]] std::uint32_t groups() const { return geom().groups(); }
