@@ -1,7 +1,7 @@
 // conv2d_grouped: grouped 2-D convolution, NCHW input, weight [O, C/groups, kh, kw], optional
 // bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
 // arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
-// x a VH x VW tile per thread, spec parameters "OC", "VH", "VW", default 4, 2, 8).
+// x a VH x VW tile per thread, spec parameters "OC", "VH", "VW", default 2, 4, 8).
 #include "grouped_conv_registry.hpp"
 #include "register.hpp"
 
@@ -74,7 +74,7 @@ void register_conv2d_grouped(harness::Registry& r) {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
       },
-      {{8, 1, 8}, {2, 4, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
+      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
 }
 
 }  // namespace ingot::kernels

@@ -1,7 +1,7 @@
 // conv3d_grouped: grouped 3-D convolution, NCDHW input, weight [O, C/groups, kd, kh, kw],
 // optional bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
 // arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
-// x a VH x VW tile of one depth slice per thread, spec parameters "OC", "VH", "VW", default 4, 2,
+// x a VH x VW tile of one depth slice per thread, spec parameters "OC", "VH", "VW", default 2, 4,
 // 8).
 #include "grouped_conv_registry.hpp"
 #include "register.hpp"
@@ -67,7 +67,7 @@ void register_conv3d_grouped(harness::Registry& r) {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
       },
-      {{8, 1, 8}, {2, 4, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
+      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
 }
 
 }  // namespace ingot::kernels
