@@ -1,14 +1,15 @@
 // conv2d_grouped: grouped 2-D convolution, NCHW input, weight [O, C/groups, kh, kw], optional
-// bias; kernel size, stride, padding and dilation per axis. A thin registration of
-// direct_conv.hpp.
-#include "direct_conv_registry.hpp"
+// bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
+// arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
+// x a VH x VW tile per thread, spec parameters "OC", "VH", "VW", default 2, 4, 8).
+#include "grouped_conv_registry.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
 
 void register_conv2d_grouped(harness::Registry& r) {
   const ConvForm f{"conv2d_grouped", 2, ConvLayout::ChannelsFirst, ConvChannels::Grouped};
-  r.add(direct_conv_kernel(
+  r.add(grouped_conv_kernel(
       f,
       "grouped 2-D convolution: x[B,C,H,W] * w[O,C/groups,kh,kw] (+bias[O]) -> y[B,O,P,Q]; stride, pad, dilation "
       "per axis",
@@ -42,9 +43,38 @@ void register_conv2d_grouped(harness::Registry& r) {
             .bias = true}},
       },
       {
+          // 8 channels per group; Q = 13 and P = 7 leave partial tiles (scalar rows)
+          {"cpg8_g2_7x13_pad1_bias_b2_oc4_t2x8",
+           {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+           {4, 2, 8}},
+          // vector rows (W = 16), partial last row tile, OC = 8
+          {"cpg8_g2_5x16_pad1_oc8_t2x8",
+           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {5, 16}, .k = {3, 3}, .pad = {1, 1}},
+           {8, 2, 8}},
+          // 3 output channels per group with OC = 2: a channel block past the group's end
+          {"cpg2_og3_g2_5x16_pad1_bias_oc2_t2x8",
+           {.B = 2, .C = 4, .O = 6, .groups = 2, .size = {5, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+           {2, 2, 8}},
+          {"cpg4_g2_9x32_s2_pad1_oc4_t2x8",
+           {.B = 1, .C = 8, .O = 8, .groups = 2, .size = {9, 32}, .k = {3, 3}, .stride = {2, 2}, .pad = {1, 1}},
+           {4, 2, 8}},
+          // kh != kw, dilation, asymmetric padding, a 3-row tile, OC tail
+          {"cpg2_og3_g3_10x24_k3x2_d2x3_p2x1_b3_oc2_t3x4",
+           {.B = 3, .C = 6, .O = 9, .groups = 3, .size = {10, 24}, .k = {3, 2}, .pad = {2, 1}, .dil = {2, 3}},
+           {2, 3, 4}},
+          {"cpg4_g2_6x32_pad1_bias_oc4_t1x16",
+           {.B = 1, .C = 8, .O = 8, .groups = 2, .size = {6, 32}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+           {4, 1, 16}},
+          // depthwise with a channel multiplier of 2, vector rows, no padding, stride 1x2
+          {"multiplier2_g2_6x16_s1x2_oc2_t4x4",
+           {.B = 2, .C = 2, .O = 4, .groups = 2, .size = {6, 16}, .k = {3, 3}, .stride = {1, 2}},
+           {2, 4, 4}},
+      },
+      {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
-      }));
+      },
+      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
 }
 
 }  // namespace ingot::kernels

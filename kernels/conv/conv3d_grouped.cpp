@@ -1,14 +1,16 @@
 // conv3d_grouped: grouped 3-D convolution, NCDHW input, weight [O, C/groups, kd, kh, kw],
-// optional bias; kernel size, stride, padding and dilation per axis. A thin registration of
-// direct_conv.hpp.
-#include "direct_conv_registry.hpp"
+// optional bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
+// arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
+// x a VH x VW tile of one depth slice per thread, spec parameters "OC", "VH", "VW", default 2, 4,
+// 8).
+#include "grouped_conv_registry.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
 
 void register_conv3d_grouped(harness::Registry& r) {
   const ConvForm f{"conv3d_grouped", 3, ConvLayout::ChannelsFirst, ConvChannels::Grouped};
-  r.add(direct_conv_kernel(
+  r.add(grouped_conv_kernel(
       f,
       "grouped 3-D convolution: x[B,C,D,H,W] * w[O,C/groups,kd,kh,kw] (+bias[O]) -> y[B,O,P,Q,R]; stride, pad, "
       "dilation per axis",
@@ -40,9 +42,32 @@ void register_conv3d_grouped(harness::Registry& r) {
             .bias = true}},
       },
       {
+          // 8 channels per group, vector rows, padding on every axis, partial row tile
+          {"cpg8_g2_3x5x16_pad1_bias_oc4_t2x8",
+           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {3, 5, 16}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {4, 2, 8}},
+          // 3 output channels per group with OC = 2, depth stride 2 and dilation, Q = 8 (stride 2)
+          {"cpg2_og3_g2_5x6x16_k2x3x3_s2x1x2_d1x2x1_b2_oc2_t2x8",
+           {.B = 2,
+            .C = 4,
+            .O = 6,
+            .groups = 2,
+            .size = {5, 6, 16},
+            .k = {2, 3, 3},
+            .stride = {2, 1, 2},
+            .pad = {1, 1, 1},
+            .dil = {1, 2, 1}},
+           {2, 2, 8}},
+          // scalar rows (W = 7), partial column tile, depthwise multiplier 2
+          {"multiplier2_g2_4x5x7_pad1_oc2_t2x4",
+           {.B = 1, .C = 2, .O = 4, .groups = 2, .size = {4, 5, 7}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+           {2, 2, 4}},
+      },
+      {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
-      }));
+      },
+      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
 }
 
 }  // namespace ingot::kernels

@@ -1,0 +1,81 @@
+// kernels/conv/grouped_conv_registry.hpp — the registry entry of a channels-first grouped
+// convolution run by grouped_conv_nchw.hpp: direct_conv_registry's parameters, cases, oracle,
+// inputs, tolerances and bench arithmetic, with build and geometry replaced and the tile spec
+// parameters "OC", "VH" and "VW" added (default 2, 4, 8 when a case leaves them out). Work-groups
+// of 128 threads: at 129-168 registers per thread (ptxas's choice without launch bounds) that
+// keeps 12 warps per SM resident where 256-thread groups would keep 8.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "direct_conv_registry.hpp"
+#include "grouped_conv_nchw.hpp"
+#include "register.hpp"
+
+namespace ingot::kernels {
+
+inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
+  const auto get = [&](const char* key, std::int64_t dflt) {
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(p.count(key) ? harness::param(p, key) : dflt, 0, 1024));
+  };
+  return {get("OC", 2), get("VH", 4), get("VW", 8)};
+}
+
+inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
+  p["OC"] = t.oc;
+  p["VH"] = t.vh;
+  p["VW"] = t.vw;
+  return p;
+}
+
+// A tiled case: a ConvCase and the tile it runs with.
+struct GroupedConvTiledCase {
+  std::string name;
+  ConvCase c;
+  GroupedConvTile tile;
+};
+
+// The registry entry: `tests` and `bench` run with the default tile; `tiled_tests` with theirs;
+// each bench shape is repeated with every tile of `bench_tiles` (the first case per shape is the
+// default tile, so one GPU run can pick the best).
+inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string description,
+                                               const std::vector<std::pair<std::string, ConvCase>>& tests,
+                                               const std::vector<GroupedConvTiledCase>& tiled_tests,
+                                               const std::vector<std::pair<std::string, ConvCase>>& bench,
+                                               const std::vector<GroupedConvTile>& bench_tiles) {
+  using harness::param;
+  using harness::Params;
+  auto s = direct_conv_kernel(f, std::move(description), tests, bench);
+  for (const char* key : {"OC", "VH", "VW"}) s.spec_params.emplace_back(key);
+  const GroupedConvTile dflt{};
+  for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
+  for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
+  for (const auto& tc : tiled_tests)
+    s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
+  for (const auto& t : bench_tiles) {
+    const std::string tag = "_oc" + std::to_string(t.oc) + "_t" + std::to_string(t.vh) + "x" + std::to_string(t.vw);
+    for (const auto& [name, c] : bench) s.bench.push_back({name + tag, with_grouped_conv_tile(conv_params(f, c), t)});
+  }
+  s.build = [f](DType t, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    const auto tile = grouped_conv_tile_of(p);
+    return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+      grouped_conv_nchw<typename decltype(tag)::type>(k, sp, tile);
+    });
+  };
+  s.geometry = [f](const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    const auto tile = grouped_conv_tile_of(p);
+    check_grouped_conv_nchw(sp, tile);
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_nchw_threads_per_batch(sp, tile),
+                            128);
+  };
+  return s;
+}
+
+}  // namespace ingot::kernels
