@@ -27,6 +27,9 @@ using harness::Params;
 
 std::uint32_t u32_param(const Params& p, const std::string& key) { return static_cast<std::uint32_t>(param(p, key)); }
 
+// V of a channel-first case (outputs per thread); absent: 8.
+std::uint32_t ncl_v_of(const Params& p) { return p.count("V") ? u32_param(p, "V") : 8u; }
+
 CausalConv1dSpec prefill_spec_of(const Params& p, SeqLayout layout) {
   return CausalConv1dSpec{u32_param(p, "C"),     u32_param(p, "L"),     u32_param(p, "K"),      param(p, "bias") != 0,
                           param(p, "silu") != 0, param(p, "init") != 0, param(p, "final") != 0, layout};
@@ -129,12 +132,12 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
       return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
-        causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, u32_param(p, "V"));
+        causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, ncl_v_of(p));
       });
     };
     s.geometry = [layout](const Params& p) {
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") *
-                                  causal_ncl_geom(prefill_spec_of(p, layout), u32_param(p, "V")).groups(),
+                                  causal_ncl_geom(prefill_spec_of(p, layout), ncl_v_of(p)).groups(),
                               256);
     };
   } else {

@@ -1,7 +1,8 @@
 // kernels/conv/causal_conv1d.hpp — causal depthwise 1-D convolution for state-space models
 // (the short convolution in front of Mamba-style blocks), for prefill and for one decode step.
 //
-// Prefill, one thread per output:
+// Prefill (the kernels are causal_conv1d_ncl.hpp, V outputs per thread, and
+// causal_conv1d_nlc.hpp, T steps x VC channels per thread; this header has what they share):
 //   channel-first (causal_conv1d_prefill):     x [B, C, L] -> y [B, C, L]
 //   channel-last  (causal_conv1d_prefill_nlc): x [B, L, C] -> y [B, L, C]
 //   weight w [C, K], optional bias [C], optional initial state s0 [B, C, K-1] (the K-1 inputs
@@ -9,8 +10,6 @@
 //   the sequence, initial state included when L < K-1), optional fused SiLU:
 //     z[b,c,t] = bias[c] + sum_{k<K} w[c,k] * xx[b,c,t-(K-1)+k],  xx = x for t >= 0, s0 (or 0) before,
 //     y = silu ? z * sigmoid(z) : z.
-//   The thread of the last position (t = L-1) of each (b, c) has the whole window of the final
-//   state loaded and writes it.
 // Decode step (causal_conv1d_update), one thread per (b, c):
 //   x [B, C], w [C, K], optional bias [C], state [B, C, K-1] updated in place (InOut):
 //     y[b,c] = bias[c] + sum_{k<K-1} w[c,k] * state[b,c,k] + w[c,K-1] * x[b,c]  (then SiLU),
@@ -49,83 +48,16 @@ void check_causal_conv1d(std::uint32_t channels, std::uint32_t length, std::uint
 // z * sigmoid(z) = z / (1 + exp(-z)).
 inline dsl::Val<f32> silu(const dsl::Val<f32>& z) { return z / (1.0f + dsl::exp(-z)); }
 
-// bias[c] (when present) + sum_k taps[k] * w[c, k], in f32, in tap order.
+// bias[c] (when present) + sum_k taps[k] * w[c, k], in f32: starting from the bias, one fma per
+// tap in tap order (the prefill kernels' order, so a decode step continues a prefill bit for bit).
 template <class T>
 dsl::Val<f32> causal_dot(const dsl::In<T>& bias, bool has_bias, const dsl::Val<u32>& c, const dsl::In<T>& w,
                          const std::array<dsl::Val<f32>, 8>& taps, std::uint32_t K) {
   using namespace ingot::dsl;
-  Val<f32> acc = taps[0] * cast<f32>(load(w, c * K));
-  if (has_bias) acc = cast<f32>(load(bias, c)) + acc;
-  for (std::uint32_t kk = 1; kk < K; ++kk) acc = acc + taps[kk] * cast<f32>(load(w, c * K + kk));
+  const Val<f32> w0 = cast<f32>(load(w, c * K));
+  Val<f32> acc = has_bias ? fma(taps[0], w0, cast<f32>(load(bias, c))) : taps[0] * w0;
+  for (std::uint32_t kk = 1; kk < K; ++kk) acc = fma(taps[kk], cast<f32>(load(w, c * K + kk)), acc);
   return acc;
-}
-
-template <class T>
-void causal_conv1d_prefill(dsl::KernelBuilder& k, const CausalConv1dSpec& s) {
-  using namespace ingot::dsl;
-  check_causal_conv1d(s.channels, s.length, s.ksize);
-  const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1;
-  const bool last = s.layout == SeqLayout::ChannelLast;
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * (C * L));
-  auto w = k.in<T>("w", C * K);
-  In<T> bias, init;
-  Out<T> final_state;
-  if (s.bias) bias = k.in<T>("bias", C);
-  if (s.init_state) init = k.in<T>("init_state", batch * (C * S));
-  auto y = k.out<T>("y", batch * (C * L));
-  if (s.final_state) final_state = k.out<T>("final_state", batch * (C * S));
-
-  auto gid = k.let("gid", k.program_id(0));
-  auto n = k.let("n", batch * (C * L));
-  auto i = k.let("i", select(gid < n, gid, 0u));  // tail threads read element 0
-  // Position t, channel c and row bc = b*C + c of this output; the input at t-d is d*step
-  // elements before x[i] (same layout as y).
-  Val<u32> t, c, bc;
-  std::uint32_t step = 1;
-  if (last) {
-    c = k.let("c", i % C);
-    t = k.let("t", (i / C) % L);
-    bc = k.let("bc", (i / (C * L)) * C + c);
-    step = C;
-  } else {
-    t = k.let("t", i % L);
-    bc = k.let("bc", i / L);
-    c = k.let("c", bc % C);
-  }
-  // The window xx[t-(K-1) .. t]: tap kk is d = K-1-kk positions back.
-  // (Kept in T: the final state stores these values as they are.)
-  std::array<Val<T>, 8> win;
-  for (std::uint32_t kk = 0; kk < K; ++kk) {
-    const std::uint32_t d = S - kk;
-    const auto tap = std::to_string(kk);
-    if (d == 0) {
-      win[kk] = load(x, i);
-      continue;
-    }
-    auto ok = k.let("in_seq" + tap, t >= d);  // the tap lies inside the sequence
-    auto xv = load(x, select(ok, i - d * step, i));
-    if (s.init_state) {
-      // Before t = 0: element t + kk of the initial state row (< K-1 exactly when !ok).
-      auto sv = load(init, bc * S + select(ok, 0u, t + kk));
-      win[kk] = k.let("x" + tap, select(ok, xv, sv));
-    } else {
-      win[kk] = k.let("x" + tap, select(ok, xv, Val<T>(0.0f)));
-    }
-  }
-  std::array<Val<f32>, 8> taps;
-  for (std::uint32_t kk = 0; kk < K; ++kk) taps[kk] = cast<f32>(win[kk]);
-  auto z = k.let("z", causal_dot(bias, s.bias, c, w, taps, K));
-  auto out = s.silu ? silu(z) : z;
-  if_(gid < n, [&] {
-    store(y, gid, out);
-    if (s.final_state) {
-      // The last position holds the final state's whole window: xx[L-K+1 .. L-1].
-      if_(t == L - 1, [&] {
-        for (std::uint32_t j = 0; j < S; ++j) store(final_state, bc * S + j, win[j + 1]);
-      });
-    }
-  });
 }
 
 template <class T>

@@ -181,8 +181,9 @@ void causal_conv1d_prefill_nlc(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
       auto put = [&] {
         std::vector<Val<f32>> out(VC);
         for (std::uint32_t e = 0; e < VC; ++e) {
-          Val<f32> z = win[tt * VC + e] * wf[e];
-          if (s.bias) z = bf[e] + z;
+          // bias, then one fma per tap in tap order: the order of conv1d_rows and causal_dot, so
+          // the decode step continues a prefill bit for bit
+          Val<f32> z = s.bias ? fma(win[tt * VC + e], wf[e], bf[e]) : win[tt * VC + e] * wf[e];
           for (std::uint32_t kk = 1; kk < K; ++kk) z = fma(win[(tt + kk) * VC + e], wf[kk * VC + e], z);
           if (s.silu) z = silu(k.let("z", z));
           out[e] = k.let("y", z);

@@ -96,7 +96,42 @@ class Printer {
                               std::to_string(i));
     }
   }
+  // Variables some expression reads (a vector load's unread lanes are not declared: compilers
+  // warn about unused variables).
+  void find_read_vars() {
+    var_read_.assign(k_.vars.size(), false);
+    std::vector<bool> seen(k_.exprs.size(), false);
+    std::vector<ExprId> stack;
+    std::vector<const ir::Block*> blocks{&k_.body};
+    while (!blocks.empty()) {
+      const ir::Block* b = blocks.back();
+      blocks.pop_back();
+      for (const ir::Stmt& st : *b) {
+        for (ExprId r : {st.a, st.b, st.c}) {
+          if (r != ir::kNoExpr) stack.push_back(r);
+        }
+        for (ExprId r : st.values) stack.push_back(r);
+        blocks.push_back(&st.body);
+        blocks.push_back(&st.else_body);
+      }
+    }
+    for (const auto& p : k_.params) {
+      if (p.extent != ir::kNoExpr) stack.push_back(p.extent);
+    }
+    while (!stack.empty()) {
+      const ExprId e = stack.back();
+      stack.pop_back();
+      if (seen[e]) continue;
+      seen[e] = true;
+      const ir::Node& n = k_.exprs[e];
+      if (n.op == Op::VarRef) var_read_[n.imm] = true;
+      for (ExprId o : {n.a, n.b, n.c}) {
+        if (o != ir::kNoExpr) stack.push_back(o);
+      }
+    }
+  }
   void name_vars() {
+    find_read_vars();
     for (std::size_t v = 0; v < k_.vars.size(); ++v) {
       var_names_.push_back(sanitize(k_.vars[v].hint.empty() ? "v" : k_.vars[v].hint) + "_" + std::to_string(v));
     }
@@ -466,6 +501,9 @@ class Printer {
     const DType t = k_.mem_type(s.mem);
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.vars.size() * es / 4;
     const std::string v = "ingot_vec" + std::to_string(s.loc);
+    bool any_read = false;
+    for (const ir::VarId var : s.vars) any_read = any_read || var_read_[var];
+    if (!any_read) return;  // an unread load may be removed (ir.hpp)
     os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
       const std::string word = word_part(v, words, j / per_word);
@@ -478,6 +516,7 @@ class Printer {
         const std::size_t shift = 8 * es * (j % per_word);
         value = "(" + type(t) + ")(" + (shift ? "(" + word + " >> " + std::to_string(shift) + "u)" : word) + ")";
       }
+      if (!var_read_[s.vars[j]]) continue;
       os << ind << "const " << type(t) << " " << var_names_[s.vars[j]] << " = " << value << ";\n";
     }
   }
@@ -555,6 +594,7 @@ class Printer {
   std::vector<std::string> param_names_;
   std::vector<std::string> shared_names_;
   std::vector<std::string> var_names_;
+  std::vector<bool> var_read_;
   std::set<std::string> helpers_used_;
   std::map<ExprId, std::string> temps_;  // named temporaries of the statement being printed
   int next_temp_ = 0;

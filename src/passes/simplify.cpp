@@ -24,6 +24,8 @@ class Simplifier {
     out_.vars = in_.vars;
     out_.shared = in_.shared;
     map_.assign(in_.exprs.size(), ir::kNoExpr);
+    let_value_.assign(in_.vars.size(), ir::kNoExpr);
+    find_lets(in_.body);
     for (ExprId id = 0; id < in_.exprs.size(); ++id) map_[id] = rebuild(in_.exprs[id]);
     out_.params = in_.params;
     for (auto& p : out_.params) {
@@ -54,6 +56,12 @@ class Simplifier {
     if (m.b != ir::kNoExpr) m.b = map_[m.b];
     if (m.c != ir::kNoExpr) m.c = map_[m.c];
     const auto& info = ir::op_info(m.op);
+    // An immutable variable bound to a constant is that constant (its value node precedes every
+    // read of the variable in the arena, so it is already rebuilt).
+    if (m.op == Op::VarRef && m.imm < let_value_.size() && let_value_[m.imm] != ir::kNoExpr &&
+        map_[let_value_[m.imm]] != ir::kNoExpr && is_const(map_[let_value_[m.imm]])) {
+      return map_[let_value_[m.imm]];
+    }
     if (info.arity == 0 || m.op == Op::Load) return out_.exprs.make(m);
 
     // constant folding
@@ -200,9 +208,22 @@ class Simplifier {
     return out;
   }
 
+  // The value of every immutable variable declared by a Let.
+  void find_lets(const ir::Block& b) {
+    for (const ir::Stmt& st : b) {
+      if (st.kind == ir::StmtKind::Let && st.var < in_.vars.size() && !in_.vars[st.var].is_mutable &&
+          st.a < in_.exprs.size()) {
+        let_value_[st.var] = st.a;
+      }
+      find_lets(st.body);
+      find_lets(st.else_body);
+    }
+  }
+
   const ir::Kernel& in_;
   ir::Kernel out_;
   std::vector<ExprId> map_;
+  std::vector<ExprId> let_value_;
 };
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST(Registry, FilterMatchesAnyCommaSeparatedPart) {
   EXPECT_TRUE(k.matches("depthwise"));
   EXPECT_TRUE(k.matches("conv"));
   EXPECT_TRUE(k.matches("causal,depthwise_conv1d"));
-  EXPECT_TRUE(k.matches(",dwise"));
+  EXPECT_TRUE(k.matches(",thwise"));
   EXPECT_FALSE(k.matches("causal"));
   EXPECT_FALSE(k.matches("causal,quant"));
   EXPECT_FALSE(k.matches(","));

@@ -28,6 +28,26 @@ TEST(Simplify, FoldsConstantsAndIdentities) {
   EXPECT_NE(text.find("store y[2u] = n"), std::string::npos) << text;
 }
 
+TEST(Simplify, PropagatesConstantImmutableVariables) {
+  auto k = trace("letconst", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto y = b.out<u32>("y", 8);
+    auto zero = b.let("zero", b.program_id(0) * 0u);  // folds to 0: every read is 0
+    auto full = b.let("full", zero + 8u <= 6u);       // folds to false
+    if_(n < 8u && !full, [&] { store(y, zero + 1u, n); });
+    Var<u32> m(b, 2u, "m");  // mutable: never propagated
+    m = m.get() + n;
+    store(y, 0, m.get());
+  });
+  const auto s = passes::dce(passes::simplify(k));
+  EXPECT_TRUE(ir::verify(s).empty());
+  const auto text = ir::print_kernel(s);
+  EXPECT_NE(text.find("if (n < 8u)"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[1u] = n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("zero"), std::string::npos) << text;
+  EXPECT_NE(text.find("var %m"), std::string::npos) << text;
+}
+
 TEST(Simplify, KeepsRunTimeErrorsAndFloatSignedZero) {
   auto k = trace("keep", [](KernelBuilder& b) {
     auto n = b.scalar<u32>("n");
