@@ -59,7 +59,11 @@ bool KernelSpec::matches(const std::string& filter) const {
   for (;;) {
     const std::size_t comma = filter.find(',', start);
     const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty() && (name.find(part) != std::string::npos || family.find(part) != std::string::npos)) return true;
+    if (part.size() > 1 && part.back() == '$') {
+      if (name == part.substr(0, part.size() - 1)) return true;  // "name$": exactly this kernel
+    } else if (!part.empty() && (name.find(part) != std::string::npos || family.find(part) != std::string::npos)) {
+      return true;
+    }
     if (comma == std::string::npos) return false;
     start = comma + 1;
   }

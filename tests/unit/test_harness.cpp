@@ -55,6 +55,8 @@ TEST(Registry, FilterMatchesAnyCommaSeparatedPart) {
   EXPECT_FALSE(k.matches("causal"));
   EXPECT_FALSE(k.matches("causal,quant"));
   EXPECT_FALSE(k.matches(","));
+  EXPECT_TRUE(k.matches("depthwise_conv1d$"));
+  EXPECT_FALSE(k.matches("depthwise_conv$"));
 }
 
 TEST(Registry, DuplicateRegistrationIsRefused) {
