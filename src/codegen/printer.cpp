@@ -534,12 +534,22 @@ class Printer {
         bits = "(" + u + ")(" + expr(s.values[j]) + ")";
       } else {
         // through the unsigned element type first, so a negative i8 does not sign-extend
-        bits = "(" + u + ")(" + type(es == 1 ? DType::u8 : DType::u16) + ")(" + expr(s.values[j]) + ")";
+        bits = "(" + u + ")(";
+        bits += type(es == 1 ? DType::u8 : DType::u16);
+        bits += ")(";
+        bits += expr(s.values[j]);
+        bits += ")";
         const std::size_t shift = 8 * es * (j % per_word);
-        if (shift) bits = "(" + bits + " << " + std::to_string(shift) + "u)";
+        if (shift) {
+          bits.insert(0, "(");
+          bits += " << ";
+          bits += std::to_string(shift);
+          bits += "u)";
+        }
       }
       std::string& w = word[j / per_word];
-      w = w.empty() ? bits : w + " | " + bits;
+      if (!w.empty()) w += " | ";
+      w += bits;
     }
     std::string value;
     if (words == 1) {

@@ -107,14 +107,16 @@ ir::ExprId KernelBuilder::emit_load(ir::MemRef m, ir::ExprId index) {
 
 namespace {
 void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
-  if (m.space == ir::Space::Shared)
+  if (m.space == ir::Space::Shared) {
     throw TraceError("kernel '" + k.name + "': vector access to shared array '" + k.mem_name(m) +
                      "': shared arrays take scalar accesses only");
-  if (!ir::vector_width_ok(k.mem_type(m), width))
+  }
+  if (!ir::vector_width_ok(k.mem_type(m), width)) {
     throw TraceError("kernel '" + k.name + "': vector access of " + std::to_string(width) + " x " +
                      std::string(dtype_name(k.mem_type(m))) + " on '" + k.mem_name(m) + "' is " +
                      std::to_string(width * dtype_size(k.mem_type(m))) +
                      " bytes; use 4, 8 or 16 bytes (at least 2 elements)");
+  }
 }
 }  // namespace
 
