@@ -239,6 +239,12 @@ class KernelBuilder {
 
   void barrier();
 
+  // Promises that every launch uses work-groups of at most max_group_threads threads and asks
+  // for registers such that min_groups_per_core groups fit on one multiprocessor (0: no ask).
+  // CUDA prints __launch_bounds__, HIP and Metal their maximum-threads attributes; OpenCL has
+  // no equivalent cap and ignores it. Runtimes refuse larger work-groups (ArgumentError).
+  void launch_bounds(std::uint32_t max_group_threads, std::uint32_t min_groups_per_core = 0);
+
   // ---- low-level interface used by the free functions below
   ir::Kernel& kernel() { return k_; }
   // Unique per builder in this process; values remember it to catch use across traces.

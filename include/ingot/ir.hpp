@@ -205,8 +205,19 @@ struct Stmt {
   Block else_body;
 };
 
+// A promise about every launch of the kernel, for compilers that size registers by it: at most
+// max_group_threads threads per work-group (0: no promise), and, where min_groups_per_core > 0,
+// registers chosen so that that many work-groups fit on one multiprocessor / compute unit
+// (CUDA's __launch_bounds__). Runtimes refuse a launch with larger work-groups.
+struct LaunchBounds {
+  std::uint32_t max_group_threads = 0;
+  std::uint32_t min_groups_per_core = 0;
+  friend bool operator==(const LaunchBounds&, const LaunchBounds&) = default;
+};
+
 struct Kernel {
   std::string name;
+  LaunchBounds bounds;
   std::vector<Param> params;
   ExprArena exprs;
   std::vector<VarInfo> vars;

@@ -45,6 +45,11 @@ Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std
           {"pad", pad}, {"dilation", dil}, {"bias", bias}, {"V", V}};
 }
 
+Params with_minb(Params p, std::int64_t minb) {
+  p["minb"] = minb;
+  return p;
+}
+
 Params row_local(Params p) {
   p["rowlocal"] = 1;
   return p;
@@ -58,7 +63,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -86,6 +91,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_v8_O35_rowlocal", row_local(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
       {"k3_s2_pad0_v8_O31_rowlocal", row_local(shape(1, 4, 64, 3, 2, 0, 1, false, 8))},
       {"k4_pad3_v8_L35_rowlocal", row_local(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
+      {"k4_pad3_v8_O35_minb8", with_minb(shape(2, 3, 32, 4, 1, 3, 1, true, 8), 8)},  // launch_bounds(256, 8)
   };
   // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
@@ -96,11 +102,15 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B8_C4096_L4096_K4_pad3_v16", shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)},
       {"B4_C512_L65536_K3_s2_v16", shape(4, 512, 65536, 3, 2, 1, 1, false, 16)},
       {"B8_C4096_L4096_K4_pad3_rowlocal", row_local(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
+      // register caps (not yet measured): 8 groups of 256 per SM = 32 registers
+      {"B8_C4096_L4096_K4_pad3_minb8", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8), 8)},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
-    return trace_typed(t, "depthwise_conv1d", p,
-                       [&](auto tag, KernelBuilder& k) { depthwise_conv1d<typename decltype(tag)::type>(k, sp); });
+    return trace_typed(t, "depthwise_conv1d", p, [&](auto tag, KernelBuilder& k) {
+      apply_launch_bounds(k, p, 256);
+      depthwise_conv1d<typename decltype(tag)::type>(k, sp);
+    });
   };
   s.geometry = [](const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).groups(), 256);

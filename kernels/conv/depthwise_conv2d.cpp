@@ -56,6 +56,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
                               depthwise_conv2d_cases(), {{"N32_C384_56x56_3x3", b3}, {"N32_C384_56x56_7x7", b7}});
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("VW");
+  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
   for (auto& c : s.tests) c.params = with_tile(c.params, 4, 8);
   for (auto& c : s.bench) c.params = with_tile(c.params, 4, 8);
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -82,17 +83,29 @@ void register_depthwise_conv2d(harness::Registry& r) {
       {"c2_9x8_7x7_pad3_t1x8", {.B = 1, .C = 2, .size = {9, 8}, .k = {7, 7}, .pad = {3, 3}}, 1, 8},
   };
   for (const auto& [name, c, vh, vw] : tiled) s.tests.push_back({name, with_tile(conv_params(f, c), vh, vw)});
+  {
+    auto p = with_tile(conv_params(f, std::get<1>(tiled[0])), 1, 8);
+    p["minb"] = 6;  // launch_bounds(256, 6)
+    s.tests.push_back({"c3_16x16_3x3_pad1_bias_t1x8_minb6", p});
+  }
   // The first case per shape is the default tile; the others let one GPU run pick.
   for (const auto& [vh, vw] : std::vector<std::pair<int, int>>{{2, 8}, {4, 8}, {1, 16}}) {
     const std::string t = "_t" + std::to_string(vh) + "x" + std::to_string(vw);
     s.bench.push_back({"N32_C384_56x56_3x3" + t, with_tile(conv_params(f, b3), vh, vw)});
     s.bench.push_back({"N32_C384_56x56_7x7" + t, with_tile(conv_params(f, b7), vh, vw)});
   }
+  // Register caps (not yet measured): 6 or 8 work-groups of 256 per SM (42 or 32 registers).
+  for (const std::int64_t minb : {6, 8}) {
+    auto p = with_tile(conv_params(f, b3), 1, 8);
+    p["minb"] = minb;
+    s.bench.push_back({"N32_C384_56x56_3x3_minb" + std::to_string(minb), p});
+  }
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+      apply_launch_bounds(k, p, 256);
       depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };

@@ -59,6 +59,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       {{"N32_C384_56x56_3x3", k3}, {"N32_C384_56x56_7x7", k7}});
   s.spec_params.emplace_back("V");
   s.spec_params.emplace_back("VC");
+  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -79,6 +80,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   tcase("c5_k2x4_s2_nopad_v2", {.B = 3, .C = 5, .size = {9, 12}, .k = {2, 4}, .stride = {2, 2}}, 2);
   tcase("c8_4x5_1x1_v8_onegroup", {.B = 2, .C = 8, .size = {4, 5}, .k = {1, 1}}, 8);
   tcase("c32_5x6_3x2_pad1_v1_vc1", {.B = 1, .C = 32, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}}, 1, 1);
+  {
+    auto p = with(conv_params(f, {.B = 2, .C = 12, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 4, 4);
+    p["minb"] = 6;  // launch_bounds(256, 6)
+    s.tests.push_back({"c12_7x9_3x3_pad1_bias_minb6", p});
+  }
 
   // Bench: the first two are the reference shapes with the defaults (V4 VC4); then tiling variants of the same
   // shapes, so one GPU run can compare.
@@ -87,12 +93,19 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_3x3" + t, with(conv_params(f, k3), V, VC)});
     s.bench.push_back({"N32_C384_56x56_7x7" + t, with(conv_params(f, k7), V, VC)});
   }
+  // Register caps (not yet measured): 5 work-groups of 256 per SM (48 registers; 6 spills).
+  {
+    auto p = with(conv_params(f, k3), 4, 4);
+    p["minb"] = 5;
+    s.bench.push_back({"N32_C384_56x56_3x3_minb5", p});
+  }
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
+      apply_launch_bounds(k, p, 256);
       depthwise_conv2d_nhwc<T>(k, sp, v_of(p), vc_of(p));
     });
   };

@@ -29,6 +29,18 @@ ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&,
   throw std::invalid_argument(name + ": dtype " + std::string(dtype_name(t)) + " is not supported (f32, f16, bf16)");
 }
 
+// Optional case parameter "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at
+// most `group` threads per work-group (the registration's geometry must use that group size)
+// and registers chosen so that minb work-groups fit on one multiprocessor (CUDA).
+inline void apply_launch_bounds(KernelBuilder& k, const harness::Params& p, std::uint32_t group) {
+  if (!p.count("minb")) return;
+  const std::int64_t v = harness::param(p, "minb");
+  if (v < 1 || v > 32) {
+    throw std::invalid_argument("minb = " + std::to_string(v) + " must be in [1, 32] (work-groups per multiprocessor)");
+  }
+  k.launch_bounds(group, static_cast<std::uint32_t>(v));
+}
+
 void register_depthwise_conv1d(harness::Registry& r);
 // The dense convolutions built on direct_conv.hpp (one .cpp each).
 void register_conv2d(harness::Registry& r);

@@ -148,7 +148,19 @@ class Printer {
 
   std::string signature() const {
     std::ostringstream os;
-    os << d_.kernel_prefix << " " << entry_ << "(";
+    std::string bounds;
+    if (k_.bounds.max_group_threads) {
+      bounds = k_.bounds.min_groups_per_core ? d_.launch_bounds_min : d_.launch_bounds;
+      bounds = replace_all(bounds, "{max}", std::to_string(k_.bounds.max_group_threads));
+      bounds = replace_all(bounds, "{min}", std::to_string(k_.bounds.min_groups_per_core));
+    }
+    if (bounds.empty()) {
+      os << d_.kernel_prefix << " " << entry_ << "(";
+    } else if (d_.launch_bounds_place == LaunchBoundsPlace::BeforePrefix) {
+      os << bounds << "\n" << d_.kernel_prefix << " " << entry_ << "(";
+    } else {
+      os << d_.kernel_prefix << " " << bounds << " " << entry_ << "(";
+    }
     std::vector<std::string> parts;
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
       const ir::Param& p = k_.params[i];

@@ -207,6 +207,11 @@ void KernelBuilder::emit_for(ir::VarId var, ir::ExprId begin, ir::ExprId end, ir
   last_if_block_ = nullptr;
 }
 
+void KernelBuilder::launch_bounds(std::uint32_t max_group_threads, std::uint32_t min_groups_per_core) {
+  if (max_group_threads == 0) throw TraceError("kernel '" + k_.name + "': launch_bounds needs max_group_threads >= 1");
+  k_.bounds = ir::LaunchBounds{max_group_threads, min_groups_per_core};
+}
+
 void KernelBuilder::barrier() {
   ir::Stmt s;
   s.kind = ir::StmtKind::Barrier;

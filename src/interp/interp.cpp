@@ -438,6 +438,7 @@ void Interpreter::launch(const ir::Kernel& k, const LaunchGeometry& g, const std
   } catch (const std::invalid_argument& e) {
     throw ArgumentError("kernel '" + k.name + "': " + e.what());
   }
+  check_launch_bounds(k, g);
   GroupRunner runner(k, g, args, options_);
   for (std::uint32_t z = 0; z < g.groups[2]; ++z) {
     for (std::uint32_t y = 0; y < g.groups[1]; ++y) {

@@ -153,6 +153,8 @@ struct Digest {
 std::string fingerprint(const Kernel& k) {
   Digest d;
   d.add(k.name);
+  d.add(k.bounds.max_group_threads);
+  d.add(k.bounds.min_groups_per_core);
   d.add(k.params.size());
   for (const auto& p : k.params) {
     d.add(p.name);

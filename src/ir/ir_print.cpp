@@ -119,7 +119,13 @@ std::string print_kernel(const Kernel& k) {
     os << p.name << ": " << param_kind_name(p.kind) << " " << dtype_name(p.type);
     if (is_buffer(p.kind)) os << "[" << (p.extent == kNoExpr ? std::string("?") : print_expr(k, p.extent)) << "]";
   }
-  os << ") {\n";
+  os << ")";
+  if (k.bounds.max_group_threads) {
+    os << " launch_bounds(" << k.bounds.max_group_threads;
+    if (k.bounds.min_groups_per_core) os << ", " << k.bounds.min_groups_per_core;
+    os << ")";
+  }
+  os << " {\n";
   print_block(k, k.body, 1, os);
   os << "}\n";
   return os.str();

@@ -17,6 +17,8 @@ class Verifier {
   std::vector<std::string> run() {
     check_nodes();
     check_params();
+    if (k_.bounds.min_groups_per_core && !k_.bounds.max_group_threads)
+      error("launch bounds: min_groups_per_core needs max_group_threads");
     std::vector<VarId> scope;
     std::vector<std::uint32_t> shared_scope;
     block(k_.body, scope, shared_scope);

@@ -21,6 +21,7 @@ class Simplifier {
 
   ir::Kernel run() {
     out_.name = in_.name;
+    out_.bounds = in_.bounds;
     out_.vars = in_.vars;
     out_.shared = in_.shared;
     map_.assign(in_.exprs.size(), ir::kNoExpr);

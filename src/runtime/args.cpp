@@ -132,6 +132,15 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
   }
 }
 
+void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g) {
+  if (k.bounds.max_group_threads && g.threads_per_group() > k.bounds.max_group_threads) {
+    throw ArgumentError("kernel '" + k.name + "': " + g.describe() + " has work-groups of " +
+                        std::to_string(g.threads_per_group()) + " threads, but the kernel declares launch_bounds(" +
+                        std::to_string(k.bounds.max_group_threads) +
+                        "): launch with smaller work-groups or trace it with a larger bound");
+  }
+}
+
 Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
                               const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) {
   if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");

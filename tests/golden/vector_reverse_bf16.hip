@@ -9,7 +9,7 @@ static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
 }
 static __device__ __forceinline__ float ingot_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 
-extern "C" __global__ void vector_reverse(
+extern "C" __global__ void __launch_bounds__(64) vector_reverse(
     const unsigned int n,
     const unsigned short* __restrict__ x,
     unsigned short* __restrict__ y) {

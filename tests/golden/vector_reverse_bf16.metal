@@ -10,6 +10,7 @@ static inline ushort ingot_f32_to_bf16(float f) {
 }
 static inline float ingot_bf16_to_f32(ushort h) { return as_type<float>(((uint)h) << 16); }
 
+[[max_total_threads_per_threadgroup(64)]]
 kernel void vector_reverse(
     constant uint& n [[buffer(0)]],
     device const ushort* x [[buffer(1)]],

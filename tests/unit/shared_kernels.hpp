@@ -39,7 +39,7 @@ inline ir::Kernel grid2d_kernel(bool with_groups = false) {
 // Vector access: thread i < n / W loads x[i*W .. i*W + W) with one load_vec and stores the W
 // elements in reverse order with one store_vec (16-bit floats through f32 and back), so lane
 // order is checked in both directions. offset != 0 makes every access misaligned; extra_threads
-// adds threads past n / W whose access runs off the end.
+// adds threads past n / W whose access runs off the end. Declares launch_bounds(64, 2).
 template <class T>
 ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, std::uint32_t extra_threads = 0) {
   return trace("vector_reverse", [=](KernelBuilder& b) {
@@ -47,6 +47,7 @@ ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, 
     auto n = b.scalar<u32>("n");
     auto x = b.in<T>("x", n);
     auto y = b.out<T>("y", n);
+    b.launch_bounds(64, 2);
     auto i = b.program_id(0);
     if_(i < n / width + extra_threads, [&] {
       auto v = load_vec(x, i * width + offset, width);

@@ -7,6 +7,7 @@
 
 #include "conversions.hpp"
 #include "ingot/dsl.hpp"
+#include "ingot/ir_print.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "shared_kernels.hpp"
@@ -100,6 +101,25 @@ TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
   check_vector_reverse<i32>(DType::i32, 4, ints);
   check_vector_reverse<i8>(DType::i8, 16, ints);
   check_vector_reverse<u8>(DType::u8, 8, iota_values(64, 0));
+}
+
+TEST(Interp, WorkGroupsLargerThanTheLaunchBoundsAreRefused) {
+  Interpreter be;
+  const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<f32>(4));  // launch_bounds(64, 2)
+  EXPECT_EQ(k.bounds, (ir::LaunchBounds{64, 2}));
+  EXPECT_NE(ir::print_kernel(k).find(") launch_bounds(64, 2) {"), std::string::npos) << ir::print_kernel(k);
+  auto x = make_buffer(be, DType::f32, iota_values(512));
+  auto y = be.allocate(DType::f32, 512);
+  try {
+    be.launch(k, grid_1d(128, 128), {scalar_arg<u32>(512), x, y});
+    FAIL() << "expected the launch bounds to refuse 128-thread groups";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("work-groups of 128 threads, but the kernel declares launch_bounds(64)"),
+              std::string::npos)
+        << e.what();
+  }
+  be.launch(k, grid_1d(128, 64), {scalar_arg<u32>(512), x, y});  // within the bound
+  EXPECT_EQ(read_buffer(be, *y)[0], 4.0);
 }
 
 TEST(Interp, MisalignedVectorAccessIsReported) {

@@ -29,6 +29,11 @@ enum class IndexStyle {
   MetalArguments,  // builtins are kernel arguments with attributes (Metal)
 };
 
+enum class LaunchBoundsPlace {
+  AfterPrefix,   // between the kernel prefix and the name (CUDA, HIP)
+  BeforePrefix,  // an attribute before the whole signature (Metal)
+};
+
 enum class FloatAtomicAdd {
   Native,   // atomicAdd on float exists
   CasLoop,  // emulate with 32-bit compare-and-swap
@@ -37,8 +42,12 @@ enum class FloatAtomicAdd {
 struct Dialect {
   Target target{};
   std::string name;
-  std::string preamble;                       // first lines of the file (includes, pragmas)
-  std::string kernel_prefix;                  // before the kernel's name
+  std::string preamble;       // first lines of the file (includes, pragmas)
+  std::string kernel_prefix;  // before the kernel's name
+  // ir::LaunchBounds: "{max}" and "{min}" stand for its fields; launch_bounds is used when
+  // min_groups_per_core is 0, launch_bounds_min otherwise; "" = the dialect has no such cap.
+  std::string launch_bounds, launch_bounds_min;
+  LaunchBoundsPlace launch_bounds_place = LaunchBoundsPlace::AfterPrefix;
   std::string helper_prefix;                  // before helper function definitions
   std::string global_space;                   // address space of buffer pointers
   std::string shared_space;                   // address space of shared arrays

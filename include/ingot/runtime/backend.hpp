@@ -69,6 +69,8 @@ struct CompileError : std::runtime_error {
 // Checks args against k's parameter list; throws ArgumentError naming the parameter and what
 // to change. Also used by every backend before launching.
 void check_args(const ir::Kernel& k, const std::vector<Arg>& args);
+// Refuses (ArgumentError) a work-group larger than the kernel's launch bounds.
+void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g);
 // The element count parameter `param` requires, given the scalar arguments. Throws
 // ArgumentError if the extent overflows its integer type.
 [[nodiscard]] std::uint64_t required_extent(const ir::Kernel& k, std::size_t param, const std::vector<Arg>& args);

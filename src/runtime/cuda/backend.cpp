@@ -103,7 +103,7 @@ struct CudaBackend::Impl {
   bool own_stream = false;
   CudaDeviceInfo info;
   std::optional<DiskCache> cache;
-  std::unordered_map<std::string, Loaded> kernels;  // by source + compile options
+  std::unordered_map<std::string, Loaded> kernels;      // by source + compile options
   codegen::SourceCache sources{codegen::Target::CUDA};  // a relaunched kernel is not re-printed
   CudaStats stats;
 
@@ -459,6 +459,7 @@ void CudaBackend::enqueue(const ir::Kernel& k, const LaunchGeometry& g, const st
   } catch (const std::invalid_argument& e) {
     throw ArgumentError("kernel '" + k.name + "': " + e.what());
   }
+  check_launch_bounds(k, g);
   for (int a = 0; a < 3; ++a) {
     if (g.group_size[a] > static_cast<std::uint32_t>(info.max_block_dim[a])) {
       throw ArgumentError("kernel '" + k.name + "': " + g.describe() + ": a group of " +

@@ -274,7 +274,7 @@ struct OpenCLBackend::Impl {
   std::string cache_target;
   std::optional<DiskCache> cache;
   std::shared_ptr<Session> session;
-  std::unordered_map<std::string, Built> programs;  // key: entry, '\n', source
+  std::unordered_map<std::string, Built> programs;        // key: entry, '\n', source
   codegen::SourceCache sources{codegen::Target::OpenCL};  // a relaunched kernel is not re-printed
 
   OpenCLBuffer& own(const DeviceBuffer& b) const {
@@ -663,6 +663,7 @@ void OpenCLBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const s
     if (const auto* b = std::get_if<BufferPtr>(&a)) (void)impl_->own(**b);
   }
   impl_->check_geometry(g, k.name);
+  check_launch_bounds(k, g);
   const codegen::KernelSource& src = impl_->sources.get(k);
   std::vector<std::string> names;
   names.reserve(k.params.size());
