@@ -31,6 +31,7 @@
 #include "conv1d_rows.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "tile_columns.hpp"
 
 namespace ingot::kernels {
 
@@ -103,30 +104,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
       acc[r].emplace_back(k, init, "acc" + std::to_string(r) + "_" + std::to_string(j));
   }
 
-  // Columns: the chunk offset s is static; cbase = ow0*SW - PW - s is a multiple of Wv.
-  const std::uint32_t shift = (Wv - PW % Wv) % Wv;
-  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + shift));
-  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + shift);
-  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
-  const std::uint32_t clast = shift + (VW - 1) * SW + (KW - 1) * DW;
-  const std::uint32_t nch = clast / Wv + 1;
-  std::vector<bool> ch_used(nch, false);
-  for (std::uint32_t j = 0; j < VW; ++j) {
-    for (std::uint32_t e = 0; e < KW; ++e) ch_used[(shift + j * SW + e * DW) / Wv] = true;
-  }
-  std::vector<Val<u32>> ch_idx(nch);
-  std::vector<std::optional<Val<bool>>> ch_ok(nch);
-  for (std::uint32_t ch = 0; ch < nch; ++ch) {
-    if (!ch_used[ch]) continue;
-    const std::string tag = std::to_string(ch);
-    auto pos = k.let("cp" + tag, cbase + i32c(ch * Wv));
-    if (cb_min + static_cast<std::int64_t>(ch) * Wv >= 0 && cb_max + static_cast<std::int64_t>(ch + 1) * Wv <= Wd) {
-      ch_idx[ch] = k.let("cx" + tag, cast<u32>(pos));
-    } else {
-      ch_ok[ch] = k.let("cok" + tag, cast<u32>(pos) < Wd);  // negative wraps past W
-      ch_idx[ch] = k.let("cx" + tag, select(*ch_ok[ch], cast<u32>(pos), 0u));
-    }
-  }
+  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW);
 
   // Rows, in order: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
   const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
@@ -151,68 +129,32 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
       rok = k.let("rok" + rt, cast<u32>(ih) < H);
       row_at = k.let("xr" + rt, x_plane + select(*rok, cast<u32>(ih), 0u) * Wd);
     }
-    std::vector<std::vector<Val<T>>> raw(nch);
-    std::vector<std::optional<Val<bool>>> ok(nch);
-    for (std::uint32_t ch = 0; ch < nch; ++ch) {
-      if (!ch_used[ch]) continue;
-      raw[ch] = Wv == 1 ? std::vector<Val<T>>{load(x, row_at + ch_idx[ch])} : load_vec(x, row_at + ch_idx[ch], Wv);
-      if (rok && ch_ok[ch]) {
-        ok[ch] = k.let("ok" + rt + "_" + std::to_string(ch), *rok && *ch_ok[ch]);
-      } else if (rok) {
-        ok[ch] = rok;
+    std::vector<std::optional<Val<bool>>> ok(tc.chunks());
+    for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+      if (rok && tc.ok[ch]) {
+        ok[ch] = k.let("ok" + rt + "_" + std::to_string(ch), *rok && *tc.ok[ch]);
       } else {
-        ok[ch] = ch_ok[ch];
+        ok[ch] = rok ? rok : tc.ok[ch];
       }
     }
-    std::map<std::uint32_t, Val<f32>> xs;
-    for (std::uint32_t j = 0; j < VW; ++j) {
-      for (std::uint32_t e = 0; e < KW; ++e) {
-        const std::uint32_t col = shift + j * SW + e * DW;
-        if (xs.count(col)) continue;
-        const std::uint32_t ch = col / Wv;
-        Val<f32> v = cast<f32>(raw[ch][col % Wv]);
-        if (ok[ch]) v = select(*ok[ch], v, 0.0f);
-        xs.emplace(col, k.let("x" + rt + "_" + std::to_string(col), v));
-      }
-    }
+    const auto xs = load_tile_row(k, x, row_at, tc, ok, rt);
     for (const auto& [r, a] : uses) {
       for (std::uint32_t j = 0; j < VW; ++j) {
         Val<f32> sum = acc[r][j];
-        for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(shift + j * SW + e * DW), wv[a * KW + e], sum);
+        for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(tc.col(j, e)), wv[a * KW + e], sum);
         acc[r][j] = sum;
       }
     }
   }
 
   // Stores, one output row of the tile at a time.
-  const bool full_cols = Q % VW == 0;
   std::optional<Val<bool>> cols_full;
-  if (!full_cols) cols_full = k.let("cols_full", ow0 + VW <= Q);
+  if (Q % VW != 0) cols_full = k.let("cols_full", ow0 + VW <= Q);
   for (std::uint32_t r = 0; r < VH; ++r) {
     Val<bool> row_live = live;
     if (P % VH != 0) row_live = live && oh0 + r < P;
     auto at = k.let("y" + std::to_string(r), y_plane + (oh0 + r) * Q + ow0);
-    const auto whole = [&] {
-      if (Wo == 1) {
-        for (std::uint32_t j = 0; j < VW; ++j) store(y, at + j, Val<f32>(acc[r][j]));
-        return;
-      }
-      for (std::uint32_t m = 0; m < VW / Wo; ++m) {
-        std::vector<Val<f32>> v;
-        for (std::uint32_t j = m * Wo; j < (m + 1) * Wo; ++j) v.push_back(acc[r][j]);
-        store_vec(y, at + m * Wo, v);
-      }
-    };
-    if (full_cols) {
-      if_(row_live, whole);
-      continue;
-    }
-    if_(row_live && *cols_full, whole);
-    if_(row_live && !*cols_full, [&] {
-      for (std::uint32_t j = 0; j < VW; ++j) {
-        if_(ow0 + j < Q, [&] { store(y, at + j, Val<f32>(acc[r][j])); });
-      }
-    });
+    store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full, [&](std::uint32_t j) { return Val<f32>(acc[r][j]); });
   }
 }
 

@@ -47,6 +47,7 @@
 #include "conv1d_rows.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "tile_columns.hpp"
 
 namespace ingot::kernels {
 
@@ -201,30 +202,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
     o_ok[ot] = ok;
   }
 
-  // Columns: the chunk offset `shift` is static; cbase = ow0*SW - PW - shift is a multiple of Wv.
-  const std::uint32_t shift = (Wv - PW % Wv) % Wv;
-  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + shift));
-  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + shift);
-  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
-  const std::uint32_t clast = shift + (VW - 1) * SW + (KW - 1) * DW;
-  const std::uint32_t nch = clast / Wv + 1;
-  std::vector<bool> ch_used(nch, false);
-  for (std::uint32_t j = 0; j < VW; ++j) {
-    for (std::uint32_t e = 0; e < KW; ++e) ch_used[(shift + j * SW + e * DW) / Wv] = true;
-  }
-  std::vector<Val<u32>> ch_idx(nch);
-  std::vector<std::optional<Val<bool>>> ch_ok(nch);
-  for (std::uint32_t ch = 0; ch < nch; ++ch) {
-    if (!ch_used[ch]) continue;
-    const std::string tag = std::to_string(ch);
-    auto pos = k.let("cp" + tag, cbase + i32c(ch * Wv));
-    if (cb_min + static_cast<std::int64_t>(ch) * Wv >= 0 && cb_max + static_cast<std::int64_t>(ch + 1) * Wv <= Wd) {
-      ch_idx[ch] = k.let("cx" + tag, cast<u32>(pos));
-    } else {
-      ch_ok[ch] = k.let("cok" + tag, cast<u32>(pos) < Wd);  // negative wraps past W
-      ch_idx[ch] = k.let("cx" + tag, select(*ch_ok[ch], cast<u32>(pos), 0u));
-    }
-  }
+  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW);
 
   // Rows: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
   const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
@@ -297,28 +275,13 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
           }
           auto row_body = [&] {
             auto xrow = k.let("xrow", xp + row_off[rr]);
-            std::vector<std::vector<Val<T>>> raw(nch);
-            for (std::uint32_t ch = 0; ch < nch; ++ch) {
-              if (!ch_used[ch]) continue;
-              raw[ch] = Wv == 1 ? std::vector<Val<T>>{load(x, xrow + ch_idx[ch])} : load_vec(x, xrow + ch_idx[ch], Wv);
-            }
-            std::map<std::uint32_t, Val<f32>> xs;
-            for (std::uint32_t q = 0; q < VW; ++q) {
-              for (std::uint32_t e = 0; e < KW; ++e) {
-                const std::uint32_t col = shift + q * SW + e * DW;
-                if (xs.count(col)) continue;
-                const std::uint32_t ch = col / Wv;
-                Val<f32> v = cast<f32>(raw[ch][col % Wv]);
-                if (ch_ok[ch]) v = select(*ch_ok[ch], v, 0.0f);
-                xs.emplace(col, k.let("x" + std::to_string(rr) + "_" + std::to_string(col), v));
-              }
-            }
+            const auto xs = load_tile_row(k, x, xrow, tc, tc.ok, std::to_string(rr));
             for (std::uint32_t j = 0; j < OC; ++j) {
               for (const auto& [r, a] : uses[rr]) {
                 const auto& wv = weights(j, a);
                 for (std::uint32_t q = 0; q < VW; ++q) {
                   Val<f32> sum = A(j, r, q);
-                  for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(shift + q * SW + e * DW), wv[e], sum);
+                  for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(tc.col(q, e)), wv[e], sum);
                   A(j, r, q) = sum;
                 }
               }
@@ -347,9 +310,8 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
 
   // Stores, one output row of one channel at a time.
   auto y_base = k.let("y0", (b * O + oc0) * out_sp + opos * HWout + oh0 * Q + ow0);
-  const bool full_cols = Q % VW == 0;
   std::optional<Val<bool>> cols_full;
-  if (!full_cols) cols_full = k.let("cols_full", ow0 + VW <= Q);
+  if (Q % VW != 0) cols_full = k.let("cols_full", ow0 + VW <= Q);
   for (std::uint32_t j = 0; j < OC; ++j) {
     Val<bool> ch_live = live;
     if (oc_ok[j]) ch_live = k.let("live" + std::to_string(j), live && *oc_ok[j]);
@@ -357,27 +319,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
       Val<bool> row_live = ch_live;
       if (P % VH != 0) row_live = ch_live && oh0 + r < P;
       auto at = k.let("y" + std::to_string(j) + "_" + std::to_string(r), y_base + (j * out_sp + r * Q));
-      const auto whole = [&] {
-        if (Wo == 1) {
-          for (std::uint32_t q = 0; q < VW; ++q) store(y, at + q, Val<f32>(A(j, r, q)));
-          return;
-        }
-        for (std::uint32_t m = 0; m < VW / Wo; ++m) {
-          std::vector<Val<f32>> v;
-          for (std::uint32_t q = m * Wo; q < (m + 1) * Wo; ++q) v.push_back(A(j, r, q));
-          store_vec(y, at + m * Wo, v);
-        }
-      };
-      if (full_cols) {
-        if_(row_live, whole);
-        continue;
-      }
-      if_(row_live && *cols_full, whole);
-      if_(row_live && !*cols_full, [&] {
-        for (std::uint32_t q = 0; q < VW; ++q) {
-          if_(ow0 + q < Q, [&] { store(y, at + q, Val<f32>(A(j, r, q))); });
-        }
-      });
+      store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full, [&](std::uint32_t q) { return Val<f32>(A(j, r, q)); });
     }
   }
 }

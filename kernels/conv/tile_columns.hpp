@@ -1,0 +1,128 @@
+// kernels/conv/tile_columns.hpp — the column side of a 2-D output tile of VW consecutive
+// outputs along the innermost (W) axis, shared by the tiled channels-first convolutions
+// (depthwise_conv2d_nchw.hpp, grouped_conv_nchw.hpp).
+//
+// Input columns. The VW windows of a tile row read input columns ow0*SW - PW + j*SW + e*DW
+// (j < VW, e < KW). They are covered by aligned chunks of Wv elements (Wv = 1: scalar loads):
+// chunk ch starts at cbase + ch*Wv with cbase = ow0*SW - PW - shift, shift = (-PW) mod Wv, a
+// trace-time constant because ow0 is a multiple of VW (and VW of Wv). A chunk is wholly inside
+// or outside a row (rows are multiples of Wv); chunks that can lie outside (trace-time bounds
+// over every tile) load a clamped in-range column and carry an `ok` flag. Column c (relative to
+// cbase) is element c % Wv of chunk c / Wv.
+// Output columns. A tile row is stored with aligned vectors of Wo elements when it lies wholly
+// inside the output row, else with guarded scalar stores (the last tile of a row when Q % VW != 0).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingot/dsl.hpp"
+
+namespace ingot::kernels {
+
+struct TileColumns {
+  std::uint32_t VW, KW, SW, DW;                   // outputs per tile row, taps, stride, dilation along W
+  std::uint32_t Wv;                               // input chunk width (1 = scalar loads)
+  std::uint32_t shift;                            // column of the first input, relative to cbase
+  std::vector<bool> used;                         // chunks some window reads
+  std::vector<dsl::Val<u32>> idx;                 // column of each used chunk in its row
+  std::vector<std::optional<dsl::Val<bool>>> ok;  // chunks that can lie outside the row
+
+  // Column (relative to cbase) of tap e of output j.
+  [[nodiscard]] std::uint32_t col(std::uint32_t j, std::uint32_t e) const { return shift + j * SW + e * DW; }
+  [[nodiscard]] std::size_t chunks() const { return used.size(); }
+};
+
+// Declares the chunk columns of the tile starting at output column ow0. Wd: input row length;
+// PW: left padding; TW: tiles per row (for the trace-time bounds).
+inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0, std::uint32_t VW, std::uint32_t KW,
+                                std::uint32_t SW, std::uint32_t DW, std::uint32_t PW, std::uint32_t Wv,
+                                std::uint32_t Wd, std::uint32_t TW) {
+  using namespace ingot::dsl;
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  TileColumns tc{VW, KW, SW, DW, Wv, (Wv - PW % Wv) % Wv, {}, {}, {}};
+  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + tc.shift));
+  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + tc.shift);
+  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
+  const std::uint32_t nch = tc.col(VW - 1, KW - 1) / Wv + 1;
+  tc.used.assign(nch, false);
+  tc.idx.resize(nch);
+  tc.ok.resize(nch);
+  for (std::uint32_t j = 0; j < VW; ++j) {
+    for (std::uint32_t e = 0; e < KW; ++e) tc.used[tc.col(j, e) / Wv] = true;
+  }
+  for (std::uint32_t ch = 0; ch < nch; ++ch) {
+    if (!tc.used[ch]) continue;
+    const std::string tag = std::to_string(ch);
+    auto pos = k.let("cp" + tag, cbase + i32c(ch * Wv));
+    if (cb_min + static_cast<std::int64_t>(ch) * Wv >= 0 && cb_max + static_cast<std::int64_t>(ch + 1) * Wv <= Wd) {
+      tc.idx[ch] = k.let("cx" + tag, cast<u32>(pos));
+    } else {
+      tc.ok[ch] = k.let("cok" + tag, cast<u32>(pos) < Wd);  // negative wraps past W
+      tc.idx[ch] = k.let("cx" + tag, select(*tc.ok[ch], cast<u32>(pos), 0u));
+    }
+  }
+  return tc;
+}
+
+// Loads the used chunks of the input row starting at `row` and converts every column a window
+// reads to f32 once; chunk ch reads 0 where ok[ch] (if set) is false. Returns column -> value.
+template <class T>
+std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::In<T>& x,
+                                                     const dsl::Val<u32>& row, const TileColumns& tc,
+                                                     const std::vector<std::optional<dsl::Val<bool>>>& ok,
+                                                     const std::string& tag) {
+  using namespace ingot::dsl;
+  std::vector<std::vector<Val<T>>> raw(tc.chunks());
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+    if (!tc.used[ch]) continue;
+    raw[ch] = tc.Wv == 1 ? std::vector<Val<T>>{load(x, row + tc.idx[ch])} : load_vec(x, row + tc.idx[ch], tc.Wv);
+  }
+  std::map<std::uint32_t, Val<f32>> xs;
+  for (std::uint32_t j = 0; j < tc.VW; ++j) {
+    for (std::uint32_t e = 0; e < tc.KW; ++e) {
+      const std::uint32_t c = tc.col(j, e);
+      if (xs.count(c)) continue;
+      const std::uint32_t ch = c / tc.Wv;
+      Val<f32> v = cast<f32>(raw[ch][c % tc.Wv]);
+      if (ok[ch]) v = select(*ok[ch], v, 0.0f);
+      xs.emplace(c, k.let("x" + tag + "_" + std::to_string(c), v));
+    }
+  }
+  return xs;
+}
+
+// Stores one tile row value(q), q < VW, at y[at + q] under `live`: Wo-wide vectors when the row
+// is whole (cols_full unset means every tile row is), guarded scalars for a partial last tile.
+template <class T, class ValueAt>
+void store_tile_row(const dsl::Out<T>& y, const dsl::Val<u32>& at, std::uint32_t VW, std::uint32_t Wo,
+                    const dsl::Val<u32>& ow0, std::uint32_t Q, const dsl::Val<bool>& live,
+                    const std::optional<dsl::Val<bool>>& cols_full, const ValueAt& value) {
+  using namespace ingot::dsl;
+  const auto whole = [&] {
+    if (Wo == 1) {
+      for (std::uint32_t q = 0; q < VW; ++q) store(y, at + q, value(q));
+      return;
+    }
+    for (std::uint32_t m = 0; m < VW / Wo; ++m) {
+      std::vector<Val<f32>> v;
+      for (std::uint32_t q = m * Wo; q < (m + 1) * Wo; ++q) v.push_back(value(q));
+      store_vec(y, at + m * Wo, v);
+    }
+  };
+  if (!cols_full) {
+    if_(live, whole);
+    return;
+  }
+  if_(live && *cols_full, whole);
+  if_(live && !*cols_full, [&] {
+    for (std::uint32_t q = 0; q < VW; ++q) {
+      if_(ow0 + q < Q, [&] { store(y, at + q, value(q)); });
+    }
+  });
+}
+
+}  // namespace ingot::kernels
