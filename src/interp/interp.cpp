@@ -267,16 +267,14 @@ class GroupRunner {
         const std::uint64_t* idx = eval(s.a, mask);
         const DType it = k_.exprs[s.a].type;
         const std::size_t w = s.values.size();
-        // Evaluate every value before writing any element (the values may read this buffer).
-        std::vector<std::vector<std::uint64_t>> copies(w);
-        for (std::size_t j = 0; j < w; ++j) {
-          const std::uint64_t* v = eval(s.values[j], mask);
-          copies[j].assign(v, v + lanes_);
-        }
+        // Every value is evaluated before any element is written. Each result stays where eval
+        // put it (one slot per expression) for the whole statement, so no copy is needed.
+        std::vector<const std::uint64_t*> vals(w);
+        for (std::size_t j = 0; j < w; ++j) vals[j] = eval(s.values[j], mask);
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
           const std::size_t i0 = checked_vector(m, it, idx[l], w, l, "store_vec");
-          for (std::size_t j = 0; j < w; ++j) write_elem(m, i0 + j, copies[j][l]);
+          for (std::size_t j = 0; j < w; ++j) write_elem(m, i0 + j, vals[j][l]);
         }
         break;
       }
