@@ -104,6 +104,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B8_C4096_L4096_K4_pad3_rowlocal", row_local(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
       // register caps (not yet measured): 8 groups of 256 per SM = 32 registers
       {"B8_C4096_L4096_K4_pad3_minb8", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8), 8)},
+      {"B8_C4096_L4096_K4_pad3_v16_minb4", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16), 4)},
+      {"B8_C4096_L4096_K4_pad3_v16_minb6", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16), 6)},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);

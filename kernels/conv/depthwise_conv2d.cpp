@@ -57,8 +57,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("VW");
   s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
-  for (auto& c : s.tests) c.params = with_tile(c.params, 4, 8);
-  for (auto& c : s.bench) c.params = with_tile(c.params, 4, 8);
+  // The general cases run the default tile (tile_of: 1x8); the reference shapes' bench cases too.
+  for (auto& c : s.bench) c.params = with_tile(c.params, 1, 8);
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
       {"c3_16x16_3x3_pad1_bias_t4x8",
@@ -95,10 +95,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7" + t, with_tile(conv_params(f, b7), vh, vw)});
   }
   // Register caps (not yet measured): 6 or 8 work-groups of 256 per SM (42 or 32 registers).
-  for (const std::int64_t minb : {6, 8}) {
-    auto p = with_tile(conv_params(f, b3), 1, 8);
+  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 6}, {1, 8}, {2, 4}, {2, 6}, {4, 4}}) {
+    auto p = with_tile(conv_params(f, b3), vh, 8);
     p["minb"] = minb;
-    s.bench.push_back({"N32_C384_56x56_3x3_minb" + std::to_string(minb), p});
+    s.bench.push_back({"N32_C384_56x56_3x3" + std::string(vh == 1 ? "" : "_t" + std::to_string(vh) + "x8") + "_minb" +
+                           std::to_string(minb),
+                       p});
   }
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

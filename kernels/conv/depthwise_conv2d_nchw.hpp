@@ -104,7 +104,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
       acc[r].emplace_back(k, init, "acc" + std::to_string(r) + "_" + std::to_string(j));
   }
 
-  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW);
+  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
   // Rows, in order: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
   const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;

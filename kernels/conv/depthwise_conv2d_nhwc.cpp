@@ -94,10 +94,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7" + t, with(conv_params(f, k7), V, VC)});
   }
   // Register caps (not yet measured): 5 work-groups of 256 per SM (48 registers; 6 spills).
-  {
-    auto p = with(conv_params(f, k3), 4, 4);
-    p["minb"] = 5;
-    s.bench.push_back({"N32_C384_56x56_3x3_minb5", p});
+  for (const auto& [V, VC, minb] : std::vector<std::tuple<int, int, int>>{{4, 4, 5}, {2, 4, 8}, {4, 2, 8}, {2, 2, 8}}) {
+    auto p = with(conv_params(f, k3), V, VC);
+    p["minb"] = minb;
+    s.bench.push_back({"N32_C384_56x56_3x3" +
+                           std::string(V == 4 && VC == 4 ? "" : "_v" + std::to_string(V) + "_vc" + std::to_string(VC)) +
+                           "_minb" + std::to_string(minb),
+                       p});
   }
 
   s.build = [f](DType t, const Params& p) {

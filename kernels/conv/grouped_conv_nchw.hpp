@@ -202,7 +202,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
     o_ok[ot] = ok;
   }
 
-  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW);
+  const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
   // Rows: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
   const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
