@@ -15,10 +15,10 @@
 // rows are 112 bytes, so 16-byte vectors), each element converted to f32 once and used for
 // every output it feeds (f32 accumulators, fma in tap order after the bias). The column offset
 // (ow0*stride_w - pad_w) mod Wv is a trace-time constant because ow0 is a multiple of VW. Rows
-// and chunks outside the input (trace-time bounds say which can be) load a clamped in-range
-// address and select 0. Stores: aligned vectors of Wo elements (the widest dividing VW and Q)
-// for whole column groups, guarded scalar stores for a partial last group or a scalar layout;
-// rows past P are skipped. Tail threads clamp onto thread 0's operands and skip every store.
+// that can lie outside the input (trace-time bounds say which) are skipped by a branch; chunks
+// that can lie outside load a clamped in-range address and select 0. Stores: aligned vectors of Wo elements (the widest
+// dividing VW and Q) for whole column groups, guarded scalar stores for a partial last group or a scalar layout; rows
+// past P are skipped. Tail threads clamp onto thread 0's operands and skip every store.
 #pragma once
 
 #include <cstdint>
@@ -121,29 +121,23 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
     if (uses.empty()) continue;
     const std::string rt = std::to_string(rr);
     auto ih = k.let("ih" + rt, rbase + i32c(rr));
-    std::optional<Val<bool>> rok;
-    Val<u32> row_at;
+    // The row's loads and taps; a row that can lie outside the input is skipped by a branch
+    // (uniform but for warps that straddle a plane edge), columns outside select 0.
+    const auto row_taps = [&] {
+      auto row_at = k.let("xr" + rt, x_plane + cast<u32>(ih) * Wd);
+      const auto xs = load_tile_row(k, x, row_at, tc, tc.ok, rt);
+      for (const auto& [r, a] : uses) {
+        for (std::uint32_t j = 0; j < VW; ++j) {
+          Val<f32> sum = acc[r][j];
+          for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(tc.col(j, e)), wv[a * KW + e], sum);
+          acc[r][j] = sum;
+        }
+      }
+    };
     if (rb_min + rr >= 0 && rb_max + rr < H) {
-      row_at = k.let("xr" + rt, x_plane + cast<u32>(ih) * Wd);
+      row_taps();
     } else {
-      rok = k.let("rok" + rt, cast<u32>(ih) < H);
-      row_at = k.let("xr" + rt, x_plane + select(*rok, cast<u32>(ih), 0u) * Wd);
-    }
-    std::vector<std::optional<Val<bool>>> ok(tc.chunks());
-    for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
-      if (rok && tc.ok[ch]) {
-        ok[ch] = k.let("ok" + rt + "_" + std::to_string(ch), *rok && *tc.ok[ch]);
-      } else {
-        ok[ch] = rok ? rok : tc.ok[ch];
-      }
-    }
-    const auto xs = load_tile_row(k, x, row_at, tc, ok, rt);
-    for (const auto& [r, a] : uses) {
-      for (std::uint32_t j = 0; j < VW; ++j) {
-        Val<f32> sum = acc[r][j];
-        for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(tc.col(j, e)), wv[a * KW + e], sum);
-        acc[r][j] = sum;
-      }
+      if_(cast<u32>(ih) < H, row_taps);
     }
   }
 

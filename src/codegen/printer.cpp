@@ -256,6 +256,9 @@ class Printer {
       }
       start = next == std::string::npos ? next : next + 1;
     }
+    for (const auto& [type, name] : d_.pack2_helpers) {  // dialect-only helpers, after the ones they may call
+      if (helpers_used_.count(name)) out += d_.conversion_helpers.at(name);
+    }
     return out;
   }
 
@@ -538,7 +541,19 @@ class Printer {
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.values.size() * es / 4;
     const std::string u = type(DType::u32);
     std::vector<std::string> word(words);
+    const auto pack = d_.pack2_helpers.find(t);
+    // An f32 value converted to a 16-bit float: the f32 operand, else kNoExpr.
+    const auto from_f32 = [&](ir::ExprId v) {
+      const ir::Node& n = k_.exprs[v];
+      return n.op == ir::Op::Cast && k_.exprs[n.a].type == DType::f32 ? n.a : ir::kNoExpr;
+    };
     for (std::size_t j = 0; j < s.values.size(); ++j) {
+      if (pack != d_.pack2_helpers.end() && j % 2 == 0 && from_f32(s.values[j]) != ir::kNoExpr &&
+          from_f32(s.values[j + 1]) != ir::kNoExpr) {
+        word[j / 2] = uses16(pack->second, expr(from_f32(s.values[j])) + ", " + expr(from_f32(s.values[j + 1])));
+        ++j;
+        continue;
+      }
       std::string bits;
       if (t == DType::f32) {
         bits = replace_all(d_.float_as_uint, "{x}", expr(s.values[j]));

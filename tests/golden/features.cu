@@ -2,12 +2,11 @@
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
 static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
-  float f;  // exact; a NaN gives a quiet NaN (payload not kept, as ir.hpp allows)
+  float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
 static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
-  if (f != f) return (unsigned short)((__float_as_uint(f) >> 16) | 0x40u);
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;

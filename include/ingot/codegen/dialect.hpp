@@ -82,6 +82,10 @@ struct Dialect {
   // instead of the portable integer code; each must give the same result for every non-NaN
   // input (RNE) and a quiet NaN for NaN.
   std::map<std::string, std::string> conversion_helpers;
+  // Optional: per 16-bit float type, the name of a helper (defined in conversion_helpers) that
+  // rounds two f32 values to one 32-bit word of two packed elements, the first in the low half —
+  // what a vector store of converted f32 values uses instead of two conversions and a shift.
+  std::map<DType, std::string> pack2_helpers;
 };
 
 // The dialect table of a target.
