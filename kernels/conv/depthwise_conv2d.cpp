@@ -95,7 +95,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7" + t, with_tile(conv_params(f, b7), vh, vw)});
   }
   // Register caps (not yet measured): 6 or 8 work-groups of 256 per SM (42 or 32 registers).
-  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 6}, {1, 8}, {2, 4}, {2, 6}, {4, 4}}) {
+  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 6}, {1, 8}, {2, 6}, {2, 8}, {4, 4}}) {
     auto p = with_tile(conv_params(f, b3), vh, 8);
     p["minb"] = minb;
     s.bench.push_back({"N32_C384_56x56_3x3" + std::string(vh == 1 ? "" : "_t" + std::to_string(vh) + "x8") + "_minb" +
