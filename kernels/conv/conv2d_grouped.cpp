@@ -74,7 +74,7 @@ void register_conv2d_grouped(harness::Registry& r) {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
+      {{4, 2, 8}, {8, 1, 8}}));  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
 }
 
 }  // namespace ingot::kernels

@@ -67,7 +67,7 @@ void register_conv3d_grouped(harness::Registry& r) {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}, {4, 1, 16}, {2, 2, 16}, {8, 2, 4}}));
+      {{4, 2, 8}, {8, 1, 8}}));  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
 }
 
 }  // namespace ingot::kernels
