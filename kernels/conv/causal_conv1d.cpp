@@ -128,7 +128,6 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.tests.push_back({"k8_all_v4_L24", v(prefill_shape(2, 3, 24, 8, all), 4)});
     s.tests.push_back({"k4_all_v1_2x5x13", v(prefill_shape(2, 5, 13, 4, all), 1)});
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
-    s.bench.push_back({"B8_C4096_L4096_K4_v16", v(prefill_shape(8, 4096, 4096, 4, none), 16)});
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
       return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
@@ -157,7 +156,8 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.tests.push_back(
         {"k2_final_1x16x7_t1_vc1", with_tiling(prefill_shape(1, 16, 7, 2, {false, false, false, true}), 1, 1)});
     // Tiling variants of the bench shapes (the first two are the defaults: T16 VC4).
-    for (const auto& [T, VC] : std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 4}, {32, 4}, {16, 8}, {16, 2}}) {
+    for (const auto& [T, VC] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {8, 4}, {16, 2}}) {  // (V16, T32 VC4 and T16 VC8 measured worse: dropped)
       s.bench.push_back({"B8_C4096_L4096_K4_t" + std::to_string(T) + "_vc" + std::to_string(VC),
                          with_tiling(prefill_shape(8, 4096, 4096, 4, none), T, VC)});
     }
