@@ -256,8 +256,8 @@ class Printer {
       }
       start = next == std::string::npos ? next : next + 1;
     }
-    for (const auto& [type, name] : d_.pack2_helpers) {  // dialect-only helpers, after the ones they may call
-      if (helpers_used_.count(name)) out += d_.conversion_helpers.at(name);
+    for (const auto& entry : d_.pack2_helpers) {  // dialect-only helpers (no portable version)
+      if (helpers_used_.count(entry.second)) out += d_.conversion_helpers.at(entry.second);
     }
     return out;
   }
