@@ -46,7 +46,7 @@ expect test_bad_filter 2 "matches no kernel" -- "$ingot" test --filter no_such_k
 expect test_bad_dtype 2 "unknown dtype 'f64'" -- "$ingot" test --dtype f64
 expect inspect_unknown 2 "unknown kernel 'nope'" -- "$ingot" inspect nope
 expect inspect_all 0 '=== simplify' -- "$ingot" inspect depthwise_conv1d --stage all
-expect inspect_cuda 0 '__global__ void depthwise_conv1d_f16' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage cuda
+expect inspect_cuda 0 '__global__ void __launch_bounds__\(256, 8\) depthwise_conv1d_f16' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage cuda
 expect inspect_msl 0 'kernel void depthwise_conv1d_bf16' -- "$ingot" inspect depthwise_conv1d --dtype bf16 --stage msl --set K=5
 expect inspect_bad_stage 2 "unknown --stage 'bogus'" -- "$ingot" inspect depthwise_conv1d --stage bogus
 expect inspect_bad_set 2 "bad --set 'K'" -- "$ingot" inspect depthwise_conv1d --set K
