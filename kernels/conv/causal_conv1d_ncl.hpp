@@ -37,15 +37,7 @@ void causal_conv1d_prefill_ncl(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
   if (s.layout != SeqLayout::ChannelFirst) throw std::invalid_argument("causal_conv1d_prefill_ncl: layout [B, C, L]");
   const Rows1dGeom g = causal_ncl_geom(s, V);
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1;
-  Rows1dIO<T> io;
-  io.batch = k.scalar<u32>("batch");
-  io.x = k.in<T>("x", io.batch * (C * L));
-  io.w = k.in<T>("w", C * K);
-  io.has_bias = s.bias;
-  if (s.bias) io.bias = k.in<T>("bias", C);
-  io.has_init = s.init_state;
-  if (s.init_state) io.init = k.in<T>("init_state", io.batch * (C * S));
-  io.y = k.out<T>("y", io.batch * (C * L));
+  const auto io = declare_rows1d_io<T>(k, C, L, K, L, s.bias, s.init_state ? S : 0);
   Out<T> final_state;
   if (s.final_state) final_state = k.out<T>("final_state", io.batch * (C * S));
 

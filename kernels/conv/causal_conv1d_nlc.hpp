@@ -43,6 +43,7 @@
 
 #include "causal_conv1d.hpp"
 #include "ingot/dsl.hpp"
+#include "vector_width.hpp"
 
 namespace ingot::kernels {
 
@@ -51,31 +52,19 @@ struct CausalNlcTiling {
   std::uint32_t VC = 4;  // channels per thread (requested)
 };
 
-// The channels per thread the kernel uses for `channels` when VC is requested: the largest power
-// of two <= VC dividing C. Throws std::invalid_argument for a VC that is not a power of two in
-// [1, 16].
-inline std::uint32_t causal_nlc_channel_width(std::uint32_t channels, std::uint32_t requested) {
-  if (requested < 1 || requested > 16 || (requested & (requested - 1)) != 0) {
-    throw std::invalid_argument("causal_conv1d_prefill_nlc: VC = " + std::to_string(requested) +
-                                " must be a power of two in [1, 16] (channels per thread)");
-  }
-  std::uint32_t w = requested;
-  while (channels % w != 0) w /= 2;
-  return w;
-}
-
 inline void check_causal_nlc_tiling(const CausalNlcTiling& t) {
   if (t.T < 1 || t.T > 64) {
     throw std::invalid_argument("causal_conv1d_prefill_nlc: T (time steps per thread) = " + std::to_string(t.T) +
                                 " must be in [1, 64]");
   }
-  (void)causal_nlc_channel_width(1, t.VC);
+  (void)channel_vector_width("causal_conv1d_prefill_nlc", 1, t.VC);
 }
 
 // Threads of one sequence: ceil(L/T) * C/VC.
 inline std::uint64_t causal_nlc_threads_per_batch(const CausalConv1dSpec& s, const CausalNlcTiling& t) {
   check_causal_nlc_tiling(t);
-  return (std::uint64_t{s.length} + t.T - 1) / t.T * (s.channels / causal_nlc_channel_width(s.channels, t.VC));
+  return (std::uint64_t{s.length} + t.T - 1) / t.T *
+         (s.channels / channel_vector_width("causal_conv1d_prefill_nlc", s.channels, t.VC));
 }
 
 template <class E>
@@ -87,7 +76,7 @@ void causal_conv1d_prefill_nlc(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
     throw std::invalid_argument("causal_conv1d_prefill_nlc: needs the channel-last layout");
   }
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1, T = tiling.T;
-  const std::uint32_t VC = causal_nlc_channel_width(C, tiling.VC);
+  const std::uint32_t VC = channel_vector_width("causal_conv1d_prefill_nlc", C, tiling.VC);
   const std::uint32_t VW = VC < 2 ? 1 : std::min<std::uint32_t>(VC, 16 / sizeof(E));  // elements per access
   const std::uint32_t CV = C / VC, TG = (L + T - 1) / T;
 

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "ingot/dsl.hpp"
+#include "vector_width.hpp"
 
 namespace ingot::kernels {
 
@@ -57,16 +58,6 @@ struct Rows1dGeom {
   }
 };
 
-// The widest vector width W in {8, 4, 2} elements (16, 8 or 4 bytes of `elem_bytes`-byte
-// elements) that divides both V and L; 1 (scalar loads and stores) when none does.
-inline std::uint32_t rows1d_vec_width(std::uint32_t elem_bytes, std::uint32_t V, std::uint32_t L) {
-  for (const std::uint32_t bytes : {16u, 8u, 4u}) {
-    const std::uint32_t w = bytes / elem_bytes;
-    if (w >= 2 && V % w == 0 && L % w == 0) return w;
-  }
-  return 1;
-}
-
 template <class T>
 struct Rows1dIO {
   dsl::Val<u32> batch;
@@ -78,6 +69,23 @@ struct Rows1dIO {
   bool has_init = false;
   dsl::Out<T> y;
 };
+
+// Declares the usual parameters, in this order: batch (run-time u32), x [batch*C, L], w [C, K],
+// bias [C] (when bias), init_state [batch*C, init_len] (when init_len > 0), y [batch*C, O].
+template <class T>
+Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint32_t L, std::uint32_t K, std::uint32_t O,
+                              bool bias, std::uint32_t init_len = 0) {
+  Rows1dIO<T> io;
+  io.batch = k.scalar<u32>("batch");
+  io.x = k.in<T>("x", io.batch * (C * L));
+  io.w = k.in<T>("w", C * K);
+  io.has_bias = bias;
+  if (bias) io.bias = k.in<T>("bias", C);
+  io.has_init = init_len > 0;
+  if (io.has_init) io.init = k.in<T>("init_state", io.batch * (C * init_len));
+  io.y = k.out<T>("y", io.batch * (C * O));
+  return io;
+}
 
 // What the after-hook sees of its thread: the store guard (not a tail thread), the row r
 // (b*C + c) and the group's first output o0 (i32, may be negative).
@@ -96,7 +104,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   using namespace ingot::dsl;
   const std::uint32_t C = g.channels, L = g.length, O = g.out_len, K = g.ksize, S = g.stride, D = g.dilation;
   const std::uint32_t P = g.pad, V = g.outputs_per_thread, G = g.groups();
-  const std::uint32_t W = rows1d_vec_width(sizeof(T), V, L);
+  const std::uint32_t W = row_vector_width(sizeof(T), V, L);
   const bool aligned = g.aligned();
   const bool row_mapped = aligned || g.row_local;  // o0 = grp * V within the row
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };

@@ -45,13 +45,7 @@ void depthwise_conv1d(dsl::KernelBuilder& k, const DepthwiseConv1dSpec& s) {
   using namespace ingot::dsl;
   s.validate();
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, O = s.out_len();
-  Rows1dIO<T> io;
-  io.batch = k.scalar<u32>("batch");
-  io.x = k.in<T>("x", io.batch * (C * L));
-  io.w = k.in<T>("w", C * K);
-  io.has_bias = s.bias;
-  if (s.bias) io.bias = k.in<T>("bias", C);
-  io.y = k.out<T>("y", io.batch * (C * O));
+  const auto io = declare_rows1d_io<T>(k, C, L, K, O, s.bias);
   conv1d_rows<T>(k, s.geom(), io, [](const Val<f32>& z) { return z; }, {});
 }
 

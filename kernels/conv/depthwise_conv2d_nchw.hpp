@@ -28,10 +28,10 @@
 #include <string>
 #include <vector>
 
-#include "conv1d_rows.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
 #include "tile_columns.hpp"
+#include "vector_width.hpp"
 
 namespace ingot::kernels {
 
@@ -69,8 +69,8 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
   const std::uint32_t VH = tile.vh, VW = tile.vw, TH = (P + VH - 1) / VH, TW = (Q + VW - 1) / VW;
   const std::uint32_t tiles = TH * TW;
-  const std::uint32_t Wv = rows1d_vec_width(sizeof(T), VW, Wd);  // input vector width
-  const std::uint32_t Wo = rows1d_vec_width(sizeof(T), VW, Q);   // output vector width
+  const std::uint32_t Wv = row_vector_width(sizeof(T), VW, Wd);  // input vector width
+  const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);   // output vector width
 
   auto batch = k.scalar<u32>("batch");
   auto x = k.in<T>("x", batch * (C * H * Wd));

@@ -17,23 +17,20 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// V and VC of a case; absent keys take the defaults.
-std::uint32_t v_of(const Params& p) {
-  const std::int64_t v =
-      p.count("V") ? param(p, "V") : depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw"))).V;
+// V and VC of a case; absent keys take the defaults for the window width.
+std::uint32_t tiling_param(const Params& p, const char* key, std::uint32_t dflt) {
+  const std::int64_t v = p.count(key) ? param(p, key) : dflt;
   if (v < 1 || v > 16) {
-    throw std::invalid_argument("depthwise_conv2d_nhwc: V = " + std::to_string(v) + " must be in [1, 16]");
+    throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key + " = " + std::to_string(v) +
+                                " must be in [1, 16]");
   }
   return static_cast<std::uint32_t>(v);
 }
-std::uint32_t vc_of(const Params& p) {
-  const std::int64_t v =
-      p.count("VC") ? param(p, "VC") : depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw"))).VC;
-  if (v < 1 || v > 16) {
-    throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(v) + " must be in [1, 16]");
-  }
-  return static_cast<std::uint32_t>(v);
+DepthwiseNhwcTiling default_tiling(const Params& p) {
+  return depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
 }
+std::uint32_t v_of(const Params& p) { return tiling_param(p, "V", default_tiling(p).V); }
+std::uint32_t vc_of(const Params& p) { return tiling_param(p, "VC", default_tiling(p).VC); }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0) {
   p["V"] = V;

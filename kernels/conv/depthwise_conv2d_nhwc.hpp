@@ -23,7 +23,7 @@
 //
 // Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16) and VC
 // (channels per thread, a power of two in [1, 16]); default depthwise_nhwc_default_tiling(kw). The kernel uses the
-// largest power of two <= VC that divides C (depthwise_nhwc_channel_width; 1 = scalar
+// largest power of two <= VC that divides C (channel_vector_width; 1 = scalar
 // accesses for odd C); a thread's VC channels are read and written in accesses of at most 16
 // bytes (8 elements of f16/bf16: one access; 4 of f32: two). Neither depends on the element
 // type, so neither does the launch.
@@ -53,21 +53,9 @@
 
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "vector_width.hpp"
 
 namespace ingot::kernels {
-
-// The channels per thread the kernel uses for C channels when VC is requested: the largest power
-// of two w <= VC that divides C (1 when C is odd). Throws std::invalid_argument for a VC that is
-// not a power of two in [1, 16].
-inline std::uint32_t depthwise_nhwc_channel_width(std::uint32_t channels, std::uint32_t requested) {
-  if (requested < 1 || requested > 16 || (requested & (requested - 1)) != 0) {
-    throw std::invalid_argument("depthwise_conv2d_nhwc: VC = " + std::to_string(requested) +
-                                " must be a power of two in [1, 16] (channels per thread)");
-  }
-  std::uint32_t w = requested;
-  while (channels % w != 0) w /= 2;
-  return w;
-}
 
 // Elements per vector access for VC channels of elem_bytes-byte elements: at most 16 bytes.
 inline std::uint32_t depthwise_nhwc_access_width(std::uint32_t vc, std::uint32_t elem_bytes) {
@@ -92,7 +80,8 @@ inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t
 // Threads of one batch: P * ceil(Q/V) * C/VC (VC as the kernel uses it).
 inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
   const std::uint64_t q = s.out_len(1);
-  return s.out_len(0) * ((q + V - 1) / V) * (s.in_channels / depthwise_nhwc_channel_width(s.in_channels, vc_requested));
+  return s.out_len(0) * ((q + V - 1) / V) *
+         (s.in_channels / channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested));
 }
 
 template <class T>
@@ -103,7 +92,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast) fail("needs a 2-D channels-last spec");
   if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
   if (V < 1 || V > 16) fail("V (outputs per thread) = " + std::to_string(V) + " must be in [1, 16]");
-  const std::uint32_t VC = depthwise_nhwc_channel_width(s.in_channels, vc_requested);
+  const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested);
   const std::uint32_t VW = depthwise_nhwc_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
 
   const std::uint32_t C = s.in_channels, H = s.in_size[0], W = s.in_size[1];

@@ -44,10 +44,10 @@
 #include <utility>
 #include <vector>
 
-#include "conv1d_rows.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
 #include "tile_columns.hpp"
+#include "vector_width.hpp"
 
 namespace ingot::kernels {
 
@@ -103,8 +103,8 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
   const std::uint32_t TH = (P + VH - 1) / VH, TW = (Q + VW - 1) / VW, tiles = TH * TW;
   const std::uint32_t OBg = (Og + OC - 1) / OC, OB = s.groups * OBg;
   const std::uint32_t taps = u(s.taps()), in_sp = u(s.in_spatial()), out_sp = u(s.out_spatial());
-  const std::uint32_t Wv = rows1d_vec_width(sizeof(T), VW, Wd);  // input vector width
-  const std::uint32_t Wo = rows1d_vec_width(sizeof(T), VW, Q);   // output vector width
+  const std::uint32_t Wv = row_vector_width(sizeof(T), VW, Wd);  // input vector width
+  const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);   // output vector width
   const auto Pv = s.out_size();
   std::uint32_t outer = 1, outer_taps = 1;
   for (std::size_t a = 0; a < RO; ++a) {
