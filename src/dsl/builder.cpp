@@ -123,7 +123,7 @@ void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
 std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
   check_vec_width(k_, m, width);
   const DType t = k_.mem_type(m);
-  const std::string hint = m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint;
+  const std::string& hint = k_.params[m.id].name;  // a global buffer: check_vec_width refuses shared arrays
   ir::Stmt s;
   s.kind = ir::StmtKind::LoadVec;
   s.mem = m;

@@ -269,7 +269,8 @@ class GroupRunner {
         const std::size_t w = s.values.size();
         // Every value is evaluated before any element is written. Each result stays where eval
         // put it (one slot per expression) for the whole statement, so no copy is needed.
-        std::vector<const std::uint64_t*> vals(w);
+        std::vector<const std::uint64_t*>& vals = vec_values_;  // reused: no allocation per statement
+        vals.resize(w);
         for (std::size_t j = 0; j < w; ++j) vals[j] = eval(s.values[j], mask);
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
@@ -393,6 +394,7 @@ class GroupRunner {
   std::vector<std::vector<std::uint64_t>> vars_;
   std::vector<std::vector<std::uint64_t>> vals_;
   std::vector<std::uint64_t> stamp_;
+  std::vector<const std::uint64_t*> vec_values_;  // StoreVec: the evaluated values of its elements
   std::uint64_t now_ = 0;
   std::uint64_t group_stamp_ = 0;
   std::vector<std::vector<std::uint8_t>> shared_data_;
