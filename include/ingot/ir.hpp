@@ -20,8 +20,9 @@
 //   (C fmin/fmax): they return the other operand when exactly one is NaN.
 // Casts. int->float rounds to nearest even. float->int truncates toward zero; NaN, infinity or
 //   a value out of the target's range is an error. int->int keeps the low bits (wraps).
-//   f32->f16/bf16 rounds to nearest even, overflow gives infinity, NaN stays a quiet NaN;
-//   f16/bf16->f32 is exact. Anything -> bool is "!= 0"; bool -> number is 0 or 1.
+//   f32->f16/bf16 rounds to nearest even, overflow gives infinity; f16/bf16->f32 is exact for
+//   every non-NaN value. A NaN converts to a quiet NaN whose payload and sign are unspecified
+//   (the interpreter keeps them; CUDA's cvt gives the canonical NaN). Anything -> bool is "!= 0"; bool -> number is 0 or 1.
 //   Bitcast reinterprets the bits between compute types of one width (f32, i32, u32).
 // Memory. Every Load, Store and Atomic names one buffer (a kernel parameter or a shared
 //   array) and an integer index. An index outside [0, real size of that buffer) is ALWAYS an
@@ -233,6 +234,10 @@ struct Kernel {
 
 // Whether a vector access of `width` elements of type t is allowed (see Vector access above).
 [[nodiscard]] bool vector_width_ok(DType t, std::size_t width);
+
+// Per parameter, the alignment in bytes its vector accesses need: the largest LoadVec/StoreVec
+// on it (4, 8 or 16), 1 for a parameter without vector accesses.
+[[nodiscard]] std::vector<std::uint32_t> vector_access_alignment(const Kernel& k);
 
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).
 void renumber(Kernel& k);

@@ -1,6 +1,7 @@
 // The op table, the hash-consing arena and small IR helpers.
 #include "ingot/ir.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <stdexcept>
@@ -100,6 +101,27 @@ bool vector_width_ok(DType t, std::size_t width) {
   if (t == DType::boolean || t == DType::i64) return false;
   const std::size_t bytes = dtype_size(t) * width;
   return width >= 2 && (bytes == 4 || bytes == 8 || bytes == 16);
+}
+
+namespace {
+void vector_alignment_of(const Kernel& k, const Block& b, std::vector<std::uint32_t>& align) {
+  for (const auto& s : b) {
+    if ((s.kind == StmtKind::LoadVec || s.kind == StmtKind::StoreVec) && s.mem.space == Space::Global &&
+        s.mem.id < align.size()) {
+      const std::size_t n = s.kind == StmtKind::LoadVec ? s.vars.size() : s.values.size();
+      const auto bytes = static_cast<std::uint32_t>(n * dtype_size(k.mem_type(s.mem)));
+      align[s.mem.id] = std::max(align[s.mem.id], bytes);
+    }
+    vector_alignment_of(k, s.body, align);
+    vector_alignment_of(k, s.else_body, align);
+  }
+}
+}  // namespace
+
+std::vector<std::uint32_t> vector_access_alignment(const Kernel& k) {
+  std::vector<std::uint32_t> align(k.params.size(), 1);
+  vector_alignment_of(k, k.body, align);
+  return align;
 }
 
 namespace {

@@ -105,17 +105,42 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
       }
     }
   }
-  // A written buffer must not also be passed for another parameter (printers declare buffer
-  // pointers restrict, and no backend orders one thread's reads of x after another's writes of y).
+  // A written buffer must not also be passed for another parameter, nor overlap one (printers
+  // declare buffer pointers restrict, and no backend orders one thread's reads of x after
+  // another's writes of y). Buffers with a known address are compared by their byte ranges.
+  const auto overlap = [](const DeviceBuffer& a, const DeviceBuffer& b) {
+    if (&a == &b) return true;
+    if (a.address() == 0 || b.address() == 0 || a.bytes() == 0 || b.bytes() == 0) return false;
+    return a.address() < b.address() + b.bytes() && b.address() < a.address() + a.bytes();
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (!ir::is_buffer(k.params[i].kind)) continue;
     for (std::size_t j = i + 1; j < args.size(); ++j) {
       if (!ir::is_buffer(k.params[j].kind)) continue;
       const bool written = k.params[i].kind != ir::ParamKind::In || k.params[j].kind != ir::ParamKind::In;
-      if (written && std::get<BufferPtr>(args[i]).get() == std::get<BufferPtr>(args[j]).get()) {
-        throw ArgumentError("kernel '" + k.name + "': one buffer is passed as both '" + k.params[i].name + "' and '" +
-                            k.params[j].name + "', and the kernel writes at least one of them: pass separate buffers");
+      if (written && overlap(*std::get<BufferPtr>(args[i]), *std::get<BufferPtr>(args[j]))) {
+        throw ArgumentError("kernel '" + k.name + "': the buffers passed as '" + k.params[i].name + "' and '" +
+                            k.params[j].name +
+                            "' are the same memory or overlap, and the kernel writes at least one of them: pass "
+                            "separate buffers");
       }
+    }
+  }
+  // Vector accesses need their buffer aligned to the access (the IR assumes 16-byte aligned buffers).
+  // Only buffers off a 16-byte boundary (wrapped caller memory) need the kernel walked.
+  const auto off16 = [&](std::size_t i) {
+    return ir::is_buffer(k.params[i].kind) && std::get<BufferPtr>(args[i])->address() % 16 != 0;
+  };
+  std::vector<std::uint32_t> align;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!off16(i)) continue;
+    if (align.empty()) align = ir::vector_access_alignment(k);
+    const std::uint64_t a = std::get<BufferPtr>(args[i])->address();
+    if (a % align[i] != 0) {
+      throw ArgumentError("kernel '" + k.name + "': buffer '" + k.params[i].name + "' starts at address " +
+                          std::to_string(a) + ", not a multiple of " + std::to_string(align[i]) +
+                          " bytes, which the kernel's vector accesses need: pass memory aligned to 16 bytes (e.g. a "
+                          "tensor that is not an offset slice)");
     }
   }
   // Extents need every scalar checked first.

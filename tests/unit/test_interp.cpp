@@ -314,9 +314,52 @@ TEST(Interp, ArgumentsAreCheckedBeforeLaunch) {
   expect_error({scalar_arg<u32>(100), halfs, y}, "expected a buffer of f32, got a buffer of f16");
   expect_error({x, x, y}, "expected a scalar, got a buffer");
   expect_error({scalar_arg<u32>(100), x, small}, "buffer 'y' has 50 elements but its declared extent n needs 100");
-  expect_error({scalar_arg<u32>(100), y, y}, "one buffer is passed as both 'x' and 'y'");
+  expect_error({scalar_arg<u32>(100), y, y}, "buffers passed as 'x' and 'y' are the same memory or overlap");
   // nothing was written by the refused launches
   EXPECT_TRUE(std::isnan(read_buffer(be, *y)[0]));
+}
+
+// A buffer with a device address (as CUDA's, wrapped caller memory among them), for check_args.
+class AddressedBuffer final : public DeviceBuffer {
+ public:
+  AddressedBuffer(DType t, std::size_t count, std::uint64_t address) : DeviceBuffer(t, count), address_(address) {}
+  [[nodiscard]] std::string backend_name() const override { return "test"; }
+  [[nodiscard]] std::uint64_t address() const override { return address_; }
+
+ private:
+  std::uint64_t address_;
+};
+
+TEST(Interp, CheckArgsComparesDeviceAddresses) {
+  const auto k = copy_kernel(true);  // n, x (in), y (out)
+  const auto at = [](std::uint64_t a, std::size_t n = 100) {
+    return std::make_shared<AddressedBuffer>(DType::f32, n, a);
+  };
+  const auto refused = [&](const ir::Kernel& kernel, const std::vector<Arg>& args) -> std::string {
+    try {
+      check_args(kernel, args);
+    } catch (const ArgumentError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Separate objects over overlapping memory (two wraps of one tensor): refused, the kernel writes y.
+  EXPECT_NE(refused(k, {scalar_arg<u32>(100), at(0x10000), at(0x10000 + 396)}).find("are the same memory or overlap"),
+            std::string::npos);
+  EXPECT_NE(refused(k, {scalar_arg<u32>(100), at(0x10000 + 396), at(0x10000)}).find("overlap"), std::string::npos);
+  EXPECT_EQ(refused(k, {scalar_arg<u32>(100), at(0x10000), at(0x10000 + 400)}), "");  // adjacent: fine
+  // Vector accesses need aligned buffers; scalar kernels take any element-aligned address.
+  const auto vk = trace("vec4", [](KernelBuilder& b) {
+    auto x = b.in<f32>("x", 8u);
+    auto y = b.out<f32>("y", 8u);
+    auto i = b.program_id(0) * 4u;
+    if_(i < 8u, [&] { store_vec(y, i, load_vec(x, i, 4)); });
+  });
+  const std::string msg = refused(vk, {at(0x20008, 8), at(0x30000, 8)});
+  EXPECT_NE(msg.find("buffer 'x' starts at address"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not a multiple of 16 bytes"), std::string::npos) << msg;
+  EXPECT_EQ(refused(vk, {at(0x20010, 8), at(0x30000, 8)}), "");
+  EXPECT_EQ(refused(k, {scalar_arg<u32>(100), at(0x20004), at(0x30000)}), "");
 }
 
 TEST(Interp, ExtentOverflowIsRefused) {

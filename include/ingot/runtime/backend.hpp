@@ -30,6 +30,11 @@ class DeviceBuffer {
   [[nodiscard]] std::size_t count() const { return count_; }
   [[nodiscard]] std::size_t bytes() const { return count_ * dtype_size(type_); }
   [[nodiscard]] virtual std::string backend_name() const = 0;
+  // The address of the first element in the device's address space, where the backend exposes
+  // one (CUDA); 0 when it does not. check_args uses it to refuse overlapping buffers passed for a
+  // written parameter and buffers too little aligned for a kernel's vector accesses: buffers a
+  // backend allocates are separate and 16-byte aligned, wrapped caller memory need not be.
+  [[nodiscard]] virtual std::uint64_t address() const { return 0; }
 
  private:
   DType type_;

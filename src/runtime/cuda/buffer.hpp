@@ -16,6 +16,7 @@ class CudaBuffer final : public DeviceBuffer {
   ~CudaBuffer() override;
   [[nodiscard]] std::string backend_name() const override { return "cuda"; }
 
+  [[nodiscard]] std::uint64_t address() const override { return ptr_; }
   [[nodiscard]] CUdeviceptr ptr() const { return ptr_; }
   [[nodiscard]] bool owned() const { return owned_; }
   [[nodiscard]] const Context& context() const { return *ctx_; }
