@@ -242,22 +242,27 @@ class Printer {
     h = replace_all(h, "{P}", d_.helper_prefix);
     h = replace_all(h, "{US}", type(DType::u16));
     h = replace_all(h, "{U}", type(DType::u32));
-    // Keep the comment line and only the helpers this kernel calls.
-    std::string out = h.substr(0, h.find('\n') + 1);
+    // The comment line, then one definition per helper this kernel calls: the dialect's own
+    // (conversion_helpers), else the portable one above.
+    std::map<std::string, std::string> portable;  // helper name -> definition
     const std::string prefix = d_.helper_prefix + " ";
-    std::size_t start = h.find(prefix);
-    while (start != std::string::npos) {
+    for (std::size_t start = h.find(prefix); start != std::string::npos;) {
       const std::size_t next = h.find("\n" + prefix, start);
-      const std::string fn = h.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
-      for (const auto& used : helpers_used_) {
-        if (fn.find(" " + used + "(") == std::string::npos) continue;
-        auto o = d_.conversion_helpers.find(used);
-        out += o != d_.conversion_helpers.end() ? o->second : fn;
-      }
+      std::string fn = h.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
+      const std::size_t paren = fn.find('(');
+      const std::size_t name_at = fn.rfind(' ', paren) + 1;
+      portable.emplace(fn.substr(name_at, paren - name_at), std::move(fn));
       start = next == std::string::npos ? next : next + 1;
     }
-    for (const auto& entry : d_.pack2_helpers) {  // dialect-only helpers (no portable version)
-      if (helpers_used_.count(entry.second)) out += d_.conversion_helpers.at(entry.second);
+    std::string out = h.substr(0, h.find('\n') + 1);
+    for (const auto& used : helpers_used_) {
+      if (const auto o = d_.conversion_helpers.find(used); o != d_.conversion_helpers.end()) {
+        out += o->second;
+      } else if (const auto q = portable.find(used); q != portable.end()) {
+        out += q->second;
+      } else {
+        throw std::logic_error("printer: helper '" + used + "' has no definition in the " + d_.name + " dialect");
+      }
     }
     return out;
   }

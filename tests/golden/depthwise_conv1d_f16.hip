@@ -2,6 +2,20 @@
 #include <hip/hip_runtime.h>
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
+static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
+  unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
+  unsigned int e = ((unsigned int)h >> 10) & 0x1fu;
+  unsigned int m = (unsigned int)h & 0x3ffu;
+  unsigned int out;
+  if (e == 0x1fu) {
+    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
+  } else if (e == 0u) {
+    out = sign | __float_as_uint((float)m * 5.9604644775390625e-08f);  // subnormal: exactly m * 2^-24
+  } else {
+    out = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  return __uint_as_float(out);
+}
 static __device__ __forceinline__ unsigned short ingot_f32_to_f16(float f) {
   unsigned int x = __float_as_uint(f);
   unsigned int sign = (x >> 16) & 0x8000u;
@@ -22,20 +36,6 @@ static __device__ __forceinline__ unsigned short ingot_f32_to_f16(float f) {
   unsigned int rem = a & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) != 0u)) r += 1u;
   return (unsigned short)(sign | r);
-}
-static __device__ __forceinline__ float ingot_f16_to_f32(unsigned short h) {
-  unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
-  unsigned int e = ((unsigned int)h >> 10) & 0x1fu;
-  unsigned int m = (unsigned int)h & 0x3ffu;
-  unsigned int out;
-  if (e == 0x1fu) {
-    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
-  } else if (e == 0u) {
-    out = sign | __float_as_uint((float)m * 5.9604644775390625e-08f);  // subnormal: exactly m * 2^-24
-  } else {
-    out = sign | ((e + 112u) << 23) | (m << 13);
-  }
-  return __uint_as_float(out);
 }
 
 extern "C" __global__ void depthwise_conv1d_f16(

@@ -3,6 +3,20 @@
 using namespace metal;
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
+static inline float ingot_f16_to_f32(ushort h) {
+  uint sign = ((uint)h & 0x8000u) << 16;
+  uint e = ((uint)h >> 10) & 0x1fu;
+  uint m = (uint)h & 0x3ffu;
+  uint out;
+  if (e == 0x1fu) {
+    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
+  } else if (e == 0u) {
+    out = sign | as_type<uint>((float)m * 5.9604644775390625e-08f);  // subnormal: exactly m * 2^-24
+  } else {
+    out = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  return as_type<float>(out);
+}
 static inline ushort ingot_f32_to_f16(float f) {
   uint x = as_type<uint>(f);
   uint sign = (x >> 16) & 0x8000u;
@@ -23,20 +37,6 @@ static inline ushort ingot_f32_to_f16(float f) {
   uint rem = a & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) != 0u)) r += 1u;
   return (ushort)(sign | r);
-}
-static inline float ingot_f16_to_f32(ushort h) {
-  uint sign = ((uint)h & 0x8000u) << 16;
-  uint e = ((uint)h >> 10) & 0x1fu;
-  uint m = (uint)h & 0x3ffu;
-  uint out;
-  if (e == 0x1fu) {
-    out = sign | 0x7f800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
-  } else if (e == 0u) {
-    out = sign | as_type<uint>((float)m * 5.9604644775390625e-08f);  // subnormal: exactly m * 2^-24
-  } else {
-    out = sign | ((e + 112u) << 23) | (m << 13);
-  }
-  return as_type<float>(out);
 }
 
 kernel void depthwise_conv1d_f16(

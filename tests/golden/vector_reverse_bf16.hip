@@ -2,12 +2,12 @@
 #include <hip/hip_runtime.h>
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
+static __device__ __forceinline__ float ingot_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
   unsigned int x = __float_as_uint(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
-static __device__ __forceinline__ float ingot_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 
 extern "C" __global__ void __launch_bounds__(64) vector_reverse(
     const unsigned int n,

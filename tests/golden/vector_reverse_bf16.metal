@@ -3,12 +3,12 @@
 using namespace metal;
 
 // f16/bf16 <-> f32, round to nearest even (identical to ingot's host conversion)
+static inline float ingot_bf16_to_f32(ushort h) { return as_type<float>(((uint)h) << 16); }
 static inline ushort ingot_f32_to_bf16(float f) {
   uint x = as_type<uint>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
   return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
-static inline float ingot_bf16_to_f32(ushort h) { return as_type<float>(((uint)h) << 16); }
 
 [[max_total_threads_per_threadgroup(64)]]
 kernel void vector_reverse(

@@ -260,6 +260,20 @@ TEST_F(CudaCompile, BadArchitecturesAreRefused) {
   }
 }
 
+TEST_F(CudaCompile, EmittedKernelsNeedSm80) {
+  const auto archs = compiler_->supported_archs();
+  const auto old = std::find_if(archs.begin(), archs.end(), [](int a) { return a < 80; });
+  if (old == archs.end()) GTEST_SKIP() << "this NVRTC supports no architecture before sm_80";
+  CudaCompileOptions o;
+  o.arch = "sm_" + std::to_string(*old);
+  try {
+    (void)compiler_->compile(vector_add_kernel<bf16>(), o);
+    FAIL() << "expected a CompileError for " << o.arch;
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("need sm_80 or newer"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaCompileUnavailable, MissingNvrtcIsBackendUnavailable) {
   try {
     (void)CudaCompiler::load("/nonexistent/libnvrtc.so.13");
