@@ -280,13 +280,14 @@ class Verifier {
         case StmtKind::LoadVec: {
           use(s, s.a, scope, shared_scope, false);
           check_mem_access(s, s.mem, shared_scope, false);
-          if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          for (VarId v : s.vars) declare(s, v, scope);  // even for a bad buffer: no cascade of scope errors
           if (!mem_valid(s.mem)) break;
+          if (s.mem.space == Space::Global && k_.params[s.mem.id].kind == ParamKind::Out)
+            stmt_error(s, "load_vec from an out-only buffer");
           check_vector(s, s.vars.size());
-          const DType t = k_.mem_type(s.mem);
           for (VarId v : s.vars) {
-            declare(s, v, scope);
-            if (v < k_.vars.size() && (k_.vars[v].type != t || k_.vars[v].is_mutable))
+            if (v < k_.vars.size() && (k_.vars[v].type != k_.mem_type(s.mem) || k_.vars[v].is_mutable))
               stmt_error(s, "load_vec variables must be immutable and of the buffer's element type");
           }
           break;
@@ -295,7 +296,7 @@ class Verifier {
           use(s, s.a, scope, shared_scope, false);
           for (ExprId v : s.values) use(s, v, scope, shared_scope, false);
           check_mem_access(s, s.mem, shared_scope, true);
-          if (!is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
           if (!mem_valid(s.mem)) break;
           check_vector(s, s.values.size());
           for (ExprId v : s.values) {

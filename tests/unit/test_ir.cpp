@@ -134,4 +134,26 @@ TEST(Ir, VerifierRejectsBrokenKernels) {
     ASSERT_FALSE(errs.empty());
     EXPECT_NE(errs[0].find("a load may only be the whole value of a let"), std::string::npos) << errs[0];
   }
+  {
+    // a vector load from the out-only buffer y
+    const auto k = trace("k", [](KernelBuilder& b) {
+      using namespace ingot::dsl;
+      auto x = b.in<f32>("x", 4u);
+      auto y = b.out<f32>("y", 4u);
+      store(y, 0u, load(x, 0u));
+    });
+    auto bad = k;
+    Stmt s;
+    s.kind = StmtKind::LoadVec;
+    s.mem = MemRef{Space::Global, 1};
+    s.a = bad.exprs.const_u32(0);
+    for (int j = 0; j < 4; ++j) {
+      s.vars.push_back(static_cast<VarId>(bad.vars.size()));
+      bad.vars.push_back({DType::f32, false, "v"});
+    }
+    bad.body.push_back(s);
+    const auto errs = verify(bad);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_NE(errs[0].find("load_vec from an out-only buffer"), std::string::npos) << errs[0];
+  }
 }
