@@ -4,6 +4,7 @@
 
 #include "causal_conv1d_ncl.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -18,6 +19,11 @@ void check_causal_conv1d(std::uint32_t channels, std::uint32_t length, std::uint
     throw std::invalid_argument("causal_conv1d: K must be in [2, 8], got " + std::to_string(ksize));
   }
   if (channels < 1 || length < 1) throw std::invalid_argument("causal_conv1d: C and L must be >= 1");
+  if (length > (1u << 30)) {
+    throw std::invalid_argument("causal_conv1d: L = " + std::to_string(length) +
+                                " must be <= 2^30 (positions are 32-bit)");
+  }
+  check_u32_elements("causal_conv1d", 1, std::uint64_t{channels} * length);
 }
 
 namespace {
@@ -25,10 +31,13 @@ namespace {
 using harness::param;
 using harness::Params;
 
-std::uint32_t u32_param(const Params& p, const std::string& key) { return static_cast<std::uint32_t>(param(p, key)); }
+// A size parameter: an integer in [0, 2^31) (the checks above give the precise limits).
+std::uint32_t u32_param(const Params& p, const std::string& key) {
+  return bounded_param(p, key, 0, 0x7fffffff, 0, "causal_conv1d");
+}
 
 // V of a channel-first case (outputs per thread); absent: 8.
-std::uint32_t ncl_v_of(const Params& p) { return p.count("V") ? u32_param(p, "V") : 8u; }
+std::uint32_t ncl_v_of(const Params& p) { return bounded_param(p, "V", 1, 64, 8, "causal_conv1d_prefill"); }
 
 CausalConv1dSpec prefill_spec_of(const Params& p, SeqLayout layout) {
   return CausalConv1dSpec{u32_param(p, "C"),     u32_param(p, "L"),     u32_param(p, "K"),      param(p, "bias") != 0,
@@ -130,6 +139,8 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
+      check_u32_elements(name, static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)),
+                         std::uint64_t{sp.channels} * sp.length);
       return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
         causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, ncl_v_of(p));
       });
@@ -163,6 +174,8 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     }
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
+      check_u32_elements(name, static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)),
+                         std::uint64_t{sp.channels} * sp.length);
       const auto tiling = nlc_tiling_of(p);
       return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
         causal_conv1d_prefill_nlc<typename decltype(tag)::type>(k, sp, tiling);
@@ -256,6 +269,8 @@ void register_update(harness::Registry& r) {
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = update_spec_of(p);
+    check_u32_elements("causal_conv1d_update", static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)),
+                       std::uint64_t{sp.channels} * (sp.ksize - 1));
     return trace_typed(t, "causal_conv1d_update", p,
                        [&](auto tag, KernelBuilder& k) { causal_conv1d_update<typename decltype(tag)::type>(k, sp); });
   };

@@ -67,6 +67,7 @@ struct Rows1dIO {
   // reads init[r*pad + pad + p] instead of 0.
   dsl::In<T> init;
   bool has_init = false;
+  std::uint32_t init_len = 0;  // positions per row of init; conv1d_rows requires the left padding
   dsl::Out<T> y;
 };
 
@@ -82,6 +83,7 @@ Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint3
   io.has_bias = bias;
   if (bias) io.bias = k.in<T>("bias", C);
   io.has_init = init_len > 0;
+  io.init_len = init_len;
   if (io.has_init) io.init = k.in<T>("init_state", io.batch * (C * init_len));
   io.y = k.out<T>("y", io.batch * (C * O));
   return io;
@@ -104,6 +106,10 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   using namespace ingot::dsl;
   const std::uint32_t C = g.channels, L = g.length, O = g.out_len, K = g.ksize, S = g.stride, D = g.dilation;
   const std::uint32_t P = g.pad, V = g.outputs_per_thread, G = g.groups();
+  if (io.has_init && io.init_len != P) {
+    throw std::logic_error("conv1d_rows: the initial state holds " + std::to_string(io.init_len) +
+                           " positions per row, the left padding is " + std::to_string(P) + ": they must be equal");
+  }
   const std::uint32_t W = row_vector_width(sizeof(T), V, L);
   const bool aligned = g.aligned();
   const bool row_mapped = aligned || g.row_local;  // o0 = grp * V within the row

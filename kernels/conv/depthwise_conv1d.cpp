@@ -1,6 +1,7 @@
 // Registration of depthwise_conv1d: cases, oracle, tolerances, bench shapes.
 #include "depthwise_conv1d.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -19,7 +20,21 @@ void DepthwiseConv1dSpec::validate() const {
     throw std::invalid_argument("depthwise_conv1d: V (outputs per thread) must be in [1, 64], got " +
                                 std::to_string(outputs_per_thread));
   }
+  // Positions within a row are i32, element indices u32 (check_batch adds the batch).
+  constexpr std::uint64_t kMax = 1ull << 30;
+  if (std::uint64_t{length} + 2ull * pad > kMax || std::uint64_t{stride} * outputs_per_thread > kMax) {
+    throw std::invalid_argument("depthwise_conv1d: L + 2*pad = " + std::to_string(std::uint64_t{length} + 2ull * pad) +
+                                " and stride*V = " + std::to_string(std::uint64_t{stride} * outputs_per_thread) +
+                                " must be <= 2^30 (row positions are 32-bit)");
+  }
   (void)out_len();  // throws for an impossible shape
+}
+
+void DepthwiseConv1dSpec::check_batch(std::uint64_t batch) const {
+  validate();
+  const std::uint64_t longest =
+      std::max<std::uint64_t>({length, out_len(), std::uint64_t{groups()} * outputs_per_thread});
+  check_u32_elements("depthwise_conv1d", batch, std::uint64_t{channels} * longest);
 }
 
 namespace {
@@ -28,14 +43,16 @@ using harness::param;
 using harness::Params;
 
 DepthwiseConv1dSpec spec_of(const Params& p) {
-  return DepthwiseConv1dSpec{static_cast<std::uint32_t>(param(p, "C")),
-                             static_cast<std::uint32_t>(param(p, "L")),
-                             static_cast<std::uint32_t>(param(p, "K")),
-                             static_cast<std::uint32_t>(param(p, "stride")),
-                             static_cast<std::uint32_t>(param(p, "pad")),
-                             static_cast<std::uint32_t>(param(p, "dilation")),
+  constexpr std::int64_t kI32 = 0x7fffffff;  // row positions are i32
+  const std::string n = "depthwise_conv1d";
+  return DepthwiseConv1dSpec{bounded_param(p, "C", 1, kI32, 0, n),
+                             bounded_param(p, "L", 1, kI32, 0, n),
+                             bounded_param(p, "K", 1, kI32, 0, n),
+                             bounded_param(p, "stride", 1, kI32, 0, n),
+                             bounded_param(p, "pad", 0, kI32, 0, n),
+                             bounded_param(p, "dilation", 1, kI32, 0, n),
                              param(p, "bias") != 0,
-                             static_cast<std::uint32_t>(p.count("V") ? param(p, "V") : 8),
+                             bounded_param(p, "V", 1, 64, 8, n),
                              p.count("rowlocal") != 0 && param(p, "rowlocal") != 0};
 }
 
@@ -105,6 +122,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
+    sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     // Default register cap for 16-bit types: 8 work-groups of 256 per SM (32 registers, no spills for
     // V <= 8): the O % V != 0 case ran at 72% of copy bandwidth uncapped (40 registers), 83% capped
     // (H200, bf16 and f16); f32 ran at 99% uncapped and 88% capped, so f32 stays uncapped.

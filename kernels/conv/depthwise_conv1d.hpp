@@ -31,8 +31,12 @@ struct DepthwiseConv1dSpec {
   std::uint32_t outputs_per_thread = 8;  // V, 1..64
   bool row_local = false;                // O % V != 0: Rows1dGeom::row_local
   [[nodiscard]] std::uint32_t out_len() const;
-  // Throws std::invalid_argument for an impossible shape or V outside [1, 64].
+  // Throws std::invalid_argument for an impossible shape, V outside [1, 64] or rows too long for
+  // 32-bit positions.
   void validate() const;
+  // validate(), and throws std::invalid_argument unless `batch` rows of every buffer (and the
+  // thread count) fit u32 indices.
+  void check_batch(std::uint64_t batch) const;
   [[nodiscard]] Rows1dGeom geom() const {
     return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread, row_local};
   }

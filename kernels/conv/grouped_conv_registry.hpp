@@ -19,8 +19,9 @@
 namespace ingot::kernels {
 
 inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
-  const auto get = [&](const char* key, std::int64_t dflt) {
-    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(p.count(key) ? harness::param(p, key) : dflt, 0, 1024));
+  // check_grouped_conv_nchw gives the precise limits; this only keeps the values exact in 32 bits.
+  const auto get = [&](const char* key, std::uint32_t dflt) {
+    return bounded_param(p, key, 1, 1024, dflt, "grouped convolution tile");
   };
   return {get("OC", 2), get("VH", 4), get("VW", 8)};
 }

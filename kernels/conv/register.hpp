@@ -2,6 +2,7 @@
 // that instantiates a kernel template for a run-time dtype.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,32 @@ ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&,
     default: break;
   }
   throw std::invalid_argument(name + ": dtype " + std::string(dtype_name(t)) + " is not supported (f32, f16, bf16)");
+}
+
+// A case parameter that must be an integer in [lo, hi]; `dflt` when the case does not carry it.
+// Throws std::invalid_argument naming the kernel, the key and the range otherwise (never a silent
+// wrap to 32 bits).
+inline std::uint32_t bounded_param(const harness::Params& p, const std::string& key, std::int64_t lo, std::int64_t hi,
+                                   std::uint32_t dflt, const std::string& kernel) {
+  if (!p.count(key)) return dflt;
+  const std::int64_t v = harness::param(p, key);
+  if (v < lo || v > hi) {
+    throw std::invalid_argument(kernel + ": " + key + " = " + std::to_string(v) + " must be in [" + std::to_string(lo) +
+                                ", " + std::to_string(hi) + "]");
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+// Kernels that index with u32: throws std::invalid_argument unless `elements` (the largest
+// buffer, batch included) fits, saying what to change.
+inline void check_u32_elements(const std::string& kernel, std::uint64_t batch, std::uint64_t per_batch) {
+  constexpr std::uint64_t kU32 = 0xffffffffu;
+  if (batch < 1) throw std::invalid_argument(kernel + ": the batch must be >= 1");
+  if (per_batch > kU32 / batch) {
+    throw std::invalid_argument(
+        kernel + ": batch " + std::to_string(batch) + " x " + std::to_string(per_batch) +
+        " elements does not fit 32-bit indices (this kernel indexes with u32): use a smaller batch or shape");
+  }
 }
 
 // Optional case parameter "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at

@@ -195,3 +195,70 @@ TEST(CausalConv1d, UpdateAfterPrefillContinuesTheSequence) {
     }
   }
 }
+
+namespace {
+// Builds kernel `name` of dtype t from the first test case with `set` applied; returns the error
+// text, or "" when it builds (k receives the kernel).
+std::string build_with(const Registry& reg, const std::string& name, DType t, const Params& set,
+                       ir::Kernel* k = nullptr) {
+  const KernelSpec& s = spec(reg, name);
+  Params p = s.tests.at(0).params;
+  for (const auto& [key, v] : set) p[key] = v;
+  try {
+    ir::Kernel built = s.build(t, p);
+    if (k) *k = std::move(built);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
+TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
+  const Registry reg = builtin_registry();
+  ir::Kernel k;
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, {{"V", 8}}, &k), "");
+  EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 8}));
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::f16, {{"V", 8}}, &k), "");
+  EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 8}));
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::f32, {{"V", 8}}, &k), "");
+  EXPECT_EQ(k.bounds, ir::LaunchBounds{});  // f32: uncapped
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, {{"V", 16}}, &k), "");
+  EXPECT_EQ(k.bounds, ir::LaunchBounds{});  // V > 8: uncapped
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, {{"V", 8}, {"minb", 1}}, &k), "");
+  EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 1}));
+  for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nhwc"}) {
+    ASSERT_EQ(build_with(reg, name, DType::f32, {{"minb", 6}}, &k), "") << name;
+    EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 6})) << name;
+    ASSERT_EQ(build_with(reg, name, DType::f32, {}, &k), "") << name;
+    EXPECT_EQ(k.bounds, ir::LaunchBounds{}) << name;
+    for (const std::int64_t bad : {0, 33}) {
+      EXPECT_NE(build_with(reg, name, DType::f32, {{"minb", bad}}).find("must be in [1, 32]"), std::string::npos)
+          << name << " minb=" << bad;
+    }
+  }
+}
+
+// Shapes whose element indices do not fit u32, and parameters that do not fit 32 bits, are refused
+// with the reason (never a silent wrap).
+TEST(ConvKernels, SizesBeyond32BitIndicesAreRefused) {
+  const Registry reg = builtin_registry();
+  EXPECT_NE(
+      build_with(reg, "depthwise_conv1d", DType::f32, {{"C", 65536}, {"L", 65536}}).find("does not fit 32-bit indices"),
+      std::string::npos);
+  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::f32, {{"C", (std::int64_t{1} << 32) + 8}}).find("C = "),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "causal_conv1d_prefill", DType::f32, {{"C", 70000}, {"L", 70000}})
+                .find("does not fit 32-bit indices"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "causal_conv1d_prefill_nlc", DType::f32, {{"C", 70000}, {"L", 70000}})
+                .find("does not fit 32-bit indices"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "causal_conv1d_update", DType::f32, {{"B", 1 << 20}, {"C", 1 << 20}})
+                .find("does not fit 32-bit indices"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, {{"VH", -1}}).find("VH = -1 must be in [1, 16]"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f32, {{"OC", 5000}}).find("OC = 5000"), std::string::npos);
+}
