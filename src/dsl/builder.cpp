@@ -140,8 +140,11 @@ std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId in
 void KernelBuilder::emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values) {
   check_vec_width(k_, m, values.size());
   for (ir::ExprId v : values) {
-    if (k_.exprs[v].type != k_.mem_type(m))
-      throw TraceError("kernel '" + k_.name + "': store_vec value type differs from '" + k_.mem_name(m) + "'");
+    if (k_.exprs[v].type != k_.mem_type(m)) {
+      throw TraceError("kernel '" + k_.name + "': store_vec value of type " +
+                       std::string(dtype_name(k_.exprs[v].type)) + " into '" + k_.mem_name(m) + "' of " +
+                       std::string(dtype_name(k_.mem_type(m))) + ": cast the values to the buffer's type");
+    }
   }
   ir::Stmt s;
   s.kind = ir::StmtKind::StoreVec;

@@ -58,7 +58,9 @@ bool KernelSpec::matches(const std::string& filter) const {
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = filter.find(',', start);
-    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    part.erase(0, part.find_first_not_of(' '));  // "conv, depthwise": spaces around a part do not count
+    part.erase(part.find_last_not_of(' ') + 1);
     if (part.size() > 1 && part.back() == '$') {
       if (name == part.substr(0, part.size() - 1)) return true;  // "name$": exactly this kernel
     } else if (!part.empty() && (name.find(part) != std::string::npos || family.find(part) != std::string::npos)) {

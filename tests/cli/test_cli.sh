@@ -43,6 +43,8 @@ expect test_json 0 'passed' -- "$ingot" test --backend interp --dtype bf16 --jso
 expect test_json_file 0 '"status": "pass"' -- cat "$work/r.json"
 expect test_bad_backend 2 "unknown backend 'foo'" -- "$ingot" test --backend foo
 expect test_bad_filter 2 "matches no kernel" -- "$ingot" test --filter no_such_kernel
+expect build_bad_filter 2 "matches no kernel" -- "$ingot" build --backend opencl --out "$work/no_such" --filter no_such_kernel
+expect bench_bad_filter 2 "matches no kernel" -- "$ingot" bench --backend interp --filter no_such_kernel
 expect test_bad_dtype 2 "unknown dtype 'f64'" -- "$ingot" test --dtype f64
 expect inspect_unknown 2 "unknown kernel 'nope'" -- "$ingot" inspect nope
 expect inspect_all 0 '=== simplify' -- "$ingot" inspect depthwise_conv1d --stage all

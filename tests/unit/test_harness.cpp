@@ -57,6 +57,9 @@ TEST(Registry, FilterMatchesAnyCommaSeparatedPart) {
   EXPECT_FALSE(k.matches(","));
   EXPECT_TRUE(k.matches("depthwise_conv1d$"));
   EXPECT_FALSE(k.matches("depthwise_conv$"));
+  EXPECT_TRUE(k.matches("causal, depthwise"));  // spaces around a part are ignored
+  EXPECT_TRUE(k.matches("quant , depthwise_conv1d$ "));
+  EXPECT_FALSE(k.matches(" , "));
 }
 
 TEST(Registry, DuplicateRegistrationIsRefused) {

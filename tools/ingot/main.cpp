@@ -148,6 +148,15 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
 }
 
 // ------------------------------------------------------------------ test
+// A --filter that selects nothing is a usage error (a typo would otherwise run nothing, silently).
+void require_filter_matches(const harness::Registry& reg, const std::string& filter) {
+  if (filter.empty()) return;
+  for (const auto& k : reg.kernels()) {
+    if (k.matches(filter)) return;
+  }
+  throw UsageError("--filter '" + filter + "' matches no kernel (see `ingot list`)");
+}
+
 int cmd_test(const harness::Registry& reg, const std::string& backend_spec, const std::string& filter,
              const std::string& dtype, bool fail_fast, const std::string& json_path, std::uint64_t seed) {
   harness::HarnessOptions opt;
@@ -163,11 +172,7 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
         s.backend ? "present"
                   : (s.compile_only ? ("compile-only: " + s.why_absent).c_str() : ("absent: " + s.why_absent).c_str()));
   }
-  if (!filter.empty()) {
-    bool any = false;
-    for (const auto& k : reg.kernels()) any = any || k.matches(filter);
-    if (!any) throw UsageError("--filter '" + filter + "' matches no kernel (see `ingot list`)");
-  }
+  require_filter_matches(reg, filter);
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
     if (tty) {
@@ -221,6 +226,7 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
 // ------------------------------------------------------------------ build
 int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir,
               const std::string& filter, bool first_variant_only) {
+  require_filter_matches(reg, filter);
   std::vector<codegen::Target> targets;
   std::string item;
   auto add = [&](const std::string& t) {
@@ -417,6 +423,7 @@ struct BenchArgs {
 };
 
 int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
+  require_filter_matches(reg, a.filter);
   harness::BenchOptions opt;
   opt.filter = a.filter;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);

@@ -86,7 +86,8 @@ struct KernelSpec {
   // spec value as "<key><number>" or, where value_names lists it, as its name.
   [[nodiscard]] std::string variant_name(DType t, const Params& p) const;
   // Whether a --filter selects this kernel: empty, or any comma-separated part is contained in
-  // the name or the family ("depthwise,causal"); a part ending in '$' matches one name exactly
+  // the name or the family ("depthwise,causal"; spaces around a part are ignored); a part ending in '$' matches one
+  // name exactly
   // ("depthwise_conv2d$").
   [[nodiscard]] bool matches(const std::string& filter) const;
 };
