@@ -53,6 +53,7 @@ expect inspect_msl 0 'kernel void depthwise_conv1d_bf16' -- "$ingot" inspect dep
 expect inspect_bad_stage 2 "unknown --stage 'bogus'" -- "$ingot" inspect depthwise_conv1d --stage bogus
 expect inspect_bad_set 2 "bad --set 'K'" -- "$ingot" inspect depthwise_conv1d --set K
 expect inspect_unknown_param 2 "has no parameter 'Q'" -- "$ingot" inspect depthwise_conv1d --set Q=1
+expect inspect_optional_param 0 'acc1_0' -- "$ingot" inspect depthwise_conv2d --set VH=2 --stage cuda
 expect inspect_non_integer 2 "must be an integer" -- "$ingot" inspect depthwise_conv1d --set K=abc
 expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" inspect depthwise_conv1d --set K=0
 expect inspect_unknown_case 2 "has no case 'zzz'" -- "$ingot" inspect depthwise_conv1d --case zzz

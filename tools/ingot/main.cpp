@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -88,9 +89,16 @@ harness::Params case_params(const harness::KernelSpec& k, const std::string& cas
     if (eq == std::string::npos || eq == 0) throw UsageError("bad --set '" + s + "': write NAME=VALUE, e.g. --set B=4");
     const std::string key = s.substr(0, eq);
     const std::string val = s.substr(eq + 1);
-    if (!p.count(key))
+    // A key of the case, or an optional specialisation parameter the case leaves at its default (e.g. a tile).
+    const bool optional = std::find(k.spec_params.begin(), k.spec_params.end(), key) != k.spec_params.end();
+    if (!p.count(key) && !optional) {
+      std::string extra;
+      for (const auto& sp : k.spec_params) {
+        if (!p.count(sp)) extra += (extra.empty() ? "; optional: " : ", ") + sp;
+      }
       throw UsageError("kernel '" + k.name + "' has no parameter '" + key +
-                       "' (parameters: " + harness::format_params(p) + ")");
+                       "' (parameters: " + harness::format_params(p) + extra + ")");
+    }
     std::size_t used = 0;
     long long v = 0;
     try {
