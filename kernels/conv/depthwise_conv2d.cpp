@@ -1,8 +1,7 @@
 // depthwise_conv2d: depthwise 2-D convolution, NCHW in and out, weight [C, kh, kw], optional
 // bias; kh != kw allowed; stride, padding and dilation per axis. The cases, oracle and bench
 // arithmetic are direct_conv_registry's; the kernel is depthwise_conv2d_nchw.hpp (a VH x VW
-// tile of outputs per thread, spec parameters "VH" and "VW", default 1 x 8, 2 x 8 for kh >= 5: the
-// best measured on the H200, docs/performance.md).
+// tile of outputs per thread, spec parameters "VH" and "VW", default depthwise_conv2d_default_tile).
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
@@ -33,11 +32,13 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// Absent VH/VW take the default tile: 1x8, or 2x8 for windows of kh >= 5 rows (7x7 bf16 on the
-// H200: 0.143 ms against 0.151 ms with 1x8, 2026-12-01).
+// Absent VH/VW take depthwise_conv2d_default_tile.
 DepthwiseConv2dTile tile_of(const Params& p) {
-  const std::uint32_t vh = param(p, "kh") >= 5 ? 2 : 1;  // check_depthwise_conv2d_nchw gives the precise limits
-  return {bounded_param(p, "VH", 1, 16, vh, "depthwise_conv2d"), bounded_param(p, "VW", 1, 32, 8, "depthwise_conv2d")};
+  // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
+  const DepthwiseConv2dTile d =
+      depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"));
+  return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
+          bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d")};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {

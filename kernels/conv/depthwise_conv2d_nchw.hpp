@@ -36,8 +36,12 @@
 namespace ingot::kernels {
 
 struct DepthwiseConv2dTile {
-  std::uint32_t vh = 1, vw = 8;  // outputs per thread: VH rows x VW columns (default: the best measured)
+  std::uint32_t vh = 1, vw = 8;  // outputs per thread: VH rows x VW columns
 };
+
+// The default tile for a window of kh rows: 1x8, or 2x8 for kh >= 5 (the best measured on the
+// H200: 7x7 bf16 0.143 ms with 2x8 against 0.151 ms with 1x8, 2026-12-01, docs/performance.md).
+inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh) { return {kh >= 5 ? 2u : 1u, 8u}; }
 
 // Throws std::invalid_argument unless s is a rank-2, channels-first depthwise ConvSpec and the
 // tile is in range (1 <= VH <= 16, 1 <= VW <= 32, VH*VW <= 128).
@@ -125,7 +129,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
     // (uniform but for warps that straddle a plane edge), columns outside select 0.
     const auto row_taps = [&] {
       auto row_at = k.let("xr" + rt, x_plane + cast<u32>(ih) * Wd);
-      const auto xs = load_tile_row(k, x, row_at, tc, tc.ok, rt);
+      const auto xs = load_tile_row(k, x, row_at, tc, rt);
       for (const auto& [r, a] : uses) {
         for (std::uint32_t j = 0; j < VW; ++j) {
           Val<f32> sum = acc[r][j];

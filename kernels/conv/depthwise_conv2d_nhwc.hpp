@@ -39,7 +39,7 @@
 //   thread (known at trace time) emit no test;
 // - f32 accumulation (fused multiply-add) for every element type, rounded once to T on the
 //   store;
-// - std::invalid_argument for a bad spec (ConvSpec::validate, not depthwise, bad V or VC).
+// - std::invalid_argument for a bad spec (ConvSpec::validate, not depthwise, bad V or VC, V*VC > 128).
 #pragma once
 
 #include <algorithm>
@@ -93,6 +93,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
   if (V < 1 || V > 16) fail("V (outputs per thread) = " + std::to_string(V) + " must be in [1, 16]");
   const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested);
+  if (V * VC > 128) fail("V*VC = " + std::to_string(V * VC) + " accumulators per thread must be <= 128");
   const std::uint32_t VW = depthwise_nhwc_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
 
   const std::uint32_t C = s.in_channels, H = s.in_size[0], W = s.in_size[1];

@@ -275,7 +275,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
           }
           auto row_body = [&] {
             auto xrow = k.let("xrow", xp + row_off[rr]);
-            const auto xs = load_tile_row(k, x, xrow, tc, tc.ok, std::to_string(rr));
+            const auto xs = load_tile_row(k, x, xrow, tc, std::to_string(rr));
             for (std::uint32_t j = 0; j < OC; ++j) {
               for (const auto& [r, a] : uses[rr]) {
                 const auto& wv = weights(j, a);

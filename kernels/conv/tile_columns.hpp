@@ -89,11 +89,10 @@ inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0,
 }
 
 // Loads the used chunks of the input row starting at `row` and converts every column a window
-// reads to f32 once; chunk ch reads 0 where ok[ch] (if set) is false. Returns column -> value.
+// reads to f32 once; chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value.
 template <class T>
 std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::In<T>& x,
                                                      const dsl::Val<u32>& row, const TileColumns& tc,
-                                                     const std::vector<std::optional<dsl::Val<bool>>>& ok,
                                                      const std::string& tag) {
   using namespace ingot::dsl;
   std::vector<std::vector<Val<T>>> raw(tc.chunks());  // the loaded part of each chunk
@@ -109,7 +108,7 @@ std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, cons
       if (xs.count(c)) continue;
       const std::uint32_t ch = c / tc.Wv;
       Val<f32> v = cast<f32>(raw[ch][c % tc.Wv - tc.first[ch]]);
-      if (ok[ch]) v = select(*ok[ch], v, 0.0f);
+      if (tc.ok[ch]) v = select(*tc.ok[ch], v, 0.0f);
       xs.emplace(c, k.let("x" + tag + "_" + std::to_string(c), v));
     }
   }

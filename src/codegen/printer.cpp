@@ -526,6 +526,7 @@ class Printer {
     if (!any_read) return;  // an unread load may be removed (ir.hpp)
     os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
+      if (!var_read_[s.vars[j]]) continue;
       const std::string word = word_part(v, words, j / per_word);
       std::string value;
       if (t == DType::f32) {
@@ -536,7 +537,6 @@ class Printer {
         const std::size_t shift = 8 * es * (j % per_word);
         value = "(" + type(t) + ")(" + (shift ? "(" + word + " >> " + std::to_string(shift) + "u)" : word) + ")";
       }
-      if (!var_read_[s.vars[j]]) continue;
       os << ind << "const " << type(t) << " " << var_names_[s.vars[j]] << " = " << value << ";\n";
     }
   }
