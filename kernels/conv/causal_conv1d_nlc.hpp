@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "causal_conv1d.hpp"
+#include "channel_vectors.hpp"
 #include "ingot/dsl.hpp"
 #include "vector_width.hpp"
 
@@ -77,7 +78,7 @@ void causal_conv1d_prefill_nlc(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
   }
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1, T = tiling.T;
   const std::uint32_t VC = channel_vector_width("causal_conv1d_prefill_nlc", C, tiling.VC);
-  const std::uint32_t VW = VC < 2 ? 1 : std::min<std::uint32_t>(VC, 16 / sizeof(E));  // elements per access
+  const std::uint32_t VW = channel_access_width(VC, sizeof(E));  // elements per access
   const std::uint32_t CV = C / VC, TG = (L + T - 1) / T;
 
   auto batch = k.scalar<u32>("batch");
@@ -101,26 +102,13 @@ void causal_conv1d_prefill_nlc(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
   auto t0 = T == 1 ? tg : k.let("t0", tg * T);
   auto xb = k.let("xb", b * (L * C) + c0);  // x[b, 0, c0]
 
-  auto load_v = [&](const In<E>& buf, const Val<u32>& index) {
-    if (VW == 1) return std::vector<Val<E>>{load(buf, index)};
-    return load_vec(buf, index, VW);
-  };
-  auto load_c = [&](const In<E>& buf, const Val<u32>& index) {  // VC elements, VC / VW accesses
-    std::vector<Val<E>> out;
-    for (std::uint32_t h = 0; h < VC; h += VW) {
-      for (const auto& v : load_v(buf, h == 0 ? index : Val<u32>(index + h))) out.push_back(v);
-    }
-    return out;
-  };
+  auto load_c = [&](const In<E>& buf, const Val<u32>& index) { return load_channels(buf, index, VC, VW); };
 
   // Weights wf[kk*VC + e] = w[c0+e, kk]: the block w[c0*K .. (c0+VC)*K) in VW-wide accesses.
   std::vector<Val<f32>> wf(K * VC);
   {
     auto wb = k.let("wb", c0 * K);
-    std::vector<Val<E>> block;
-    for (std::uint32_t m = 0; m < VC * K; m += VW) {
-      for (const auto& v : load_v(w, m == 0 ? Val<u32>(wb) : Val<u32>(wb + m))) block.push_back(v);
-    }
+    const std::vector<Val<E>> block = load_channels(w, wb, VC * K, VW);
     for (std::uint32_t e = 0; e < VC; ++e) {
       for (std::uint32_t kk = 0; kk < K; ++kk) {
         wf[kk * VC + e] = k.let("w" + std::to_string(kk), cast<f32>(block[e * K + kk]));
@@ -178,13 +166,7 @@ void causal_conv1d_prefill_nlc(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
           out[e] = k.let("y", z);
         }
         const Val<u32> at = tt == 0 ? Val<u32>(yb) : Val<u32>(yb + tt * C);
-        for (std::uint32_t h = 0; h < VC; h += VW) {
-          if (VW == 1) {
-            store(y, h == 0 ? at : Val<u32>(at + h), out[h]);
-          } else {
-            store_vec(y, h == 0 ? at : Val<u32>(at + h), std::vector<Val<f32>>(out.begin() + h, out.begin() + h + VW));
-          }
-        }
+        store_channels(y, at, out, VW);
       };
       if (may_pass) {
         if_(t0 + tt < L, put);

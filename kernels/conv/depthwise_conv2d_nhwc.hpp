@@ -51,16 +51,12 @@
 #include <string>
 #include <vector>
 
+#include "channel_vectors.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
 #include "vector_width.hpp"
 
 namespace ingot::kernels {
-
-// Elements per vector access for VC channels of elem_bytes-byte elements: at most 16 bytes.
-inline std::uint32_t depthwise_nhwc_access_width(std::uint32_t vc, std::uint32_t elem_bytes) {
-  return vc < 2 ? 1 : std::min(vc, 16 / elem_bytes);
-}
 
 // The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
 // kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
@@ -94,7 +90,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   if (V < 1 || V > 16) fail("V (outputs per thread) = " + std::to_string(V) + " must be in [1, 16]");
   const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested);
   if (V * VC > 128) fail("V*VC = " + std::to_string(V * VC) + " accumulators per thread must be <= 128");
-  const std::uint32_t VW = depthwise_nhwc_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
+  const std::uint32_t VW = channel_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
 
   const std::uint32_t C = s.in_channels, H = s.in_size[0], W = s.in_size[1];
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
@@ -123,20 +119,8 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   auto q0 = V == 1 ? qg : k.let("q0", qg * V);
   auto xb = k.let("xb", b * (H * W * C) + c0);
 
-  // VW consecutive elements of buf at index (a multiple of VW): one vector access, or one
-  // scalar when VW == 1.
-  auto load_v = [&](const In<T>& buf, const Val<u32>& index) {
-    if (VW == 1) return std::vector<Val<T>>{load(buf, index)};
-    return load_vec(buf, index, VW);
-  };
   // VC consecutive elements at index (a multiple of VC): VC / VW accesses.
-  auto load_c = [&](const In<T>& buf, const Val<u32>& index) {
-    std::vector<Val<T>> out;
-    for (std::uint32_t h = 0; h < VC; h += VW) {
-      for (const auto& v : load_v(buf, h == 0 ? index : Val<u32>(index + h))) out.push_back(v);
-    }
-    return out;
-  };
+  auto load_c = [&](const In<T>& buf, const Val<u32>& index) { return load_channels(buf, index, VC, VW); };
 
   // Accumulators acc[j*VC + e] of output column q0+j, channel c0+e.
   std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
@@ -159,7 +143,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     for (std::uint32_t e = 0; e < VC; ++e) {
       for (std::uint32_t tx = 0; tx < KW; ++tx) {
         const std::uint32_t m = (e * taps + ty * KW + tx) / VW;
-        if (!wchunk.count(m)) wchunk.emplace(m, load_v(w, m == 0 ? wbase : Val<u32>(wbase + m * VW)));
+        if (!wchunk.count(m)) wchunk.emplace(m, load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m * VW), VW, VW));
       }
     }
   };
@@ -248,16 +232,9 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     for (std::uint32_t j = 0; j < V; ++j) {
       auto put = [&] {
         const Val<u32> at = j == 0 ? Val<u32>(yb) : Val<u32>(yb + j * C);
-        for (std::uint32_t h = 0; h < VC; h += VW) {
-          const Val<u32> ah = h == 0 ? at : Val<u32>(at + h);
-          if (VW == 1) {
-            store(y, ah, Val<f32>(acc[j * VC + h]));
-          } else {
-            std::vector<Val<f32>> v;
-            for (std::uint32_t e = 0; e < VW; ++e) v.push_back(acc[j * VC + h + e]);
-            store_vec(y, ah, v);
-          }
-        }
+        std::vector<Val<f32>> v;
+        for (std::uint32_t e = 0; e < VC; ++e) v.push_back(acc[j * VC + e]);
+        store_channels(y, at, v, VW);
       };
       if (Q % V == 0 || j == 0) {
         put();
