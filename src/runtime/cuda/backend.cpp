@@ -103,7 +103,9 @@ struct CudaBackend::Impl {
   bool own_stream = false;
   CudaDeviceInfo info;
   std::optional<DiskCache> cache;
-  std::unordered_map<std::string, Loaded> kernels;      // by source + compile options
+  // By source (SourceCache entries are never removed, so their addresses identify them); the
+  // compile options are fixed for the backend's life.
+  std::unordered_map<const codegen::KernelSource*, Loaded> kernels;
   codegen::SourceCache sources{codegen::Target::CUDA};  // a relaunched kernel is not re-printed
   CudaStats stats;
 
@@ -150,17 +152,16 @@ CompiledImage CudaBackend::Impl::compile_image(const codegen::KernelSource& src,
 
 const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel& k) {
   const codegen::KernelSource& src = sources.get(k);
+  if (auto it = kernels.find(&src); it != kernels.end()) {  // a relaunch: no copy or hash of the source
+    ++stats.memory_cache_hits;
+    return it->second;
+  }
   CacheKey key;
   key.source = src.source;
   key.target = "cuda-" + compile_options.arch;
   key.options = "nvrtc-" + compiler->version();
   for (const auto& o : CudaCompiler::nvrtc_options(compile_options)) key.options += " " + o;
   key.options += " entry=" + src.entry;
-  const std::string mem_key = key.target + "\n" + key.options + "\n" + key.source;
-  if (auto it = kernels.find(mem_key); it != kernels.end()) {
-    ++stats.memory_cache_hits;
-    return it->second;
-  }
 
   const CompiledImage img = compile_image(src, key);
   const DriverApi& api = ctx->api();
@@ -175,7 +176,7 @@ const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel
   api.cuFuncGetAttribute(&l.max_threads, static_cast<int>(FunctionAttribute::MaxThreadsPerBlock), l.function);
   api.cuFuncGetAttribute(&l.num_regs, static_cast<int>(FunctionAttribute::NumRegs), l.function);
   if (l.max_threads <= 0) l.max_threads = info.max_threads_per_block;
-  return kernels.emplace(mem_key, l).first->second;
+  return kernels.emplace(&src, l).first->second;
 }
 
 CudaBackend::CudaBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
