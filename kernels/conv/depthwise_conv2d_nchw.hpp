@@ -67,7 +67,6 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   using namespace ingot::dsl;
   check_depthwise_conv2d_nchw(s, tile);
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
-  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
   const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
@@ -110,27 +109,14 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
-  // Rows, in order: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
-  const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
-  auto rbase = k.let("rbase", cast<i32>(oh0 * SH) - i32c(PH));
-  const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
-  const std::int64_t rb_max = static_cast<std::int64_t>(TH - 1) * VH * SH + rb_min;
-  for (std::uint32_t rr = 0; rr < rows; ++rr) {
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> uses;  // (output row, tap row)
-    for (std::uint32_t r = 0; r < VH; ++r) {
-      for (std::uint32_t a = 0; a < KH; ++a) {
-        if (r * SH + a * DH == rr) uses.emplace_back(r, a);
-      }
-    }
-    if (uses.empty()) continue;
-    const std::string rt = std::to_string(rr);
-    auto ih = k.let("ih" + rt, rbase + i32c(rr));
-    // The row's loads and taps; a row that can lie outside the input is skipped by a branch
-    // (uniform but for warps that straddle a plane edge), columns outside select 0.
+  // Rows, in order; a row that can lie outside the input is skipped by a branch (uniform but for
+  // warps that straddle a plane edge), columns outside select 0.
+  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, Wd, TH);
+  for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
+    if (tr.uses[rr].empty()) continue;
     const auto row_taps = [&] {
-      auto row_at = k.let("xr" + rt, x_plane + cast<u32>(ih) * Wd);
-      const auto xs = load_tile_row(k, x, row_at, tc, rt);
-      for (const auto& [r, a] : uses) {
+      const auto xs = load_tile_row(k, x, k.let("xrow", x_plane + tr.off[rr]), tc, std::to_string(rr));
+      for (const auto& [r, a] : tr.uses[rr]) {
         for (std::uint32_t j = 0; j < VW; ++j) {
           Val<f32> sum = acc[r][j];
           for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xs.at(tc.col(j, e)), wv[a * KW + e], sum);
@@ -138,10 +124,10 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
         }
       }
     };
-    if (rb_min + rr >= 0 && rb_max + rr < H) {
-      row_taps();
+    if (tr.ok[rr]) {
+      if_(*tr.ok[rr], row_taps);
     } else {
-      if_(cast<u32>(ih) < H, row_taps);
+      row_taps();
     }
   }
 

@@ -204,30 +204,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
-  // Rows: input row rr of the tile feeds output row r through tap a when r*SH + a*DH == rr.
-  const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
-  auto rbase = k.let("rbase", cast<i32>(oh0 * SH) - i32c(PH));
-  const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
-  const std::int64_t rb_max = static_cast<std::int64_t>(TH - 1) * VH * SH + rb_min;
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses(rows);  // (output row, tap row)
-  std::vector<Val<u32>> row_off(rows);
-  std::vector<std::optional<Val<bool>>> row_ok(rows);
-  for (std::uint32_t rr = 0; rr < rows; ++rr) {
-    for (std::uint32_t r = 0; r < VH; ++r) {
-      for (std::uint32_t a = 0; a < KH; ++a) {
-        if (r * SH + a * DH == rr) uses[rr].emplace_back(r, a);
-      }
-    }
-    if (uses[rr].empty()) continue;
-    const std::string rt = std::to_string(rr);
-    auto ih = k.let("ih" + rt, rbase + i32c(rr));
-    if (rb_min + rr >= 0 && rb_max + rr < H) {
-      row_off[rr] = k.let("xr" + rt, cast<u32>(ih) * Wd);
-    } else {
-      row_ok[rr] = k.let("rok" + rt, cast<u32>(ih) < H);   // negative wraps past H
-      row_off[rr] = k.let("xr" + rt, cast<u32>(ih) * Wd);  // read only under if_(rok)
-    }
-  }
+  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, Wd, TH);
 
   // Accumulators [OC][VH][VW], starting at the bias.
   std::vector<Var<f32>> acc;
@@ -264,20 +241,20 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
           }
           return wts.emplace(std::make_pair(j, a), std::move(v)).first->second;
         };
-        for (std::uint32_t rr = 0; rr < rows; ++rr) {
-          if (uses[rr].empty()) continue;
+        for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
+          if (tr.uses[rr].empty()) continue;
           // A row that can lie outside skips its taps (its weights are loaded before the if_,
           // so that later rows can reuse them).
-          if (row_ok[rr]) {
+          if (tr.ok[rr]) {
             for (std::uint32_t j = 0; j < OC; ++j) {
-              for (const auto& ra : uses[rr]) weights(j, ra.second);
+              for (const auto& ra : tr.uses[rr]) weights(j, ra.second);
             }
           }
           auto row_body = [&] {
-            auto xrow = k.let("xrow", xp + row_off[rr]);
+            auto xrow = k.let("xrow", xp + tr.off[rr]);
             const auto xs = load_tile_row(k, x, xrow, tc, std::to_string(rr));
             for (std::uint32_t j = 0; j < OC; ++j) {
-              for (const auto& [r, a] : uses[rr]) {
+              for (const auto& [r, a] : tr.uses[rr]) {
                 const auto& wv = weights(j, a);
                 for (std::uint32_t q = 0; q < VW; ++q) {
                   Val<f32> sum = A(j, r, q);
@@ -287,8 +264,8 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
               }
             }
           };
-          if (row_ok[rr]) {
-            if_(*row_ok[rr], row_body);
+          if (tr.ok[rr]) {
+            if_(*tr.ok[rr], row_body);
           } else {
             row_body();
           }
