@@ -111,11 +111,12 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
 
   // Rows, in order; a row that can lie outside the input is skipped by a branch (uniform but for
   // warps that straddle a plane edge), columns outside select 0.
-  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, Wd, TH);
+  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, TH);
   for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
     if (tr.uses[rr].empty()) continue;
     const auto row_taps = [&] {
-      const auto xs = load_tile_row(k, x, k.let("xrow", x_plane + tr.off[rr]), tc, std::to_string(rr));
+      auto row_at = k.let("xr" + std::to_string(rr), x_plane + cast<u32>(tr.ih[rr]) * Wd);
+      const auto xs = load_tile_row(k, x, row_at, tc, std::to_string(rr));
       for (const auto& [r, a] : tr.uses[rr]) {
         for (std::uint32_t j = 0; j < VW; ++j) {
           Val<f32> sum = acc[r][j];

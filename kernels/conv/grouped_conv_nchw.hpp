@@ -204,7 +204,11 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
-  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, Wd, TH);
+  const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, TH);
+  std::vector<Val<u32>> row_off(tr.uses.size());  // outside the channel loop: ih * W per row
+  for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
+    if (!tr.uses[rr].empty()) row_off[rr] = k.let("xr" + std::to_string(rr), cast<u32>(tr.ih[rr]) * Wd);
+  }
 
   // Accumulators [OC][VH][VW], starting at the bias.
   std::vector<Var<f32>> acc;
@@ -251,7 +255,7 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
             }
           }
           auto row_body = [&] {
-            auto xrow = k.let("xrow", xp + tr.off[rr]);
+            auto xrow = k.let("xrow", xp + row_off[rr]);
             const auto xs = load_tile_row(k, x, xrow, tc, std::to_string(rr));
             for (std::uint32_t j = 0; j < OC; ++j) {
               for (const auto& [r, a] : tr.uses[rr]) {

@@ -93,21 +93,20 @@ inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0,
 // rbase = oh0*SH - PH; input row rr feeds output row r through tap row a when r*SH + a*DH == rr.
 struct TileRows {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses;  // per rr: (output row, tap row)
-  std::vector<dsl::Val<u32>> off;                                          // per used rr: ih * W (ih = rbase + rr)
+  std::vector<dsl::Val<i32>> ih;                                           // per used rr: rbase + rr
   std::vector<std::optional<dsl::Val<bool>>> ok;  // rows that can lie outside [0, H): ih < H (read only under it)
 };
 
-// Declares the input rows of the tile starting at output row oh0. H, Wd: input height and row
-// length; TH: tiles per column (for the trace-time bounds).
+// Declares the input rows of the tile starting at output row oh0. H: input height; TH: tiles per
+// column (for the trace-time bounds).
 inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::uint32_t VH, std::uint32_t KH,
-                          std::uint32_t SH, std::uint32_t DH, std::uint32_t PH, std::uint32_t H, std::uint32_t Wd,
-                          std::uint32_t TH) {
+                          std::uint32_t SH, std::uint32_t DH, std::uint32_t PH, std::uint32_t H, std::uint32_t TH) {
   using namespace ingot::dsl;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
   TileRows tr;
   tr.uses.resize(rows);
-  tr.off.resize(rows);
+  tr.ih.resize(rows);
   tr.ok.resize(rows);
   auto rbase = k.let("rbase", cast<i32>(oh0 * SH) - i32c(PH));
   const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
@@ -120,9 +119,8 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
     }
     if (tr.uses[rr].empty()) continue;
     const std::string rt = std::to_string(rr);
-    auto ih = k.let("ih" + rt, rbase + i32c(rr));
-    if (rb_min + rr < 0 || rb_max + rr >= H) tr.ok[rr] = k.let("rok" + rt, cast<u32>(ih) < H);  // negative wraps
-    tr.off[rr] = k.let("xr" + rt, cast<u32>(ih) * Wd);
+    tr.ih[rr] = k.let("ih" + rt, rbase + i32c(rr));
+    if (rb_min + rr < 0 || rb_max + rr >= H) tr.ok[rr] = k.let("rok" + rt, cast<u32>(tr.ih[rr]) < H);  // negative wraps
   }
   return tr;
 }
