@@ -454,6 +454,9 @@ struct SelectType<A, B> {
 
 template <class A, class B>
 concept Mixed = (Symbolic<A> || Symbolic<B>)&&Operand<A>&& Operand<B>;
+// A mixed operation whose operands are booleans.
+template <class A, class B>
+concept MixedBool = (Mixed<A, B> && std::same_as<common_t<A, B>, bool>);
 
 }  // namespace detail
 
@@ -504,11 +507,11 @@ INGOT_CMP_OP(!=, Ne)
 #undef INGOT_CMP_OP
 
 template <class A, class B>
-requires detail::Mixed<A, B> && std::is_same_v < detail::common_t<A, B>,
-bool > Val<bool> operator&&(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::And, a, b); }
+requires detail::MixedBool<A, B> Val<bool>
+operator&&(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::And, a, b); }
 template <class A, class B>
-requires detail::Mixed<A, B> && std::is_same_v < detail::common_t<A, B>,
-bool > Val<bool> operator||(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::Or, a, b); }
+requires detail::MixedBool<A, B> Val<bool>
+operator||(const A& a, const B& b) { return detail::binary<bool, bool>(ir::Op::Or, a, b); }
 
 namespace detail {
 template <class R, class X>
