@@ -649,23 +649,31 @@ Val<T> load(const Buffer<T, A>& buf, const I& index) {
   return Val<T>(&k, k.emit_load(buf.mem(), detail::index_id(k, index)));
 }
 
+namespace detail {
+// The expression stored for v into a buffer of T: v itself when it has type T, f32 rounded to an
+// f16/bf16 buffer's type, or a literal of T.
+template <class T, class V>
+ir::ExprId stored_value(KernelBuilder& k, const V& v) {
+  if constexpr (Symbolic<V>) {
+    using U = elem_t<V>;
+    static_assert(std::is_same_v<U, T> || (is_16bit_float(dtype_of<T>) && std::is_same_v<U, float>),
+                  "stored value type differs from the buffer's: cast<T>() it");
+    const ir::ExprId value = Val<U>(v).id_in(k);
+    if constexpr (std::is_same_v<U, T>) return value;
+    return k.cast_to(dtype_of<T>, value);
+  } else {
+    return k.kernel().exprs.constant(dtype_of<T>, literal_bits<T>(v));
+  }
+}
+}  // namespace detail
+
 // Stores v at buf[index]. v must have the buffer's type, or be f32 for an f16/bf16 buffer
 // (converted with round-to-nearest-even).
 template <class T, Access A, class I, class V>
 void store(const Buffer<T, A>& buf, const I& index, const V& v) {
   static_assert(A != Access::Read, "store to an In<> buffer: declare it Out<> or InOut<>");
   KernelBuilder& k = *buf.builder();
-  ir::ExprId value = ir::kNoExpr;
-  if constexpr (detail::Symbolic<V>) {
-    using U = detail::elem_t<V>;
-    static_assert(std::is_same_v<U, T> || (is_16bit_float(dtype_of<T>) && std::is_same_v<U, float>),
-                  "stored value type differs from the buffer's: cast<T>() it");
-    value = Val<U>(v).id_in(k);
-    if constexpr (!std::is_same_v<U, T>) value = k.cast_to(dtype_of<T>, value);
-  } else {
-    value = k.kernel().exprs.constant(dtype_of<T>, detail::literal_bits<T>(v));
-  }
-  k.emit_store(buf.mem(), detail::index_id(k, index), value);
+  k.emit_store(buf.mem(), detail::index_id(k, index), detail::stored_value<T>(k, v));
 }
 
 // Vector access: width consecutive elements buf[index .. index + width) in one load or store
@@ -690,16 +698,7 @@ void store_vec(const Buffer<T, A>& buf, const I& index, const std::vector<V>& va
   static_assert(A != Access::Read, "store to an In<> buffer: declare it Out<> or InOut<>");
   KernelBuilder& k = *buf.builder();
   std::vector<ir::ExprId> ids;
-  for (const auto& v : values) {
-    if constexpr (detail::Symbolic<V>) {
-      using U = detail::elem_t<V>;
-      static_assert(std::is_same_v<U, T> || (is_16bit_float(dtype_of<T>) && std::is_same_v<U, float>),
-                    "stored value type differs from the buffer's: cast<T>() it");
-      ids.push_back(k.cast_to(dtype_of<T>, Val<U>(v).id_in(k)));
-    } else {
-      ids.push_back(k.kernel().exprs.constant(dtype_of<T>, detail::literal_bits<T>(v)));
-    }
-  }
+  for (const auto& v : values) ids.push_back(detail::stored_value<T>(k, v));
   k.emit_store_vec(buf.mem(), detail::index_id(k, index), ids);
 }
 
