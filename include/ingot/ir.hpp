@@ -22,8 +22,8 @@
 //   a value out of the target's range is an error. int->int keeps the low bits (wraps).
 //   f32->f16/bf16 rounds to nearest even, overflow gives infinity; f16/bf16->f32 is exact for
 //   every non-NaN value. A NaN converts to a quiet NaN whose payload and sign are unspecified
-//   (the interpreter keeps them; CUDA's cvt gives the canonical NaN). Anything -> bool is "!= 0"; bool -> number is 0 or 1.
-//   Bitcast reinterprets the bits between compute types of one width (f32, i32, u32).
+//   (the interpreter keeps them; CUDA's cvt gives the canonical NaN). Anything -> bool is "!= 0"; bool -> number is 0
+//   or 1. Bitcast reinterprets the bits between compute types of one width (f32, i32, u32).
 // Memory. Every Load, Store and Atomic names one buffer (a kernel parameter or a shared
 //   array) and an integer index. An index outside [0, real size of that buffer) is ALWAYS an
 //   error: the interpreter stops the launch and names the kernel, buffer, index, extent,
@@ -46,10 +46,12 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -234,6 +236,18 @@ struct Kernel {
 
 // Whether a vector access of `width` elements of type t is allowed (see Vector access above).
 [[nodiscard]] bool vector_width_ok(DType t, std::size_t width);
+
+// Calls f(ExprId&) on every expression operand of statement s: a, b and c where set, then the
+// StoreVec values (a const Stmt gives const references). Passes that read or rewrite operands
+// use this, so a new operand field is added in one place.
+template <class S, class F>
+requires std::same_as<std::remove_const_t<S>, Stmt>
+void for_each_operand(S& s, F&& f) {
+  for (auto* e : {&s.a, &s.b, &s.c}) {
+    if (*e != kNoExpr) f(*e);
+  }
+  for (auto& v : s.values) f(v);
+}
 
 // Per parameter, the alignment in bytes its vector accesses need: the largest LoadVec/StoreVec
 // on it (4, 8 or 16), 1 for a parameter without vector accesses.

@@ -107,10 +107,7 @@ class Printer {
       const ir::Block* b = blocks.back();
       blocks.pop_back();
       for (const ir::Stmt& st : *b) {
-        for (ExprId r : {st.a, st.b, st.c}) {
-          if (r != ir::kNoExpr) stack.push_back(r);
-        }
-        for (ExprId r : st.values) stack.push_back(r);
+        ir::for_each_operand(st, [&](ExprId r) { stack.push_back(r); });
         blocks.push_back(&st.body);
         blocks.push_back(&st.else_body);
       }
@@ -428,10 +425,7 @@ class Printer {
     std::map<ExprId, int> uses;
     std::set<ExprId> seen;
     std::vector<ExprId> stack;
-    for (ExprId r : {s.a, s.b, s.c}) {
-      if (r != ir::kNoExpr) stack.push_back(r);
-    }
-    for (ExprId r : s.values) stack.push_back(r);
+    ir::for_each_operand(s, [&](ExprId r) { stack.push_back(r); });
     while (!stack.empty()) {
       const ExprId e = stack.back();
       stack.pop_back();

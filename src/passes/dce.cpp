@@ -34,10 +34,7 @@ class Dce {
   }
   void mark_block(const ir::Block& b) {
     for (const ir::Stmt& s : b) {
-      mark_expr(s.a);
-      mark_expr(s.b);
-      mark_expr(s.c);
-      for (ir::ExprId v : s.values) mark_expr(v);
+      ir::for_each_operand(s, [&](ir::ExprId e) { mark_expr(e); });
       mark_block(s.body);
       mark_block(s.else_body);
     }

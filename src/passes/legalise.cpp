@@ -57,10 +57,7 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
     ir::Block* b = stack.back();
     stack.pop_back();
     for (auto& s : *b) {
-      s.a = remap(s.a);
-      s.b = remap(s.b);
-      s.c = remap(s.c);
-      for (auto& v : s.values) v = remap(v);
+      ir::for_each_operand(s, [&](ir::ExprId& e) { e = remap(e); });
       stack.push_back(&s.body);
       stack.push_back(&s.else_body);
     }

@@ -174,10 +174,7 @@ class Simplifier {
     ir::Block out;
     for (const ir::Stmt& s : b) {
       ir::Stmt t = s;
-      t.a = e(s.a);
-      t.b = e(s.b);
-      t.c = e(s.c);
-      for (auto& v : t.values) v = e(v);
+      ir::for_each_operand(t, [&](ExprId& x) { x = e(x); });
       t.body.clear();
       t.else_body.clear();
       switch (s.kind) {
