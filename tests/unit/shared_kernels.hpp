@@ -2,7 +2,14 @@
 // once: a work-group reversal through shared memory and a barrier, and a 2-D grid writer.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
 #include "ingot/dsl.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/backend.hpp"
 
 namespace ingot::testing {
 
@@ -61,6 +68,23 @@ ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, 
       }
     });
   });
+}
+
+// Runs vector_reverse_kernel<T>(width) on be over x (x.size() a multiple of width) in
+// work-groups of `group` threads and expects every vector reversed in place.
+template <class T>
+void expect_vector_reverse(runtime::Backend& be, DType t, std::uint32_t width, const std::vector<double>& x,
+                           std::uint32_t group) {
+  const auto k = passes::optimize(vector_reverse_kernel<T>(width));
+  const auto n = static_cast<std::uint32_t>(x.size());
+  auto xb = runtime::make_buffer(be, t, x);
+  auto yb = be.allocate(t, n);
+  be.launch(k, runtime::grid_1d(n / width, group), {runtime::scalar_arg<u32>(n), xb, yb});
+  const auto y = runtime::read_buffer(be, *yb);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width])
+        << be.name() << " " << dtype_name(t) << " x" << width << " at " << i;
+  }
 }
 
 }  // namespace ingot::testing

@@ -459,30 +459,23 @@ TEST_F(CudaExec, SharedMemoryReverseWithBarrier) {
   for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i / 32) * 32 + 31 - i % 32) << i;
 }
 
-template <class T>
-void check_vector_reverse_cuda(Backend& be, DType t, std::uint32_t width) {
+// x: fractions, or integers for the integer types.
+std::vector<double> vector_reverse_input(DType t) {
   std::vector<double> x(128);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * 0.25 - 9.0;
-  if (t == DType::i8 || t == DType::i32) {
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) - 60.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = (t == DType::i8 || t == DType::i32) ? static_cast<double>(i) - 60.0 : static_cast<double>(i) * 0.25 - 9.0;
   }
-  const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<T>(width));
-  auto xb = make_buffer(be, t, x);
-  auto yb = be.allocate(t, x.size());
-  be.launch(k, grid_1d(128 / width, 8), {scalar_arg<u32>(128), xb, yb});
-  const auto y = read_buffer(be, *yb);
-  for (std::uint32_t i = 0; i < 128; ++i)
-    EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width]) << dtype_name(t) << " x" << width << " at " << i;
+  return x;
 }
 
 TEST_F(CudaExec, VectorAccessMovesWholeVectorsInLaneOrder) {
-  check_vector_reverse_cuda<f32>(*be_, DType::f32, 4);
-  check_vector_reverse_cuda<f32>(*be_, DType::f32, 2);
-  check_vector_reverse_cuda<bf16>(*be_, DType::bf16, 8);
-  check_vector_reverse_cuda<f16>(*be_, DType::f16, 4);
-  check_vector_reverse_cuda<f16>(*be_, DType::f16, 2);
-  check_vector_reverse_cuda<i8>(*be_, DType::i8, 16);
-  check_vector_reverse_cuda<i32>(*be_, DType::i32, 4);
+  ingot::testing::expect_vector_reverse<f32>(*be_, DType::f32, 4, vector_reverse_input(DType::f32), 8);
+  ingot::testing::expect_vector_reverse<f32>(*be_, DType::f32, 2, vector_reverse_input(DType::f32), 8);
+  ingot::testing::expect_vector_reverse<bf16>(*be_, DType::bf16, 8, vector_reverse_input(DType::bf16), 8);
+  ingot::testing::expect_vector_reverse<f16>(*be_, DType::f16, 4, vector_reverse_input(DType::f16), 8);
+  ingot::testing::expect_vector_reverse<f16>(*be_, DType::f16, 2, vector_reverse_input(DType::f16), 8);
+  ingot::testing::expect_vector_reverse<i8>(*be_, DType::i8, 16, vector_reverse_input(DType::i8), 8);
+  ingot::testing::expect_vector_reverse<i32>(*be_, DType::i32, 4, vector_reverse_input(DType::i32), 8);
 }
 
 TEST_F(CudaExec, Atomics) {

@@ -76,31 +76,20 @@ TEST(Interp, OutOfRangeLoadIsReportedPrecisely) {
   }
 }
 
-template <class T>
-void check_vector_reverse(DType t, std::uint32_t width, std::vector<double> x) {
-  Interpreter be;
-  const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<T>(width));
-  const auto n = static_cast<std::uint32_t>(x.size());
-  auto xb = make_buffer(be, t, x);
-  auto yb = be.allocate(t, n);
-  be.launch(k, grid_1d(n / width, 4), {scalar_arg<u32>(n), xb, yb});
-  const auto y = read_buffer(be, *yb);
-  for (std::uint32_t i = 0; i < n; ++i) EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width]) << i;
-}
-
 TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
+  Interpreter be;
   std::vector<double> small(64), ints(64);
   for (std::size_t i = 0; i < 64; ++i) {
     small[i] = static_cast<double>(i) * 0.5 - 9.0;
     ints[i] = static_cast<double>(i) - 20.0;
   }
-  check_vector_reverse<f32>(DType::f32, 4, small);
-  check_vector_reverse<f32>(DType::f32, 2, small);
-  check_vector_reverse<bf16>(DType::bf16, 8, small);
-  check_vector_reverse<f16>(DType::f16, 2, small);
-  check_vector_reverse<i32>(DType::i32, 4, ints);
-  check_vector_reverse<i8>(DType::i8, 16, ints);
-  check_vector_reverse<u8>(DType::u8, 8, iota_values(64, 0));
+  ingot::testing::expect_vector_reverse<f32>(be, DType::f32, 4, small, 4);
+  ingot::testing::expect_vector_reverse<f32>(be, DType::f32, 2, small, 4);
+  ingot::testing::expect_vector_reverse<bf16>(be, DType::bf16, 8, small, 4);
+  ingot::testing::expect_vector_reverse<f16>(be, DType::f16, 2, small, 4);
+  ingot::testing::expect_vector_reverse<i32>(be, DType::i32, 4, ints, 4);
+  ingot::testing::expect_vector_reverse<i8>(be, DType::i8, 16, ints, 4);
+  ingot::testing::expect_vector_reverse<u8>(be, DType::u8, 8, iota_values(64, 0), 4);
 }
 
 TEST(Interp, WorkGroupsLargerThanTheLaunchBoundsAreRefused) {
