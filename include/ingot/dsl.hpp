@@ -698,6 +698,7 @@ void store_vec(const Buffer<T, A>& buf, const I& index, const std::vector<V>& va
   static_assert(A != Access::Read, "store to an In<> buffer: declare it Out<> or InOut<>");
   KernelBuilder& k = *buf.builder();
   std::vector<ir::ExprId> ids;
+  ids.reserve(values.size());
   for (const auto& v : values) ids.push_back(detail::stored_value<T>(k, v));
   k.emit_store_vec(buf.mem(), detail::index_id(k, index), ids);
 }

@@ -54,15 +54,17 @@ class Verifier {
       switch (info.rule) {
         case TypeRule::Leaf:
           if (n.op == Op::ParamRef) {
-            if (n.imm >= k_.params.size() || k_.params[n.imm].kind != ParamKind::Scalar)
+            if (n.imm >= k_.params.size() || k_.params[n.imm].kind != ParamKind::Scalar) {
               bad("not a scalar parameter");
-            else if (k_.params[n.imm].type != n.type)
+            } else if (k_.params[n.imm].type != n.type) {
               bad("type differs from the parameter's");
+            }
           } else if (n.op == Op::VarRef) {
-            if (n.imm >= k_.vars.size())
+            if (n.imm >= k_.vars.size()) {
               bad("unknown variable");
-            else if (k_.vars[n.imm].type != n.type)
+            } else if (k_.vars[n.imm].type != n.type) {
               bad("type differs from the variable's");
+            }
           }
           break;
         case TypeRule::Builtin:
@@ -89,10 +91,11 @@ class Verifier {
             bad("operands must share an integer compute type");
           break;
         case TypeRule::Compare:
-          if (n.type != DType::boolean || t(0) != t(1))
+          if (n.type != DType::boolean || t(0) != t(1)) {
             bad("operands must share a type; result is bool");
-          else if (!is_compute_type(t(0)) && !(t(0) == DType::boolean && (n.op == Op::Eq || n.op == Op::Ne)))
+          } else if (!is_compute_type(t(0)) && !(t(0) == DType::boolean && (n.op == Op::Eq || n.op == Op::Ne))) {
             bad("compare needs a compute type");
+          }
           break;
         case TypeRule::Logical:
           if (n.type != DType::boolean || t(0) != DType::boolean || t(1) != DType::boolean)
@@ -229,12 +232,13 @@ class Verifier {
           break;
         case StmtKind::Assign:
           use(s, s.a, scope, shared_scope, false);
-          if (!in(scope, s.var))
+          if (!in(scope, s.var)) {
             stmt_error(s, "assignment to a variable not in scope");
-          else if (!k_.vars[s.var].is_mutable)
+          } else if (!k_.vars[s.var].is_mutable) {
             stmt_error(s, "assignment to an immutable variable");
-          else if (k_.vars[s.var].type != k_.exprs[s.a].type)
+          } else if (k_.vars[s.var].type != k_.exprs[s.a].type) {
             stmt_error(s, "value type differs from the variable's");
+          }
           break;
         case StmtKind::Store:
           use(s, s.a, scope, shared_scope, false);

@@ -145,7 +145,7 @@ TEST(Winograd, HostFilterTransformIsBitIdenticalToTheKernel) {
     const Params p{{"O", 7}, {"C", 13}};
     const HostData in = s.inputs(t, p, 99);
     const auto got = run_interp(s, t, p, in).at("u");
-    const auto host = kernels::winograd_filter_transform_host(in.buffers.at("w"), 7 * 13);
+    const auto host = kernels::winograd_filter_transform_host(in.buffers.at("w"), std::size_t{7} * 13);
     ASSERT_EQ(got.size(), host.size());
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], host[i]) << dtype_name(t) << " index " << i;
   }

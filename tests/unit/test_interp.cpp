@@ -390,7 +390,7 @@ TEST(Interp, UploadSizeMismatchIsRefused) {
 TEST(Interp, TwoDimensionalGrid) {
   Interpreter be;
   const auto k = ingot::testing::grid2d_kernel();
-  auto y = be.allocate(DType::u32, 7 * 5);
+  auto y = be.allocate(DType::u32, std::size_t{7} * 5);
   be.launch(k, grid_2d(7, 5, 4, 2), {scalar_arg<u32>(7), scalar_arg<u32>(5), y});
   const auto out = read_buffer(be, *y);
   for (u32 r = 0; r < 5; ++r)

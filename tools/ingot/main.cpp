@@ -57,9 +57,10 @@ DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
   if (k) {
     bool ok = false;
     for (auto d : k->dtypes) ok = ok || d == *t;
-    if (!ok)
+    if (!ok) {
       throw UsageError("kernel '" + k->name + "' has no " + s + " variant (dtypes: " + tools::dtype_list(k->dtypes) +
                        ")");
+    }
   }
   return *t;
 }
@@ -94,10 +95,15 @@ harness::Params case_params(const harness::KernelSpec& k, const std::string& cas
     if (!p.count(key) && !optional) {
       std::string extra;
       for (const auto& sp : k.spec_params) {
-        if (!p.count(sp)) extra += (extra.empty() ? "; optional: " : ", ") + sp;
+        if (p.count(sp)) continue;
+        extra += extra.empty() ? "; optional: " : ", ";
+        extra += sp;
       }
-      throw UsageError("kernel '" + k.name + "' has no parameter '" + key +
-                       "' (parameters: " + harness::format_params(p) + extra + ")");
+      std::string msg = "kernel '" + k.name + "' has no parameter '" + key + "' (parameters: ";
+      msg += harness::format_params(p);
+      msg += extra;
+      msg += ")";
+      throw UsageError(msg);
     }
     std::size_t used = 0;
     long long v = 0;
@@ -450,10 +456,11 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
-    if (tty)
+    if (tty) {
       std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
-    else if (done < total)
+    } else if (done < total) {
       std::fprintf(stderr, "bench [%zu/%zu] %s\n", done + 1, total, label.c_str());
+    }
     if (tty && done == total) std::fprintf(stderr, "\r\033[K");
   };
   std::fprintf(stderr, "measuring ceilings...\n");
@@ -545,17 +552,21 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     bool ok = false;
     for (const auto& prm : kern.params)
       ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
-    if (!ok)
-      throw UsageError("--in names '" + b + "', which is not an input buffer of " + k.name + " (buffers: " + buffers +
-                       ")");  // NOLINT(performance-inefficient-string-concatenation): error path
+    if (!ok) {
+      std::string msg = "--in names '" + b + "', which is not an input buffer of " + k.name;
+      msg += " (buffers: " + buffers + ")";
+      throw UsageError(msg);
+    }
   }
   for (const auto& [b, f] : out_files) {
     bool ok = false;
     for (const auto& prm : kern.params)
       ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
-    if (!ok)
-      throw UsageError("--out names '" + b + "', which is not an output buffer of " + k.name + " (buffers: " + buffers +
-                       ")");  // NOLINT(performance-inefficient-string-concatenation): error path
+    if (!ok) {
+      std::string msg = "--out names '" + b + "', which is not an output buffer of " + k.name;
+      msg += " (buffers: " + buffers + ")";
+      throw UsageError(msg);
+    }
   }
   // Scalars come from the case parameters, as the registry derives them.
   const auto host = k.inputs(t, p, 0);
@@ -579,9 +590,10 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
       continue;
     }
     auto f = in_files.find(prm.name);
-    if (f == in_files.end())
+    if (f == in_files.end()) {
       throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" + std::to_string(need) +
                        " elements of " + std::string(dtype_name(prm.type)) + ")");
+    }
     const auto arr = io::read_npy(f->second);
     if (arr.count() != need) {
       std::string shape;
