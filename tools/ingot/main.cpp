@@ -548,26 +548,21 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     if (ir::is_buffer(prm.kind))
       buffers += (buffers.empty() ? "" : ", ") + prm.name + " (" + std::string(ir::param_kind_name(prm.kind)) + ")";
   }
-  for (const auto& [b, f] : in_files) {
-    bool ok = false;
-    for (const auto& prm : kern.params)
-      ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::In || prm.kind == ir::ParamKind::InOut));
-    if (!ok) {
-      std::string msg = "--in names '" + b + "', which is not an input buffer of " + k.name;
-      msg += " (buffers: " + buffers + ")";
-      throw UsageError(msg);
+  // Every --in must name an input buffer, every --out an output buffer.
+  const auto check_names = [&](const auto& files, const char* flag, const char* what, ir::ParamKind kind) {
+    for (const auto& [b, f] : files) {
+      bool ok = false;
+      for (const auto& prm : kern.params)
+        ok = ok || (prm.name == b && (prm.kind == kind || prm.kind == ir::ParamKind::InOut));
+      if (!ok) {
+        std::string msg = std::string(flag) + " names '" + b + "', which is not an " + what + " buffer of " + k.name;
+        msg += " (buffers: " + buffers + ")";
+        throw UsageError(msg);
+      }
     }
-  }
-  for (const auto& [b, f] : out_files) {
-    bool ok = false;
-    for (const auto& prm : kern.params)
-      ok = ok || (prm.name == b && (prm.kind == ir::ParamKind::Out || prm.kind == ir::ParamKind::InOut));
-    if (!ok) {
-      std::string msg = "--out names '" + b + "', which is not an output buffer of " + k.name;
-      msg += " (buffers: " + buffers + ")";
-      throw UsageError(msg);
-    }
-  }
+  };
+  check_names(in_files, "--in", "input", ir::ParamKind::In);
+  check_names(out_files, "--out", "output", ir::ParamKind::Out);
   // Scalars come from the case parameters, as the registry derives them.
   const auto host = k.inputs(t, p, 0);
   runtime::Backend& dev = *slot.backend;
