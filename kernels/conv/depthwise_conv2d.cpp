@@ -96,6 +96,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // The first case per shape is the default tile (3x3: 1x8, 7x7: 2x8); the other one of 1x8 / 2x8 lets one GPU run
   // compare. (4x8 and 1x16 measured worse in every run, docs/performance.md: dropped.)
   s.bench.push_back({"N32_C384_56x56_3x3_t2x8", with_tile(conv_params(f, b3), 2, 8)});
+  // Tall tiles (an output row is stored after its last input row, so ~3 rows of accumulators are live): each input
+  // row is loaded and converted once for up to 3 output rows.
+  for (const auto& [vh, vw] : std::vector<std::pair<int, int>>{{4, 8}, {8, 8}, {16, 8}, {8, 4}, {4, 16}}) {
+    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x" + std::to_string(vw),
+                       with_tile(conv_params(f, b3), vh, vw)});
+  }
+  s.bench.push_back({"N32_C384_56x56_7x7_t4x8", with_tile(conv_params(f, b7), 4, 8)});
   s.bench.push_back({"N32_C384_56x56_7x7_t1x8", with_tile(conv_params(f, b7), 1, 8)});
   // Register caps: 6 work-groups of 256 per SM (40 registers). (minb 8 and 4x8 minb 4 measured worse, dropped.)
   for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 6}, {2, 6}}) {

@@ -16,7 +16,8 @@
 // every output it feeds (f32 accumulators, fma in tap order after the bias). The column offset
 // (ow0*stride_w - pad_w) mod Wv is a trace-time constant because ow0 is a multiple of VW. Rows
 // that can lie outside the input (trace-time bounds say which) are skipped by a branch; chunks
-// that can lie outside load a clamped in-range address and select 0. Stores: aligned vectors of Wo elements (the widest
+// that can lie outside load a clamped in-range address and select 0. Each output row is stored right after its last
+// input row (so about kh*dh/sh rows of accumulators are live at a time): aligned vectors of Wo elements (the widest
 // dividing VW and Q) for whole column groups, guarded scalar stores for a partial last group or a scalar layout; rows
 // past P are skipped. Tail threads clamp onto thread 0's operands and skip every store.
 #pragma once
@@ -109,8 +110,19 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
 
+  // Stores of output row r of the tile.
+  std::optional<Val<bool>> cols_full;
+  if (Q % VW != 0) cols_full = k.let("cols_full", ow0 + VW <= Q);
+  auto store_row = [&](std::uint32_t r) {
+    Val<bool> row_live = live;
+    if (P % VH != 0) row_live = live && oh0 + r < P;
+    auto at = k.let("y" + std::to_string(r), y_plane + (oh0 + r) * Q + ow0);
+    store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full, [&](std::uint32_t j) { return Val<f32>(acc[r][j]); });
+  };
+
   // Rows, in order; a row that can lie outside the input is skipped by a branch (uniform but for
-  // warps that straddle a plane edge), columns outside select 0.
+  // warps that straddle a plane edge), columns outside select 0. An output row is stored right
+  // after its last input row, so only about kh*dh/sh rows of accumulators are live at a time.
   const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, TH);
   for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
     if (tr.uses[rr].empty()) continue;
@@ -130,16 +142,9 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
     } else {
       row_taps();
     }
-  }
-
-  // Stores, one output row of the tile at a time.
-  std::optional<Val<bool>> cols_full;
-  if (Q % VW != 0) cols_full = k.let("cols_full", ow0 + VW <= Q);
-  for (std::uint32_t r = 0; r < VH; ++r) {
-    Val<bool> row_live = live;
-    if (P % VH != 0) row_live = live && oh0 + r < P;
-    auto at = k.let("y" + std::to_string(r), y_plane + (oh0 + r) * Q + ow0);
-    store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full, [&](std::uint32_t j) { return Val<f32>(acc[r][j]); });
+    for (const auto& [r, a] : tr.uses[rr]) {
+      if (a == KH - 1) store_row(r);  // the last input row of output row r
+    }
   }
 }
 

@@ -17,24 +17,19 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// V and VC of a case; absent keys take the defaults for the window width.
-std::uint32_t tiling_param(const Params& p, const char* key, std::uint32_t dflt) {
-  const std::int64_t v = p.count(key) ? param(p, key) : dflt;
-  if (v < 1 || v > 16) {
-    throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key + " = " + std::to_string(v) +
-                                " must be in [1, 16]");
-  }
-  return static_cast<std::uint32_t>(v);
+// V, VC and VH of a case, each in [1, 16]; absent keys take the defaults for the window width.
+DepthwiseNhwcTiling tiling_of(const Params& p) {
+  const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
+  auto get = [&](const char* key, std::uint32_t dflt) {
+    return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
+  };
+  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH)};
 }
-DepthwiseNhwcTiling default_tiling(const Params& p) {
-  return depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
-}
-std::uint32_t v_of(const Params& p) { return tiling_param(p, "V", default_tiling(p).V); }
-std::uint32_t vc_of(const Params& p) { return tiling_param(p, "VC", default_tiling(p).VC); }
 
-Params with(Params p, std::int64_t V, std::int64_t VC = 0) {
+Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
   p["V"] = V;
   if (VC) p["VC"] = VC;
+  if (VH) p["VH"] = VH;
   return p;
 }
 
@@ -58,12 +53,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       {{"N32_C384_56x56_3x3", k3}, {"N32_C384_56x56_7x7", k7}});
   s.spec_params.emplace_back("V");
   s.spec_params.emplace_back("VC");
+  s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
-  auto tcase = [&](const std::string& name, const ConvCase& c, std::int64_t V, std::int64_t VC = 0) {
-    s.tests.push_back({name, with(conv_params(f, c), V, VC)});
+  auto tcase = [&](const std::string& name, const ConvCase& c, std::int64_t V, std::int64_t VC = 0,
+                   std::int64_t VH = 0) {
+    s.tests.push_back({name, with(conv_params(f, c), V, VC, VH)});
   };
   tcase("c16_9x11_3x3_pad1_bias_v4", {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 4);
   tcase("c24_7x10_3x3_pad1_v3_vc8", {.B = 1, .C = 24, .size = {7, 10}, .k = {3, 3}, .pad = {1, 1}}, 3, 8);
@@ -79,6 +76,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   tcase("c5_k2x4_s2_nopad_v2", {.B = 3, .C = 5, .size = {9, 12}, .k = {2, 4}, .stride = {2, 2}}, 2);
   tcase("c8_4x5_1x1_v8_onegroup", {.B = 2, .C = 8, .size = {4, 5}, .k = {1, 1}}, 8);
   tcase("c32_5x6_3x2_pad1_v1_vc1", {.B = 1, .C = 32, .size = {5, 6}, .k = {3, 2}, .pad = {1, 1}}, 1, 1);
+  // Several output rows per thread: P not a multiple of VH, strides, dilation, 7x7, VH > P.
+  tcase("c16_9x11_3x3_pad1_bias_v2_vh2", {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+        2, 4, 2);
+  tcase("c8_10x7_3x3_pad1_v4_vc8_vh4", {.B = 3, .C = 8, .size = {10, 7}, .k = {3, 3}, .pad = {1, 1}}, 4, 8, 4);
+  tcase("c6_kh3_kw5_s2x1_p1x2_v3_vh3",
+        {.B = 2, .C = 6, .size = {13, 11}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}, .bias = true}, 3, 2, 3);
+  tcase("c16_d2x3_p2x3_v2_vh5",
+        {.B = 1, .C = 16, .size = {12, 13}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true}, 2, 4, 5);
+  tcase("c8_7x7_pad3_v4_vc2_vh3", {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}}, 4, 2, 3);
+  tcase("c4_5x6_3x3_s2_nopad_v1_vh16", {.B = 2, .C = 4, .size = {5, 6}, .k = {3, 3}, .stride = {2, 2}}, 1, 4, 16);
   {
     auto p = with(conv_params(f, {.B = 2, .C = 12, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 4, 4);
     p["minb"] = 6;  // launch_bounds(256, 6)
@@ -88,16 +95,28 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC4, 7x7: V8 VC2); then tiling
   // variants of the same shapes, so one GPU run can compare. Measured worse on the H200 and dropped (2026-11-30,
   // 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, and register caps V4 VC4 minb5, V2 VC4 minb8.
-  for (const auto& [V, VC, minb] : std::vector<std::tuple<int, int, int>>{{4, 2, 0}, {8, 2, 0}, {4, 2, 8}}) {
-    auto p = with(conv_params(f, k3), V, VC);
+  // Tiles of several output rows (VH): each input row loaded and converted once for up to 3 output rows.
+  for (const auto& [V, VC, VH, minb] : std::vector<std::tuple<int, int, int, int>>{{4, 2, 1, 0},
+                                                                                   {4, 2, 1, 8},
+                                                                                   {4, 4, 2, 0},
+                                                                                   {2, 4, 4, 0},
+                                                                                   {4, 2, 4, 0},
+                                                                                   {2, 2, 8, 0},
+                                                                                   {1, 4, 8, 0},
+                                                                                   {2, 8, 4, 0},
+                                                                                   {1, 8, 8, 0},
+                                                                                   {2, 4, 8, 0}}) {
+    auto p = with(conv_params(f, k3), V, VC, VH);
     if (minb) p["minb"] = minb;  // 8 work-groups of 256 per SM: 32 registers
     s.bench.push_back({"N32_C384_56x56_3x3_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
+                           (VH > 1 ? "_vh" + std::to_string(VH) : std::string()) +
                            (minb ? "_minb" + std::to_string(minb) : std::string()),
                        p});
   }
-  for (const auto& [V, VC] : std::vector<std::pair<int, int>>{{4, 4}, {4, 2}}) {
-    s.bench.push_back(
-        {"N32_C384_56x56_7x7_v" + std::to_string(V) + "_vc" + std::to_string(VC), with(conv_params(f, k7), V, VC)});
+  for (const auto& [V, VC, VH] : std::vector<std::tuple<int, int, int>>{{4, 2, 1}, {8, 2, 2}, {4, 2, 4}, {8, 2, 4}}) {
+    s.bench.push_back({"N32_C384_56x56_7x7_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
+                           (VH > 1 ? "_vh" + std::to_string(VH) : std::string()),
+                       with(conv_params(f, k7), V, VC, VH)});
   }
 
   s.build = [f](DType t, const Params& p) {
@@ -106,13 +125,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256);
-      depthwise_conv2d_nhwc<T>(k, sp, v_of(p), vc_of(p));
+      depthwise_conv2d_nhwc<T>(k, sp, tiling_of(p));
     });
   };
   s.geometry = [f](const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     return runtime::grid_1d(
-        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, v_of(p), vc_of(p)), 256);
+        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
   r.add(std::move(s));
 }

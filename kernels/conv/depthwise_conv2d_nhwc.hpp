@@ -7,39 +7,44 @@
 //   y[b,p,q,c] = bias[c] + sum_{ty<kh, tx<kw} x[b, p*sh + ty*dh - ph, q*sw + tx*dw - pw, c] * w[c,ty,tx]
 //   (zero padding). Any kh, kw, stride, padding and dilation per axis.
 //
-// Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1 and V
-// consecutive output columns q0 = qg*V .. q0+V-1 of one output row (b, p). Thread index
-// i = ((b*QG + qg)*P + p)*CV + cv with CV = C/VC and QG = ceil(Q/V): consecutive threads take
-// consecutive channel vectors of one pixel, so a warp reads and writes contiguous bytes; then
-// the next output row of the same column group, so the threads of a work-group share most of
-// their input rows (kh-fold reuse from L1 instead of L2).
-// For each kernel row the thread loads every distinct input column its V windows touch once
-// (V + kw - 1 columns at stride and dilation 1), one VC-wide vector load per column, converts
-// each element to f32 once and feeds it to every output that uses it (V*VC f32 accumulators).
+// Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1, V
+// consecutive output columns q0 = qg*V .. q0+V-1 and VH consecutive output rows p0 = pg*VH ..
+// p0+VH-1 of one image b. Thread index i = ((b*QG + qg)*PG + pg)*CV + cv with CV = C/VC,
+// QG = ceil(Q/V), PG = ceil(P/VH): consecutive threads take consecutive channel vectors of one
+// pixel, so a warp reads and writes contiguous bytes; then the next row group of the same column
+// group, so the threads of a work-group share the input rows at their edges through L1.
+// The thread walks its (VH-1)*sh + (kh-1)*dh + 1 input rows in order. Of each it loads every
+// distinct input column its V windows touch once (V + kw - 1 columns at stride and dilation 1),
+// one VC-wide vector load per column, converts each element to f32 once and feeds it to every
+// (output row, tap row) and (output column, tap column) that reads it. An output row is stored
+// (vector stores, VC channels per output column) right after its last input row, so about
+// ceil(kh*dh/sh) rows of V*VC f32 accumulators are live at a time; a tall tile (VH > 1) loads and
+// converts each input row once for up to kh output rows instead of kh times.
 // The weights of the VC channels, w[c0 .. c0+VC) x [kh, kw], are VC*kh*kw consecutive elements
-// starting at a multiple of VC: they are read as vector loads of that block, each loaded once
-// per thread (before the first kernel row that needs it) and converted once. Results are
-// stored with vector stores, VC channels per output column.
+// starting at a multiple of VC: they are read as vector loads of that block, each loaded and
+// converted once per thread (before the first input row that needs it, outside any branch).
 //
-// Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16) and VC
-// (channels per thread, a power of two in [1, 16]); default depthwise_nhwc_default_tiling(kw). The kernel uses the
-// largest power of two <= VC that divides C (channel_vector_width; 1 = scalar
-// accesses for odd C); a thread's VC channels are read and written in accesses of at most 16
-// bytes (8 elements of f16/bf16: one access; 4 of f32: two). Neither depends on the element
-// type, so neither does the launch.
+// Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16), VC
+// (channels per thread, a power of two in [1, 16]) and VH (output rows per thread, 1..16);
+// default depthwise_nhwc_default_tiling(kw). The kernel uses the largest power of two <= VC that
+// divides C (channel_vector_width; 1 = scalar accesses for odd C); a thread's VC channels are
+// read and written in accesses of at most 16 bytes (8 elements of f16/bf16: one access; 4 of
+// f32: two). None depends on the element type, so neither does the launch.
 //
 // Contract (the library's rules):
-// - launch grid_1d(B * P * ceil(Q/V) * C/VC, any group size); the batch B is a run-time u32
-//   scalar ("batch"), every other size is a specialisation constant;
+// - launch grid_1d(B * ceil(P/VH) * ceil(Q/V) * C/VC, any group size); the batch B is a
+//   run-time u32 scalar ("batch"), every other size is a specialisation constant;
 // - tail threads (index >= the thread count) take thread 0's coordinates for every read and skip
-//   their stores; outputs past Q (Q not a multiple of V) are not stored and their input columns
-//   are read at clamped in-range indices;
-// - padding: an input column outside [0, W) is read at column 0 and select()ed to 0; a kernel
+//   their stores; outputs past Q (Q not a multiple of V) or past P (P not a multiple of VH) are
+//   not stored; their input columns are read at clamped in-range indices, their input rows
+//   outside [0, H) skipped;
+// - padding: an input column outside [0, W) is read at column 0 and select()ed to 0; an input
 //   row outside [0, H) is skipped by a (warp-uniform) branch; bounds that hold for every
 //   thread (known at trace time) emit no test;
-// - f32 accumulation (fused multiply-add) for every element type, rounded once to T on the
-//   store;
-// - std::invalid_argument for a bad spec (ConvSpec::validate, not depthwise, bad V or VC, V*VC > 128).
+// - f32 accumulation (fused multiply-add, taps in row-major order) for every element type,
+//   rounded once to T on the store;
+// - std::invalid_argument for a bad spec or tiling (ConvSpec::validate, not depthwise, V or VH
+//   outside [1, 16], bad VC, V*VC > 128).
 #pragma once
 
 #include <algorithm>
@@ -54,17 +59,21 @@
 #include "channel_vectors.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "tile_columns.hpp"
 #include "vector_width.hpp"
 
 namespace ingot::kernels {
 
-// The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
-// kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
-// depends on the element type, so neither does the launch.
+// The tiling: V outputs per thread along Q, VC channels per thread (requested: the kernel uses
+// channel_vector_width of it), VH output rows per thread.
 struct DepthwiseNhwcTiling {
   std::uint32_t V;
   std::uint32_t VC;
+  std::uint32_t VH = 1;
 };
+// The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
+// kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
+// depends on the element type, so neither does the launch.
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 4};
 // Windows of kw >= 5 columns (FMA-bound): 8 columns x 2 channels, fewer loads and conversions per
 // output (7x7 bf16 on the H200: 0.192 ms against 0.250 ms with V4 VC4, 2026-12-01).
@@ -73,30 +82,38 @@ inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t
   return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;
 }
 
-// Threads of one batch: P * ceil(Q/V) * C/VC (VC as the kernel uses it).
-inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
-  const std::uint64_t q = s.out_len(1);
-  return s.out_len(0) * ((q + V - 1) / V) *
-         (s.in_channels / channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested));
-}
-
-template <class T>
-void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t V, std::uint32_t vc_requested) {
-  using namespace ingot::dsl;
+// Throws std::invalid_argument for a spec or tiling the kernel does not take.
+inline void check_depthwise_nhwc(const ConvSpec& s, const DepthwiseNhwcTiling& t) {
   s.validate();
   auto fail = [&](const std::string& why) { throw std::invalid_argument(s.name + ": " + why); };
   if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast) fail("needs a 2-D channels-last spec");
   if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
-  if (V < 1 || V > 16) fail("V (outputs per thread) = " + std::to_string(V) + " must be in [1, 16]");
-  const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, vc_requested);
-  if (V * VC > 128) fail("V*VC = " + std::to_string(V * VC) + " accumulators per thread must be <= 128");
+  if (t.V < 1 || t.V > 16) fail("V (outputs per thread) = " + std::to_string(t.V) + " must be in [1, 16]");
+  if (t.VH < 1 || t.VH > 16) fail("VH (output rows per thread) = " + std::to_string(t.VH) + " must be in [1, 16]");
+  const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, t.VC);
+  if (t.V * VC > 128) fail("V*VC = " + std::to_string(t.V * VC) + " accumulators per row must be <= 128");
+}
+
+// Threads of one batch: ceil(P/VH) * ceil(Q/V) * C/VC (VC as the kernel uses it).
+inline std::uint64_t depthwise_nhwc_threads_per_batch(const ConvSpec& s, const DepthwiseNhwcTiling& t) {
+  const std::uint64_t p = s.out_len(0), q = s.out_len(1);
+  return ((p + t.VH - 1) / t.VH) * ((q + t.V - 1) / t.V) *
+         (s.in_channels / channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, t.VC));
+}
+
+template <class T>
+void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseNhwcTiling& tiling) {
+  using namespace ingot::dsl;
+  check_depthwise_nhwc(s, tiling);
+  const std::uint32_t V = tiling.V, VH = tiling.VH;
+  const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, tiling.VC);
   const std::uint32_t VW = channel_access_width(VC, static_cast<std::uint32_t>(sizeof(T)));
 
   const std::uint32_t C = s.in_channels, H = s.in_size[0], W = s.in_size[1];
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
   const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
-  const std::uint32_t CV = C / VC, QG = (Q + V - 1) / V, taps = KH * KW;
+  const std::uint32_t CV = C / VC, QG = (Q + V - 1) / V, PG = (P + VH - 1) / VH, taps = KH * KW;
   // validate() bounds P*Q*C and H*W*C by 2^32; the thread count per batch is at most P*Q*C.
 
   auto batch = k.scalar<u32>("batch");
@@ -107,22 +124,24 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   auto y = k.out<T>("y", batch * (P * Q * C));
 
   auto gid = k.let("gid", k.program_id(0));
-  auto n = k.let("n", batch * (P * QG * CV));
-  auto i = k.let("i", select(gid < n, gid, 0u));  // tail threads read with thread 0's coordinates
+  auto n = k.let("n", batch * (PG * QG * CV));
+  auto live = k.let("live", gid < n);
+  auto i = k.let("i", select(live, gid, 0u));  // tail threads read with thread 0's coordinates
   auto cv = CV == 1 ? Val<u32>(0u) : k.let("cv", i % CV);
   auto r = CV == 1 ? Val<u32>(i) : k.let("r", i / CV);
-  auto p = P == 1 ? Val<u32>(0u) : k.let("p", r % P);
-  auto bq = P == 1 ? r : k.let("bq", r / P);  // b*QG + qg
+  auto pg = PG == 1 ? Val<u32>(0u) : k.let("pg", r % PG);
+  auto bq = PG == 1 ? r : k.let("bq", r / PG);  // b*QG + qg
   auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", bq % QG);
   auto b = QG == 1 ? bq : k.let("b", bq / QG);
   auto c0 = VC == 1 ? cv : k.let("c0", cv * VC);
   auto q0 = V == 1 ? qg : k.let("q0", qg * V);
+  auto p0 = VH == 1 ? pg : k.let("p0", pg * VH);
   auto xb = k.let("xb", b * (H * W * C) + c0);
 
   // VC consecutive elements at index (a multiple of VC): VC / VW accesses.
   auto load_c = [&](const In<T>& buf, const Val<u32>& index) { return load_channels(buf, index, VC, VW); };
 
-  // Accumulators acc[j*VC + e] of output column q0+j, channel c0+e.
+  // Accumulators acc[r][j*VC + e] of output row p0+r, column q0+j, channel c0+e.
   std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
   if (s.bias) {
     const auto bv = load_c(bias, c0);
@@ -131,19 +150,27 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
       for (std::uint32_t j = 0; j < V; ++j) init[j * VC + e] = be;
     }
   }
-  std::vector<Var<f32>> acc;
-  acc.reserve(V * VC);
-  for (std::uint32_t a = 0; a < V * VC; ++a) acc.emplace_back(k, init[a], "acc");
+  std::vector<std::vector<Var<f32>>> acc(VH);
+  for (std::uint32_t rr = 0; rr < VH; ++rr) {
+    acc[rr].reserve(V * VC);  // a reallocation would copy (re-declare) the variables
+    for (std::uint32_t a = 0; a < V * VC; ++a) acc[rr].emplace_back(k, init[a], "acc" + std::to_string(rr));
+  }
 
-  // Weight chunks: chunk m holds w[c0*taps + m*VW .. + VW), loaded once, before the first row
-  // that needs it (outside any branch, so later rows may use it). c0*taps is a multiple of VC.
-  std::map<std::uint32_t, std::vector<Val<T>>> wchunk;
+  // Weights: chunk m holds w[c0*taps + m*VW .. + VW), loaded and converted once, before the first
+  // input row that needs it (outside any branch, so later rows may use it). c0*taps is a multiple
+  // of VC.
+  std::map<std::uint32_t, std::vector<Val<f32>>> wchunk;
   auto wbase = k.let("wb", c0 * taps);
   auto need_weight_row = [&](std::uint32_t ty) {
     for (std::uint32_t e = 0; e < VC; ++e) {
       for (std::uint32_t tx = 0; tx < KW; ++tx) {
         const std::uint32_t m = (e * taps + ty * KW + tx) / VW;
-        if (!wchunk.count(m)) wchunk.emplace(m, load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m * VW), VW, VW));
+        if (wchunk.count(m)) continue;
+        std::vector<Val<f32>> wf;
+        for (const auto& v : load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m * VW), VW, VW)) {
+          wf.push_back(k.let("w" + std::to_string(m), cast<f32>(v)));
+        }
+        wchunk.emplace(m, std::move(wf));
       }
     }
   };
@@ -184,67 +211,73 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     cols.emplace(off, col);
   }
 
-  for (std::uint32_t ty = 0; ty < KH; ++ty) {
-    need_weight_row(ty);
-    const std::int64_t dy = static_cast<std::int64_t>(ty) * DH - PH;
-    const bool lo_safe = dy >= 0;
-    const bool hi_safe = static_cast<std::int64_t>(P - 1) * SH + dy < static_cast<std::int64_t>(H);
-    const auto rt = std::to_string(ty);
-    Val<u32> iy = dy >= 0 ? Val<u32>(p * SH + static_cast<std::uint32_t>(dy))
-                          : Val<u32>(p * SH - static_cast<std::uint32_t>(-dy));
-    if (!(lo_safe && hi_safe)) iy = k.let("iy" + rt, iy);
-    auto row = [&] {
-      auto rb = k.let("xr" + rt, xb + iy * (W * C));
-      std::vector<Val<f32>> wf(KW * VC);
-      for (std::uint32_t tx = 0; tx < KW; ++tx) {
-        for (std::uint32_t e = 0; e < VC; ++e) {
-          wf[tx * VC + e] = k.let("w" + rt + "_" + std::to_string(tx), cast<f32>(weight(e, ty, tx)));
+  // Stores of output row rr of the tile (VC channels per output column).
+  auto yb = k.let("yb", ((b * P + p0) * Q + q0) * C + c0);
+  auto store_row = [&](std::uint32_t rr) {
+    Val<bool> row_live = live;
+    if (P % VH != 0) row_live = live && p0 + rr < P;
+    if_(row_live, [&] {
+      for (std::uint32_t j = 0; j < V; ++j) {
+        auto put = [&] {
+          const std::uint32_t off = rr * Q * C + j * C;
+          const Val<u32> at = off == 0 ? Val<u32>(yb) : Val<u32>(yb + off);
+          std::vector<Val<f32>> v;
+          for (std::uint32_t e = 0; e < VC; ++e) v.push_back(acc[rr][j * VC + e]);
+          store_channels(y, at, v, VW);
+        };
+        if (Q % V == 0 || j == 0) {
+          put();
+        } else if (QG == 1) {
+          if (j < Q) put();  // one group per row: q0 = 0 is known
+        } else {
+          if_(q0 + j < Q, put);
         }
       }
-      std::vector<Val<f32>> sum(V * VC);
-      for (std::uint32_t a = 0; a < V * VC; ++a) sum[a] = acc[a];
+    });
+  };
+
+  // Input rows in order; each is loaded and converted once and feeds every (output row, tap row)
+  // that reads it. An output row is stored right after its last input row, so only about
+  // KH*DH/SH rows of accumulators are live at a time.
+  const TileRows tr = tile_rows(k, p0, VH, KH, SH, DH, PH, H, PG);
+  for (std::uint32_t u = 0; u < tr.uses.size(); ++u) {
+    if (tr.uses[u].empty()) continue;
+    for (const auto& [rr, ty] : tr.uses[u]) need_weight_row(ty);
+    const auto ut = std::to_string(u);
+    auto row = [&] {
+      auto rb = k.let("xr" + ut, xb + cast<u32>(tr.ih[u]) * (W * C));
+      std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
       for (const auto& [off, col] : cols) {
         const auto xv = load_c(x, rb + col.elem);
         for (std::uint32_t e = 0; e < VC; ++e) {
           Val<f32> xf = cast<f32>(xv[e]);
           if (col.ok) xf = select(*col.ok, xf, 0.0f);
           xf = k.let("x" + std::to_string(off), xf);
-          // Every (output j, tap tx) that reads this column.
-          for (std::uint32_t tx = 0; tx < KW; ++tx) {
-            const std::uint32_t t = tx * DW;
-            if (off < t || (off - t) % SW != 0 || (off - t) / SW >= V) continue;
-            const std::uint32_t j = (off - t) / SW;
-            sum[j * VC + e] = fma(xf, wf[tx * VC + e], sum[j * VC + e]);
+          // Every (output row rr, tap row ty; output j, tap tx) that reads this element.
+          for (const auto& [rr, ty] : tr.uses[u]) {
+            for (std::uint32_t tx = 0; tx < KW; ++tx) {
+              const std::uint32_t t = tx * DW;
+              if (off < t || (off - t) % SW != 0 || (off - t) / SW >= V) continue;
+              const std::uint32_t j = (off - t) / SW;
+              const std::uint32_t a = rr * V * VC + j * VC + e;
+              const auto it = sum.find(a);
+              const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
+              sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
+            }
           }
         }
       }
-      for (std::uint32_t a = 0; a < V * VC; ++a) acc[a] = sum[a];
+      for (const auto& [a, v] : sum) acc[a / (V * VC)][a % (V * VC)] = v;
     };
-    if (lo_safe && hi_safe) {
-      row();
+    if (tr.ok[u]) {
+      if_(*tr.ok[u], row);  // a row above or below the input adds nothing
     } else {
-      if_(iy < H, row);  // a row above or below the input adds nothing
+      row();
+    }
+    for (const auto& [rr, ty] : tr.uses[u]) {
+      if (ty == KH - 1) store_row(rr);  // the last input row of output row rr
     }
   }
-
-  auto yb = k.let("yb", ((b * P + p) * Q + q0) * C + c0);
-  if_(gid < n, [&] {
-    for (std::uint32_t j = 0; j < V; ++j) {
-      auto put = [&] {
-        const Val<u32> at = j == 0 ? Val<u32>(yb) : Val<u32>(yb + j * C);
-        std::vector<Val<f32>> v;
-        for (std::uint32_t e = 0; e < VC; ++e) v.push_back(acc[j * VC + e]);
-        store_channels(y, at, v, VW);
-      };
-      if (Q % V == 0 || j == 0) {
-        put();
-      } else if (QG == 1) {
-        if (j < Q) put();  // one group per row: q0 = 0 is known
-      } else {
-        if_(q0 + j < Q, put);
-      }
-    }
-  });
 }
 
 }  // namespace ingot::kernels
