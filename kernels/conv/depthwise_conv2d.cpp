@@ -38,7 +38,8 @@ DepthwiseConv2dTile tile_of(const Params& p) {
   const DepthwiseConv2dTile d =
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"));
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
-          bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d")};
+          bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
+          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -59,7 +60,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
                               depthwise_conv2d_cases(), {{"N32_C384_56x56_3x3", b3}, {"N32_C384_56x56_7x7", b7}});
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("VW");
-  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
+  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
+  s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -93,25 +95,32 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 6;  // launch_bounds(256, 6)
     s.tests.push_back({"c3_16x16_3x3_pad1_bias_t1x8_minb6", p});
   }
-  // The first case per shape is the default tile (3x3: 1x8, 7x7: 2x8); the other one of 1x8 / 2x8 lets one GPU run
-  // compare. (4x8 and 1x16 measured worse in every run, docs/performance.md: dropped.)
-  s.bench.push_back({"N32_C384_56x56_3x3_t2x8", with_tile(conv_params(f, b3), 2, 8)});
-  // Tall tiles (an output row is stored after its last input row, so ~3 rows of accumulators are live): each input
-  // row is loaded and converted once for up to 3 output rows.
-  for (const auto& [vh, vw] : std::vector<std::pair<int, int>>{{4, 8}, {8, 8}, {16, 8}, {8, 4}, {4, 16}}) {
-    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x" + std::to_string(vw),
-                       with_tile(conv_params(f, b3), vh, vw)});
+  // Each path of the row loop (rows preloaded or loaded under their branch) with both windows.
+  {
+    auto p = with_tile(conv_params(f, std::get<1>(tiled[0])), 2, 8);
+    p["preload"] = 0;
+    s.tests.push_back({"c3_16x16_3x3_pad1_bias_t2x8_nopreload", p});
+    p = with_tile(conv_params(f, std::get<1>(tiled[2])), 2, 8);
+    p["preload"] = 1;
+    s.tests.push_back({"c2_13x13_7x7_pad3_b2_t2x8_preload", p});
   }
-  s.bench.push_back({"N32_C384_56x56_7x7_t4x8", with_tile(conv_params(f, b7), 4, 8)});
-  s.bench.push_back({"N32_C384_56x56_7x7_t1x8", with_tile(conv_params(f, b7), 1, 8)});
-  // Register caps: 6 work-groups of 256 per SM (40 registers). (minb 8 and 4x8 minb 4 measured worse, dropped.)
-  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 6}, {2, 6}}) {
-    auto p = with_tile(conv_params(f, b3), vh, 8);
-    p["minb"] = minb;
-    s.bench.push_back({"N32_C384_56x56_3x3" + std::string(vh == 1 ? "" : "_t" + std::to_string(vh) + "x8") + "_minb" +
-                           std::to_string(minb),
+  // Bench: the first case per shape is the default tile (3x3: 1x8 preloaded, 7x7: 2x8 row by row); the variants let
+  // one GPU run compare. (Tiles of 4 to 16 rows measured 1.3-4x slower, 2026-12-01; 1x16 and minb 8 slower before:
+  // docs/performance.md.)
+  auto variant = [&](const ConvCase& c, const std::string& shape, int vh, int vw, int preload, int minb) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["preload"] = preload;
+    if (minb) p["minb"] = minb;  // launch_bounds(256, minb)
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x" + std::to_string(vw) +
+                           (preload ? "_pre" : "_nopre") + (minb ? "_minb" + std::to_string(minb) : ""),
                        p});
+  };
+  for (const auto& [vh, preload, minb] : std::vector<std::tuple<int, int, int>>{
+           {1, 0, 0}, {1, 1, 8}, {1, 1, 6}, {2, 1, 0}, {2, 1, 6}, {2, 0, 0}, {4, 1, 0}}) {
+    variant(b3, "3x3", vh, 8, preload, minb);
   }
+  variant(b7, "7x7", 1, 8, 0, 0);
+  variant(b7, "7x7", 1, 8, 1, 0);
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));

@@ -38,11 +38,14 @@ namespace ingot::kernels {
 
 struct DepthwiseConv2dTile {
   std::uint32_t vh = 1, vw = 8;  // outputs per thread: VH rows x VW columns
+  // Load (and convert) every input row of the tile before the first multiply-add, so all of the
+  // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
+  bool preload = true;
 };
 
 // The default tile for a window of kh rows: 1x8, or 2x8 for kh >= 5 (the best measured on the
 // H200: 7x7 bf16 0.143 ms with 2x8 against 0.151 ms with 1x8, 2026-12-01, docs/performance.md).
-inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh) { return {kh >= 5 ? 2u : 1u, 8u}; }
+inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh) { return {kh >= 5 ? 2u : 1u, 8u, kh < 5}; }
 
 // Throws std::invalid_argument unless s is a rank-2, channels-first depthwise ConvSpec and the
 // tile is in range (1 <= VH <= 16, 1 <= VW <= 32, VH*VW <= 128).
@@ -120,15 +123,26 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
     store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full, [&](std::uint32_t j) { return Val<f32>(acc[r][j]); });
   };
 
-  // Rows, in order; a row that can lie outside the input is skipped by a branch (uniform but for
-  // warps that straddle a plane edge), columns outside select 0. An output row is stored right
-  // after its last input row, so only about kh*dh/sh rows of accumulators are live at a time.
+  // With tile.preload every input row of the tile is loaded (rows outside the input at the nearest
+  // in-range row) and converted first, so all of the thread's loads are in flight at once (else each
+  // row just before its arithmetic, under its branch); then rows in order, the
+  // arithmetic of a row outside the input skipped by a branch (uniform but for warps that straddle a
+  // plane edge); columns outside select 0. An output row is stored right after its last input row,
+  // so only about kh*dh/sh rows of accumulators are live at a time.
   const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, TH);
+  std::vector<std::map<std::uint32_t, Val<f32>>> xrows(tr.uses.size());
+  auto load_row = [&](std::uint32_t rr, const Val<u32>& ih) {
+    auto row_at = k.let("xr" + std::to_string(rr), x_plane + ih * Wd);
+    xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr));
+  };
+  for (std::uint32_t rr = 0; tile.preload && rr < tr.uses.size(); ++rr) {
+    if (!tr.uses[rr].empty()) load_row(rr, tr.in_range[rr]);
+  }
   for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
     if (tr.uses[rr].empty()) continue;
     const auto row_taps = [&] {
-      auto row_at = k.let("xr" + std::to_string(rr), x_plane + cast<u32>(tr.ih[rr]) * Wd);
-      const auto xs = load_tile_row(k, x, row_at, tc, std::to_string(rr));
+      if (!tile.preload) load_row(rr, cast<u32>(tr.ih[rr]));  // under the row's branch
+      const auto& xs = xrows[rr];
       for (const auto& [r, a] : tr.uses[rr]) {
         for (std::uint32_t j = 0; j < VW; ++j) {
           Val<f32> sum = acc[r][j];

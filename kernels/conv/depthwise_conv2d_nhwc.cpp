@@ -23,7 +23,8 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
   auto get = [&](const char* key, std::uint32_t dflt) {
     return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
   };
-  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH)};
+  const bool preload = bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH), preload};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -54,7 +55,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("V");
   s.spec_params.emplace_back("VC");
   s.spec_params.emplace_back("VH");
-  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
+  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
+  s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -86,6 +88,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         {.B = 1, .C = 16, .size = {12, 13}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true}, 2, 4, 5);
   tcase("c8_7x7_pad3_v4_vc2_vh3", {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}}, 4, 2, 3);
   tcase("c4_5x6_3x3_s2_nopad_v1_vh16", {.B = 2, .C = 4, .size = {5, 6}, .k = {3, 3}, .stride = {2, 2}}, 1, 4, 16);
+  // Each path of the row loop (rows preloaded or loaded under their branch) with both windows.
+  {
+    auto p = with(conv_params(f, {.B = 2, .C = 8, .size = {9, 10}, .k = {7, 7}, .pad = {3, 3}}), 4, 2, 2);
+    p["preload"] = 1;
+    s.tests.push_back({"c8_7x7_pad3_v4_vc2_vh2_preload", p});
+    p = with(conv_params(f, {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 4, 4, 3);
+    p["preload"] = 0;
+    s.tests.push_back({"c16_9x11_3x3_pad1_bias_v4_vh3_nopreload", p});
+  }
   {
     auto p = with(conv_params(f, {.B = 2, .C = 12, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 4, 4);
     p["minb"] = 6;  // launch_bounds(256, 6)
@@ -95,29 +106,30 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC4, 7x7: V8 VC2); then tiling
   // variants of the same shapes, so one GPU run can compare. Measured worse on the H200 and dropped (2026-11-30,
   // 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, and register caps V4 VC4 minb5, V2 VC4 minb8.
-  // Tiles of several output rows (VH): each input row loaded and converted once for up to 3 output rows.
-  for (const auto& [V, VC, VH, minb] : std::vector<std::tuple<int, int, int, int>>{{4, 2, 1, 0},
-                                                                                   {4, 2, 1, 8},
-                                                                                   {4, 4, 2, 0},
-                                                                                   {2, 4, 4, 0},
-                                                                                   {4, 2, 4, 0},
-                                                                                   {2, 2, 8, 0},
-                                                                                   {1, 4, 8, 0},
-                                                                                   {2, 8, 4, 0},
-                                                                                   {1, 8, 8, 0},
-                                                                                   {2, 4, 8, 0}}) {
-    auto p = with(conv_params(f, k3), V, VC, VH);
-    if (minb) p["minb"] = minb;  // 8 work-groups of 256 per SM: 32 registers
-    s.bench.push_back({"N32_C384_56x56_3x3_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
-                           (VH > 1 ? "_vh" + std::to_string(VH) : std::string()) +
-                           (minb ? "_minb" + std::to_string(minb) : std::string()),
+  // Bench variants of the same shapes, so one GPU run can compare. (Tiles of 2 to 8 rows measured 1.4-3x slower, V2
+  // VC4 / V4 VC8 / V2 VC2 slower before, 2026-11-30 and 2026-12-01: docs/performance.md.)
+  auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload, int minb) {
+    auto p = with(conv_params(f, c), V, VC, VH);
+    p["preload"] = preload;
+    if (minb) p["minb"] = minb;  // launch_bounds(256, minb)
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
+                           (VH > 1 ? "_vh" + std::to_string(VH) : "") + (preload ? "_pre" : "_nopre") +
+                           (minb ? "_minb" + std::to_string(minb) : ""),
                        p});
+  };
+  for (const auto& [V, VC, VH, preload, minb] : std::vector<std::tuple<int, int, int, int, int>>{{4, 4, 1, 0, 0},
+                                                                                                 {4, 4, 1, 1, 4},
+                                                                                                 {4, 2, 1, 1, 0},
+                                                                                                 {4, 2, 1, 1, 8},
+                                                                                                 {4, 2, 1, 0, 0},
+                                                                                                 {8, 2, 1, 1, 0},
+                                                                                                 {2, 4, 1, 1, 0},
+                                                                                                 {2, 2, 1, 1, 0},
+                                                                                                 {4, 2, 2, 1, 0}}) {
+    variant(k3, "3x3", V, VC, VH, preload, minb);
   }
-  for (const auto& [V, VC, VH] : std::vector<std::tuple<int, int, int>>{{4, 2, 1}, {8, 2, 2}, {4, 2, 4}, {8, 2, 4}}) {
-    s.bench.push_back({"N32_C384_56x56_7x7_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
-                           (VH > 1 ? "_vh" + std::to_string(VH) : std::string()),
-                       with(conv_params(f, k7), V, VC, VH)});
-  }
+  variant(k7, "7x7", 4, 2, 1, 0, 0);
+  variant(k7, "7x7", 8, 2, 1, 1, 0);
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

@@ -70,6 +70,9 @@ struct DepthwiseNhwcTiling {
   std::uint32_t V;
   std::uint32_t VC;
   std::uint32_t VH = 1;
+  // Load (and convert) every input row of the tile before the first multiply-add, so all of the
+  // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
+  bool preload = true;
 };
 // The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
 // kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
@@ -77,7 +80,7 @@ struct DepthwiseNhwcTiling {
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 4};
 // Windows of kw >= 5 columns (FMA-bound): 8 columns x 2 channels, fewer loads and conversions per
 // output (7x7 bf16 on the H200: 0.192 ms against 0.250 ms with V4 VC4, 2026-12-01).
-inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2};
+inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2, 1, false};
 inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw) {
   return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;
 }
@@ -240,19 +243,32 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   // that reads it. An output row is stored right after its last input row, so only about
   // KH*DH/SH rows of accumulators are live at a time.
   const TileRows tr = tile_rows(k, p0, VH, KH, SH, DH, PH, H, PG);
+  // Input row u: column offset -> its VC elements as f32 (0 outside the input).
+  std::vector<std::map<std::uint32_t, std::vector<Val<f32>>>> xrows(tr.uses.size());
+  auto load_row = [&](std::uint32_t u, const Val<u32>& iy) {
+    const auto ut = std::to_string(u);
+    auto rb = k.let("xr" + ut, xb + iy * (W * C));
+    for (const auto& [off, col] : cols) {
+      const auto xv = load_c(x, rb + col.elem);
+      auto& vals = xrows[u][off];
+      for (std::uint32_t e = 0; e < VC; ++e) {
+        Val<f32> xf = cast<f32>(xv[e]);
+        if (col.ok) xf = select(*col.ok, xf, 0.0f);
+        vals.push_back(k.let("x" + ut + "_" + std::to_string(off), xf));
+      }
+    }
+  };
+  for (std::uint32_t u = 0; tiling.preload && u < tr.uses.size(); ++u) {
+    if (!tr.uses[u].empty()) load_row(u, tr.in_range[u]);
+  }
   for (std::uint32_t u = 0; u < tr.uses.size(); ++u) {
     if (tr.uses[u].empty()) continue;
     for (const auto& [rr, ty] : tr.uses[u]) need_weight_row(ty);
-    const auto ut = std::to_string(u);
     auto row = [&] {
-      auto rb = k.let("xr" + ut, xb + cast<u32>(tr.ih[u]) * (W * C));
-      std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
-      for (const auto& [off, col] : cols) {
-        const auto xv = load_c(x, rb + col.elem);
+      if (!tiling.preload) load_row(u, cast<u32>(tr.ih[u]));  // under the row's branch
+      std::map<std::uint32_t, Val<f32>> sum;                  // acc index rr*V*VC + a -> running sum
+      for (const auto& [off, vals] : xrows[u]) {
         for (std::uint32_t e = 0; e < VC; ++e) {
-          Val<f32> xf = cast<f32>(xv[e]);
-          if (col.ok) xf = select(*col.ok, xf, 0.0f);
-          xf = k.let("x" + std::to_string(off), xf);
           // Every (output row rr, tap row ty; output j, tap tx) that reads this element.
           for (const auto& [rr, ty] : tr.uses[u]) {
             for (std::uint32_t tx = 0; tx < KW; ++tx) {
@@ -262,7 +278,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
               const std::uint32_t a = rr * V * VC + j * VC + e;
               const auto it = sum.find(a);
               const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
-              sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
+              sum.insert_or_assign(a, fma(vals[e], weight(e, ty, tx), prev));
             }
           }
         }

@@ -95,6 +95,10 @@ struct TileRows {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses;  // per rr: (output row, tap row)
   std::vector<dsl::Val<i32>> ih;                                           // per used rr: rbase + rr
   std::vector<std::optional<dsl::Val<bool>>> ok;  // rows that can lie outside [0, H): ih < H (read only under it)
+  // Per used rr: the row clamped into [0, H) (ih itself where ok is unset): a row that can always be
+  // loaded, so a kernel may issue every load of its tile first and skip only the arithmetic of
+  // rows outside the input (the clamped row is the nearest in-range one, usually already cached).
+  std::vector<dsl::Val<u32>> in_range;
 };
 
 // Declares the input rows of the tile starting at output row oh0. H: input height; TH: tiles per
@@ -108,6 +112,7 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
   tr.uses.resize(rows);
   tr.ih.resize(rows);
   tr.ok.resize(rows);
+  tr.in_range.resize(rows);
   auto rbase = k.let("rbase", cast<i32>(oh0 * SH) - i32c(PH));
   const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
   const std::int64_t rb_max = static_cast<std::int64_t>(TH - 1) * VH * SH + rb_min;
@@ -120,7 +125,15 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
     if (tr.uses[rr].empty()) continue;
     const std::string rt = std::to_string(rr);
     tr.ih[rr] = k.let("ih" + rt, rbase + i32c(rr));
-    if (rb_min + rr < 0 || rb_max + rr >= H) tr.ok[rr] = k.let("rok" + rt, cast<u32>(tr.ih[rr]) < H);  // negative wraps
+    const bool below = rb_min + rr < 0, above = rb_max + rr >= H;
+    if (!below && !above) {
+      tr.in_range[rr] = cast<u32>(tr.ih[rr]);
+      continue;
+    }
+    tr.ok[rr] = k.let("rok" + rt, cast<u32>(tr.ih[rr]) < H);  // negative wraps
+    Val<u32> clamped = below && above ? cast<u32>(min(max(tr.ih[rr], 0), i32c(H) - 1))
+                                      : select(*tr.ok[rr], cast<u32>(tr.ih[rr]), below ? 0u : H - 1);
+    tr.in_range[rr] = k.let("rin" + rt, clamped);
   }
   return tr;
 }
