@@ -116,9 +116,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
                        p});
   };
   for (const auto& [vh, preload, minb] : std::vector<std::tuple<int, int, int>>{
-           {1, 0, 0}, {1, 1, 8}, {1, 1, 6}, {2, 1, 0}, {2, 1, 6}, {2, 0, 0}, {4, 1, 0}}) {
+           {1, 0, 0}, {2, 1, 0}, {2, 1, 5}, {2, 0, 0}, {3, 1, 0}, {3, 0, 0}, {4, 1, 0}, {4, 0, 0}}) {
     variant(b3, "3x3", vh, 8, preload, minb);
   }
+  variant(b3, "3x3", 2, 16, 1, 0);
+  variant(b3, "3x3", 2, 4, 1, 0);
   variant(b7, "7x7", 1, 8, 0, 0);
   variant(b7, "7x7", 1, 8, 1, 0);
   s.build = [f](DType t, const Params& p) {
