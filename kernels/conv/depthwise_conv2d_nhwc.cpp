@@ -24,7 +24,8 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
     return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
   };
   const bool preload = bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
-  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH), preload};
+  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH), preload,
+          bounded_param(p, "CL", 1, 1 << 16, d.CL, "depthwise_conv2d_nhwc")};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -56,6 +57,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("VC");
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
+  s.spec_params.emplace_back("CL");       // channel vectors per pixel of consecutive threads
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
@@ -97,6 +99,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     p["preload"] = 0;
     s.tests.push_back({"c16_9x11_3x3_pad1_bias_v4_vh3_nopreload", p});
   }
+  // Channel blocks: C/VC = 6 channel vectors in blocks of 2, of 1.
+  {
+    auto p =
+        with(conv_params(f, {.B = 2, .C = 24, .size = {7, 10}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 3, 4, 2);
+    p["CL"] = 4;  // largest power of two <= 4 dividing 6: 2
+    s.tests.push_back({"c24_7x10_3x3_pad1_bias_v3_vc4_vh2_cl2", p});
+    p = with(conv_params(f, {.B = 1, .C = 16, .size = {6, 9}, .k = {3, 3}, .pad = {1, 1}}), 2, 4, 1);
+    p["CL"] = 1;
+    s.tests.push_back({"c16_6x9_3x3_pad1_v2_vc4_cl1", p});
+  }
   {
     auto p = with(conv_params(f, {.B = 2, .C = 12, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}), 4, 4);
     p["minb"] = 6;  // launch_bounds(256, 6)
@@ -108,31 +120,39 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, and register caps V4 VC4 minb5, V2 VC4 minb8.
   // Bench variants of the same shapes, so one GPU run can compare. (Tiles of 2 to 8 rows measured 1.4-3x slower, V2
   // VC4 / V4 VC8 / V2 VC2 slower before, 2026-11-30 and 2026-12-01: docs/performance.md.)
-  auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload, int minb) {
+  auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload, int minb,
+                     int CL = 0) {
     auto p = with(conv_params(f, c), V, VC, VH);
     p["preload"] = preload;
     if (minb) p["minb"] = minb;  // launch_bounds(256, minb)
+    if (CL) p["CL"] = CL;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_v" + std::to_string(V) + "_vc" + std::to_string(VC) +
                            (VH > 1 ? "_vh" + std::to_string(VH) : "") + (preload ? "_pre" : "_nopre") +
-                           (minb ? "_minb" + std::to_string(minb) : ""),
+                           (minb ? "_minb" + std::to_string(minb) : "") + (CL ? "_cl" + std::to_string(CL) : ""),
                        p});
   };
-  for (const auto& [V, VC, VH, preload, minb] : std::vector<std::tuple<int, int, int, int, int>>{{4, 4, 1, 0, 0},
-                                                                                                 {4, 2, 1, 0, 0},
-                                                                                                 {4, 2, 2, 1, 0},
-                                                                                                 {4, 2, 2, 0, 0},
-                                                                                                 {4, 2, 2, 1, 5},
-                                                                                                 {4, 2, 3, 1, 0},
-                                                                                                 {4, 2, 4, 1, 0},
-                                                                                                 {8, 2, 2, 1, 0},
-                                                                                                 {4, 4, 2, 1, 0},
-                                                                                                 {2, 4, 2, 1, 0},
-                                                                                                 {2, 2, 2, 1, 0},
-                                                                                                 {2, 2, 4, 1, 0}}) {
-    variant(k3, "3x3", V, VC, VH, preload, minb);
+  for (const auto& [V, VC, VH, preload, CL] : std::vector<std::tuple<int, int, int, int, int>>{{4, 4, 1, 1, 1024},
+                                                                                               {4, 2, 1, 0, 1024},
+                                                                                               {4, 2, 2, 1, 1024},
+                                                                                               {2, 2, 4, 1, 1024},
+                                                                                               {4, 2, 1, 0, 0},
+                                                                                               {4, 2, 1, 1, 0},
+                                                                                               {4, 2, 2, 1, 0},
+                                                                                               {4, 2, 2, 0, 0},
+                                                                                               {2, 2, 4, 1, 0},
+                                                                                               {2, 2, 2, 1, 0},
+                                                                                               {4, 2, 2, 1, 16},
+                                                                                               {4, 2, 2, 1, 8},
+                                                                                               {4, 4, 1, 1, 16},
+                                                                                               {8, 2, 1, 1, 0},
+                                                                                               {2, 4, 2, 1, 0},
+                                                                                               {4, 2, 4, 0, 0},
+                                                                                               {2, 2, 4, 0, 0}}) {
+    variant(k3, "3x3", V, VC, VH, preload, 0, CL);
   }
   variant(k7, "7x7", 4, 2, 1, 0, 0);
   variant(k7, "7x7", 8, 2, 1, 1, 0);
+  variant(k7, "7x7", 8, 2, 1, 0, 0, 1024);
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

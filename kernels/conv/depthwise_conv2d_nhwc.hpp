@@ -9,10 +9,14 @@
 //
 // Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1, V
 // consecutive output columns q0 = qg*V .. q0+V-1 and VH consecutive output rows p0 = pg*VH ..
-// p0+VH-1 of one image b. Thread index i = ((b*QG + qg)*PG + pg)*CV + cv with CV = C/VC,
-// QG = ceil(Q/V), PG = ceil(P/VH): consecutive threads take consecutive channel vectors of one
-// pixel, so a warp reads and writes contiguous bytes; then the next row group of the same column
-// group, so the threads of a work-group share the input rows at their edges through L1.
+// p0+VH-1 of one image b. The CV = C/VC channel vectors of a pixel are split into CB blocks of CL
+// (cv = cb*CL + cl, CL from the tiling, default 32: one warp of a block reads 32*VC consecutive
+// channels). Thread index i = (((b*CB + cb)*QG + qg)*PG + pg)*CL + cl with QG = ceil(Q/V),
+// PG = ceil(P/VH): consecutive threads take consecutive channel vectors of one pixel, so a warp
+// reads and writes contiguous bytes; then the next row group of the same column group and channel
+// block, so the threads of a work-group cover a column of pixels and share the input rows between
+// their tiles through L1 (with CL = CV, a work-group of 256 threads covered about one pixel and
+// read every neighbour row from L2).
 // The thread walks its (VH-1)*sh + (kh-1)*dh + 1 input rows in order. Of each it loads every
 // distinct input column its V windows touch once (V + kw - 1 columns at stride and dilation 1),
 // one VC-wide vector load per column, converts each element to f32 once and feeds it to every
@@ -73,6 +77,10 @@ struct DepthwiseNhwcTiling {
   // Load (and convert) every input row of the tile before the first multiply-add, so all of the
   // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
   bool preload = true;
+  // Consecutive threads take CL consecutive channel vectors of one pixel (the largest power of two
+  // <= CL dividing C/VC; >= C/VC: all of them), then the next row group: a work-group covers a
+  // column of pixels of CL*VC channels, so the input rows its threads share are read from L1.
+  std::uint32_t CL = 32;
 };
 // The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
 // kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
@@ -85,6 +93,15 @@ inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t
   return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;
 }
 
+// Channel vectors per pixel that consecutive threads take: the largest power of two <= requested
+// that divides CV (the channel vectors of a pixel); CV when requested >= CV.
+inline constexpr std::uint32_t depthwise_nhwc_channel_lanes(std::uint32_t CV, std::uint32_t requested) {
+  if (requested >= CV) return CV;
+  std::uint32_t l = 1;
+  while (l * 2 <= requested && CV % (l * 2) == 0) l *= 2;
+  return l;
+}
+
 // Throws std::invalid_argument for a spec or tiling the kernel does not take.
 inline void check_depthwise_nhwc(const ConvSpec& s, const DepthwiseNhwcTiling& t) {
   s.validate();
@@ -92,6 +109,7 @@ inline void check_depthwise_nhwc(const ConvSpec& s, const DepthwiseNhwcTiling& t
   if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast) fail("needs a 2-D channels-last spec");
   if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
   if (t.V < 1 || t.V > 16) fail("V (outputs per thread) = " + std::to_string(t.V) + " must be in [1, 16]");
+  if (t.CL < 1) fail("CL (channel vectors per pixel of consecutive threads) must be >= 1");
   if (t.VH < 1 || t.VH > 16) fail("VH (output rows per thread) = " + std::to_string(t.VH) + " must be in [1, 16]");
   const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, t.VC);
   if (t.V * VC > 128) fail("V*VC = " + std::to_string(t.V * VC) + " accumulators per row must be <= 128");
@@ -117,6 +135,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::uint32_t CV = C / VC, QG = (Q + V - 1) / V, PG = (P + VH - 1) / VH, taps = KH * KW;
+  const std::uint32_t CL = depthwise_nhwc_channel_lanes(CV, tiling.CL), CB = CV / CL;
   // validate() bounds P*Q*C and H*W*C by 2^32; the thread count per batch is at most P*Q*C.
 
   auto batch = k.scalar<u32>("batch");
@@ -130,12 +149,16 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   auto n = k.let("n", batch * (PG * QG * CV));
   auto live = k.let("live", gid < n);
   auto i = k.let("i", select(live, gid, 0u));  // tail threads read with thread 0's coordinates
-  auto cv = CV == 1 ? Val<u32>(0u) : k.let("cv", i % CV);
-  auto r = CV == 1 ? Val<u32>(i) : k.let("r", i / CV);
+  // i = (((b*CB + cb)*QG + qg)*PG + pg)*CL + cl; channel vector cv = cb*CL + cl.
+  auto cl = CL == 1 ? Val<u32>(0u) : k.let("cl", i % CL);
+  auto r = CL == 1 ? Val<u32>(i) : k.let("r", i / CL);
   auto pg = PG == 1 ? Val<u32>(0u) : k.let("pg", r % PG);
-  auto bq = PG == 1 ? r : k.let("bq", r / PG);  // b*QG + qg
-  auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", bq % QG);
-  auto b = QG == 1 ? bq : k.let("b", bq / QG);
+  auto r2 = PG == 1 ? r : k.let("r2", r / PG);
+  auto qg = QG == 1 ? Val<u32>(0u) : k.let("qg", r2 % QG);
+  auto bc = QG == 1 ? r2 : k.let("bc", r2 / QG);  // b*CB + cb
+  auto cb = CB == 1 ? Val<u32>(0u) : k.let("cb", bc % CB);
+  auto b = CB == 1 ? bc : k.let("b", bc / CB);
+  auto cv = CB == 1 ? cl : CL == 1 ? cb : k.let("cv", cb * CL + cl);
   auto c0 = VC == 1 ? cv : k.let("c0", cv * VC);
   auto q0 = V == 1 ? qg : k.let("q0", qg * V);
   auto p0 = VH == 1 ? pg : k.let("p0", pg * VH);
