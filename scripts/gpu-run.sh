@@ -4,7 +4,11 @@
 # Usage: bash scripts/gpu-run.sh [--bench]
 #   INGOT_BENCH_FILTER=a,b   bench (and reference) only these kernels
 #   INGOT_SKIP_TESTS=1       skip ctest, ingot test and memcheck (bench-only exploration)
+#   INGOT_TEST_FILTER=f      ingot test (every backend) only these kernels (default: all)
 #   INGOT_MEMCHECK_FILTER=f  memcheck only these kernels (default: all)
+#   INGOT_REFERENCE_SKIP=re  no cuDNN reference for bench cases whose name matches this Python regex
+#                            (e.g. '_(v|t|oc)[0-9]|_minb|_pre|_nopre' keeps the reference shapes' default cases)
+#   INGOT_BENCH_ARGS=...     extra arguments of ingot snap
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -28,7 +32,8 @@ if [[ -n ${INGOT_SKIP_TESTS:-} ]]; then
 else
 (cd build && timeout 420 ctest -j 8 --timeout 300 > "$out/ctest.log" 2>&1); echo "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 grep -E "Failed|\*\*\*" "$out/ctest.log" | head -20
-timeout 300 ./build/ingot test --backend all --json "$out/test-all.json" > "$out/test-all.log" 2>&1; echo "ingot test rc=$?"; tail -8 "$out/test-all.log"
+timeout 300 ./build/ingot test --backend all ${INGOT_TEST_FILTER:+--filter "$INGOT_TEST_FILTER"} --json "$out/test-all.json" \
+  > "$out/test-all.log" 2>&1; echo "ingot test rc=$?"; tail -8 "$out/test-all.log"
 if command -v compute-sanitizer >/dev/null; then
   timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/ingot test --backend cuda \
     ${INGOT_MEMCHECK_FILTER:+--filter "$INGOT_MEMCHECK_FILTER"} > "$out/memcheck.log" 2>&1
@@ -37,6 +42,12 @@ fi
 fi
 if [[ ${1:-} == --bench ]]; then
   ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} >/dev/null
+  if [[ -n ${INGOT_REFERENCE_SKIP:-} ]]; then
+    python3 -c 'import json, re, sys
+cases = json.load(open(sys.argv[1]))
+json.dump([c for c in cases if not re.search(sys.argv[2], c["case"])], open(sys.argv[1], "w"))' \
+      "$out/cases.json" "$INGOT_REFERENCE_SKIP"
+  fi
   timeout 240 python3 bench/reference_torch.py "$out/cases.json" "$out/reference.json" > "$out/reference.log" 2>&1
   echo "reference rc=$?"; tail -3 "$out/reference.log"
   timeout 420 ./build/ingot snap --backend cuda --reference "$out/reference.json" --out "$out/baseline.json" \

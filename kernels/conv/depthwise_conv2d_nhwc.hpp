@@ -10,17 +10,14 @@
 // Mapping. Each thread owns a vector of VC consecutive channels c0 = cv*VC .. c0+VC-1, V
 // consecutive output columns q0 = qg*V .. q0+V-1 and VH consecutive output rows p0 = pg*VH ..
 // p0+VH-1 of one image b. The CV = C/VC channel vectors of a pixel are split into CB blocks of CL
-// (cv = cb*CL + cl, CL from the tiling, default 32: one warp of a block reads 32*VC consecutive
-// channels). Thread index i = (((b*CB + cb)*QG + qg)*PG + pg)*CL + cl with QG = ceil(Q/V),
-// PG = ceil(P/VH): consecutive threads take consecutive channel vectors of one pixel, so a warp
-// reads and writes contiguous bytes; then the next row group of the same column group and channel
-// block, so the threads of a work-group cover a column of pixels and share the input rows between
-// their tiles through L1 (with CL = CV, a work-group of 256 threads covered about one pixel and
-// read every neighbour row from L2).
-// The thread walks its (VH-1)*sh + (kh-1)*dh + 1 input rows in order. Of each it loads every
-// distinct input column its V windows touch once (V + kw - 1 columns at stride and dilation 1),
-// one VC-wide vector load per column, converts each element to f32 once and feeds it to every
-// (output row, tap row) and (output column, tap column) that reads it. An output row is stored
+// (cv = cb*CL + cl, CL from the tiling; default: CB = 1, CL = CV). Thread index
+// i = (((b*CB + cb)*QG + qg)*PG + pg)*CL + cl with QG = ceil(Q/V), PG = ceil(P/VH): consecutive threads take
+// consecutive channel vectors of one pixel, so a warp reads and writes contiguous bytes; then the next row group of the
+// same column group and channel block (with CL*VC < C a work-group covers a column of pixels and shares the input rows
+// between its tiles through L1; with CL = CV it covers about 256/CV pixels of one column). The thread walks its
+// (VH-1)*sh + (kh-1)*dh + 1 input rows in order. Of each it loads every distinct input column its V windows touch once
+// (V + kw - 1 columns at stride and dilation 1), one VC-wide vector load per column, converts each element to f32 once
+// and feeds it to every (output row, tap row) and (output column, tap column) that reads it. An output row is stored
 // (vector stores, VC channels per output column) right after its last input row, so about
 // ceil(kh*dh/sh) rows of V*VC f32 accumulators are live at a time; a tall tile (VH > 1) loads and
 // converts each input row once for up to kh output rows instead of kh times.
@@ -78,25 +75,27 @@ struct DepthwiseNhwcTiling {
   // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
   bool preload = true;
   // Consecutive threads take CL consecutive channel vectors of one pixel (the largest power of two
-  // <= CL dividing C/VC; >= C/VC: all of them), then the next row group: a work-group covers a
-  // column of pixels of CL*VC channels, so the input rows its threads share are read from L1.
-  std::uint32_t CL = 32;
+  // <= CL dividing C/VC; 0 or >= C/VC: all of them), then the next row group: with CL*VC < C a
+  // work-group covers a column of pixels of CL*VC channels (measured no faster on the H200 for
+  // C = 384, so the default is 0: every channel of a pixel, then the next row group).
+  std::uint32_t CL = 0;
 };
-// The default tiling: V = 4 outputs x VC = 4 channels per thread for narrow windows, V8 VC2 for
-// kw >= 5. Measured on the H200 against V2/V4/V8 x VC2/VC4/VC8 (docs/performance.md). Neither
-// depends on the element type, so neither does the launch.
-inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 4};
-// Windows of kw >= 5 columns (FMA-bound): 8 columns x 2 channels, fewer loads and conversions per
-// output (7x7 bf16 on the H200: 0.192 ms against 0.250 ms with V4 VC4, 2026-12-01).
+// The default tiling for narrow windows: V = 4 columns x VC = 2 channels x VH = 2 rows per
+// thread, input rows preloaded (3x3 bf16 on the H200: 64-66% of copy bandwidth against 53-55%
+// for the earlier V4 VC4 VH1, 2026-12-01, docs/performance.md). Wide windows (kw >= 5,
+// FMA-bound): 8 columns x 2 channels x 1 row, rows loaded one at a time (7x7 bf16: 0.19 ms;
+// preloading its 7 rows needs 159 registers, 0.29 ms). None depends on the element type, so
+// neither does the launch.
+inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 2, 2, true};
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2, 1, false};
 inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw) {
   return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;
 }
 
 // Channel vectors per pixel that consecutive threads take: the largest power of two <= requested
-// that divides CV (the channel vectors of a pixel); CV when requested >= CV.
+// that divides CV (the channel vectors of a pixel); CV when requested is 0 or >= CV.
 inline constexpr std::uint32_t depthwise_nhwc_channel_lanes(std::uint32_t CV, std::uint32_t requested) {
-  if (requested >= CV) return CV;
+  if (requested == 0 || requested >= CV) return CV;
   std::uint32_t l = 1;
   while (l * 2 <= requested && CV % (l * 2) == 0) l *= 2;
   return l;
@@ -109,7 +108,6 @@ inline void check_depthwise_nhwc(const ConvSpec& s, const DepthwiseNhwcTiling& t
   if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast) fail("needs a 2-D channels-last spec");
   if (s.groups != s.in_channels || s.out_channels != s.in_channels) fail("needs groups = C = O (depthwise)");
   if (t.V < 1 || t.V > 16) fail("V (outputs per thread) = " + std::to_string(t.V) + " must be in [1, 16]");
-  if (t.CL < 1) fail("CL (channel vectors per pixel of consecutive threads) must be >= 1");
   if (t.VH < 1 || t.VH > 16) fail("VH (output rows per thread) = " + std::to_string(t.VH) + " must be in [1, 16]");
   const std::uint32_t VC = channel_vector_width("depthwise_conv2d_nhwc", s.in_channels, t.VC);
   if (t.V * VC > 128) fail("V*VC = " + std::to_string(t.V * VC) + " accumulators per row must be <= 128");

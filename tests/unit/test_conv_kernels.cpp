@@ -9,6 +9,7 @@
 
 #include "conv/winograd_conv2d.hpp"
 #include "ingot/harness/harness.hpp"
+#include "ingot/ir_print.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"
@@ -261,4 +262,36 @@ TEST(ConvKernels, SizesBeyond32BitIndicesAreRefused) {
   EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, {{"VH", -1}}).find("VH = -1 must be in [1, 16]"),
             std::string::npos);
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f32, {{"OC", 5000}}).find("OC = 5000"), std::string::npos);
+}
+
+// The 2-D depthwise tilings: default tiles per window (what the launch covers), and out-of-range
+// tiling parameters refused with the reason.
+TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
+  const Registry reg = builtin_registry();
+  // NCHW 3x3 default: 2x8 tiles, one thread per tile of each (b, c) plane: 4*64 planes * 28*7 tiles
+  Params p = spec(reg, "depthwise_conv2d").tests.at(0).params;
+  p["B"] = 4, p["C"] = 64, p["H"] = 56, p["W"] = 56, p["kh"] = 3, p["kw"] = 3, p["pad_h"] = 1, p["pad_w"] = 1;
+  p["bias"] = 0, p["stride_h"] = 1, p["stride_w"] = 1, p["dil_h"] = 1, p["dil_w"] = 1;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 28 * 7);
+  p["VH"] = 1;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 56 * 7);
+  // NHWC 3x3 default: V4 x VC2 x VH2: 28*14 tiles * 32 channel pairs per image
+  Params q = p;
+  q.erase("VH");
+  q["B"] = 2;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(q).total_threads(), 2u * 28 * 14 * 32);
+  // preload changes the code, not the launch or the results (the harness cases cover both paths)
+  ir::Kernel pre, rows;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, {{"preload", 1}}, &pre), "");
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, {{"preload", 0}}, &rows), "");
+  EXPECT_NE(ir::print_kernel(pre), ir::print_kernel(rows));
+  for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nhwc"}) {
+    EXPECT_NE(build_with(reg, name, DType::f32, {{"preload", 2}}).find("preload = 2 must be in [0, 1]"),
+              std::string::npos)
+        << name;
+  }
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, {{"VH", 0}}).find("VH = 0 must be in [1, 16]"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, {{"CL", -1}}).find("CL = -1 must be in [0, 65536]"),
+            std::string::npos);
 }
