@@ -80,13 +80,13 @@ struct DepthwiseNhwcTiling {
   // C = 384, so the default is 0: every channel of a pixel, then the next row group).
   std::uint32_t CL = 0;
 };
-// The default tiling for narrow windows: V = 4 columns x VC = 2 channels x VH = 2 rows per
-// thread, input rows preloaded (3x3 bf16 on the H200: 64-66% of copy bandwidth against 53-55%
-// for the earlier V4 VC4 VH1, 2026-12-01, docs/performance.md). Wide windows (kw >= 5,
-// FMA-bound): 8 columns x 2 channels x 1 row, rows loaded one at a time (7x7 bf16: 0.19 ms;
-// preloading its 7 rows needs 159 registers, 0.29 ms). None depends on the element type, so
-// neither does the launch.
-inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 2, 2, true};
+// The default tiling for narrow windows: V = 2 columns x VC = 2 channels x VH = 4 rows per
+// thread, input rows preloaded (3x3 on the H200, 2026-12-01 run 7: bf16/f16/f32 60/63/84% of copy
+// bandwidth against 58/60/79% for V4 VC2 VH2 and 54/53/76% for the earlier V4 VC4 VH1;
+// docs/performance.md). Wide windows (kw >= 5, FMA-bound): 8 columns x 2 channels x 1 row, rows
+// loaded one at a time (7x7 bf16: 0.19 ms; preloading its 7 rows needs 159 registers, 0.29 ms).
+// None depends on the element type, so neither does the launch.
+inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{2, 2, 4, true};
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2, 1, false};
 inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw) {
   return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;

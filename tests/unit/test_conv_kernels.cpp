@@ -275,11 +275,11 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 28 * 7);
   p["VH"] = 1;
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 56 * 7);
-  // NHWC 3x3 default: V4 x VC2 x VH2: 28*14 tiles * 32 channel pairs per image
+  // NHWC 3x3 default: V2 x VC2 x VH4: 14*28 tiles * 32 channel pairs per image
   Params q = p;
   q.erase("VH");
   q["B"] = 2;
-  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(q).total_threads(), 2u * 28 * 14 * 32);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(q).total_threads(), 2u * 14 * 28 * 32);
   // preload changes the code, not the launch or the results (the harness cases cover both paths)
   ir::Kernel pre, rows;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, {{"preload", 1}}, &pre), "");
