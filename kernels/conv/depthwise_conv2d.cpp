@@ -1,7 +1,8 @@
 // depthwise_conv2d: depthwise 2-D convolution, NCHW in and out, weight [C, kh, kw], optional
 // bias; kh != kw allowed; stride, padding and dilation per axis. The cases, oracle and bench
 // arithmetic are direct_conv_registry's; the kernel is depthwise_conv2d_nchw.hpp (a VH x VW
-// tile of outputs per thread, spec parameters "VH" and "VW", default depthwise_conv2d_default_tile).
+// tile of outputs per thread, spec parameters "VH", "VW", "preload" and "minb", default
+// depthwise_conv2d_default_tile).
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// Absent VH/VW take depthwise_conv2d_default_tile.
+// Absent VH/VW/preload take depthwise_conv2d_default_tile.
 DepthwiseConv2dTile tile_of(const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   const DepthwiseConv2dTile d =

@@ -1,8 +1,8 @@
 // depthwise_conv2d_nhwc: depthwise 2-D convolution, NHWC in and out, weight [C, kh, kw],
 // optional bias; kh != kw allowed; stride, padding and dilation per axis. The kernel is the
-// dedicated channel-vector kernel of depthwise_conv2d_nhwc.hpp (V outputs per thread along W,
-// VC channels per thread); the parameters, oracle, inputs, tolerances and bench
-// arithmetic are the direct convolutions' (direct_conv_registry.hpp).
+// dedicated channel-vector kernel of depthwise_conv2d_nhwc.hpp (V outputs along W x VC channels x
+// VH rows per thread; spec parameters V, VC, VH, preload, CL, minb); the parameters, oracle,
+// inputs, tolerances and bench arithmetic are the direct convolutions' (direct_conv_registry.hpp).
 #include "depthwise_conv2d_nhwc.hpp"
 
 #include <algorithm>
@@ -17,7 +17,8 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// V, VC and VH of a case, each in [1, 16]; absent keys take the defaults for the window width.
+// The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536]; absent keys
+// take the defaults for the window width (depthwise_nhwc_default_tiling).
 DepthwiseNhwcTiling tiling_of(const Params& p) {
   const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
   auto get = [&](const char* key, std::uint32_t dflt) {
@@ -115,9 +116,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({"c12_7x9_3x3_pad1_bias_minb6", p});
   }
 
-  // Bench: the first two are the reference shapes with the defaults (3x3: V4 VC4, 7x7: V8 VC2); then tiling
-  // variants of the same shapes, so one GPU run can compare. Measured worse on the H200 and dropped (2026-11-30,
-  // 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, and register caps V4 VC4 minb5, V2 VC4 minb8.
   // Bench: the first two cases are the reference shapes with the defaults (3x3: V2 VC2 VH4 preloaded, 7x7: V8 VC2
   // VH1 row by row); the variants let one GPU run compare. Measured worse and dropped (2026-11-30, 2026-12-01,
   // docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2 VH3/VH4, register caps, channel
