@@ -260,6 +260,8 @@ class KernelBuilder {
   std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width);
   void emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values);
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
+  // value of lane src_lane of this thread's sub-group of `lanes` threads (see shuffle()).
+  ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
   // Structured control flow: runs `body` with statements going into the new construct.
   void emit_if(ir::ExprId cond, const std::function<void()>& then_body);
   void emit_else(const std::function<void()>& else_body);
@@ -715,6 +717,21 @@ INGOT_ATOMIC(atomic_add, Add)
 INGOT_ATOMIC(atomic_min, Min)
 INGOT_ATOMIC(atomic_max, Max)
 #undef INGOT_ATOMIC
+
+// Sub-group shuffle (ir.hpp, "Shuffles"): the value v of lane src_lane (u32, < lanes) of this
+// thread's sub-group; sub-groups are `lanes` consecutive threads of the work-group in linear
+// local-id order (lanes a power of two in [2, 32]; with 1-D work-groups a thread's lane is
+// local_id(0) % lanes). Every thread of the work-group must reach it (like barrier()), and the
+// kernel must declare launch_bounds() with max_group_threads a multiple of lanes. T: f32, i32
+// or u32.
+template <class T, class L>
+Val<T> shuffle(const Val<T>& v, const L& src_lane, std::uint32_t lanes) {
+  static_assert(std::is_same_v<T, f32> || std::is_same_v<T, i32> || std::is_same_v<T, u32>,
+                "shuffle moves f32, i32 or u32: cast 16-bit values to f32 first");
+  KernelBuilder* b = v.builder() ? v.builder() : detail::builder_of(src_lane);
+  if (!b) throw TraceError("shuffle of two literals: nothing to exchange");
+  return Val<T>(b, b->emit_shuffle(v.id_in(*b), detail::operand_as<u32>(*b, src_lane), lanes));
+}
 
 // ------------------------------------------------------------------ control flow
 class IfBuilder {

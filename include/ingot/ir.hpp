@@ -40,6 +40,15 @@
 //   stores. The interpreter reports any tail thread that does not.
 // Barriers. A Barrier must be reached by every thread of the work-group or by none; a barrier
 //   under control flow that diverges within a group is an error.
+// Shuffles. `var = shuffle(a, b)` exchanges values between the threads of a sub-group: the
+//   threads of a work-group, in linear local-id order (x fastest), are cut into consecutive
+//   sub-groups of `lanes` threads (a power of two in [2, 32]); each thread receives the value of
+//   a computed by lane b (u32, b < lanes; b >= lanes is an error) of its own sub-group. Like a
+//   Barrier, a Shuffle must be reached by every thread of the work-group or by none. The value is
+//   f32, i32 or u32. A kernel with shuffles must declare launch bounds whose max_group_threads is
+//   a multiple of 32 (kShuffleGroupMultiple), and its work-groups must hold a multiple of 32
+//   threads (an error otherwise: whole warps on every GPU). Backends with sub-group shuffles use
+//   them; the others exchange through shared memory between two barriers (passes::legalise).
 // Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
 //   between threads is unspecified.
 // ===================================================================================
@@ -187,6 +196,7 @@ enum class StmtKind : std::uint8_t {
   Atomic,       // [var =] atomic_op(mem[a], b); var (optional) receives the old value
   LoadVec,      // vars[j] = mem[a + j], j < vars.size() (declares vars; one vector access)
   StoreVec,     // mem[a + j] = values[j], j < values.size() (one vector access)
+  Shuffle,      // var = a of lane b of this thread's sub-group of `lanes` threads (declares var)
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -202,6 +212,7 @@ struct Stmt {
   MemRef mem;
   AtomicOp atomic = AtomicOp::Add;
   std::uint32_t shared = 0;
+  std::uint32_t lanes = 0;     // Shuffle: threads per sub-group
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
   Block body;
@@ -252,6 +263,11 @@ void for_each_operand(S& s, F&& f) {
 // Per parameter, the alignment in bytes its vector accesses need: the largest LoadVec/StoreVec
 // on it (4, 8 or 16), 1 for a parameter without vector accesses.
 [[nodiscard]] std::vector<std::uint32_t> vector_access_alignment(const Kernel& k);
+
+// Work-groups of a kernel with shuffles hold a multiple of this many threads.
+inline constexpr std::uint32_t kShuffleGroupMultiple = 32;
+// The largest `lanes` of the kernel's Shuffle statements; 0 when it has none.
+[[nodiscard]] std::uint32_t max_shuffle_lanes(const Kernel& k);
 
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).
 void renumber(Kernel& k);

@@ -465,6 +465,13 @@ class Printer {
         break;
       }
       case ir::StmtKind::Assign: os << ind << var_names_[s.var] << " = " << expr(s.a) << ";\n"; break;
+      case ir::StmtKind::Shuffle: {
+        std::string call = replace_all(d_.shuffle, "{v}", expr(s.a));
+        call = replace_all(call, "{src}", expr(s.b));
+        call = replace_all(call, "{lanes}", std::to_string(s.lanes));
+        os << ind << "const " << type(k_.vars.at(s.var).type) << " " << var_names_[s.var] << " = " << call << ";\n";
+        break;
+      }
       case ir::StmtKind::Store: os << ind << mem_name(s.mem) << "[" << expr(s.a) << "] = " << expr(s.b) << ";\n"; break;
       case ir::StmtKind::If:
         os << ind << "if (" << expr(s.a) << ") {\n";
@@ -640,7 +647,7 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported});
+  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -215,6 +215,23 @@ void KernelBuilder::launch_bounds(std::uint32_t max_group_threads, std::uint32_t
   k_.bounds = ir::LaunchBounds{max_group_threads, min_groups_per_core};
 }
 
+ir::ExprId KernelBuilder::emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes) {
+  if (lanes < 2 || lanes > 32 || (lanes & (lanes - 1)) != 0) {
+    throw TraceError("kernel '" + k_.name + "': shuffle over " + std::to_string(lanes) +
+                     " lanes; use a power of two in [2, 32]");
+  }
+  const DType t = k_.exprs[value].type;
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Shuffle;
+  s.var = new_var(t, false, "shfl");
+  s.a = value;
+  s.b = src_lane;
+  s.lanes = lanes;
+  const ir::VarId v = s.var;
+  push(std::move(s));
+  return var_ref(v);
+}
+
 void KernelBuilder::barrier() {
   ir::Stmt s;
   s.kind = ir::StmtKind::Barrier;

@@ -75,6 +75,24 @@ class GroupRunner {
 
  private:
   // ---------------------------------------------------------------- errors
+  // A barrier or shuffle must be reached by every thread of the work-group.
+  void require_whole_group(const Mask& mask, const std::string& what) const {
+    std::size_t active = 0;
+    std::size_t first_missing = lanes_;
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      if (mask[l]) {
+        ++active;
+      } else if (first_missing == lanes_) {
+        first_missing = l;
+      }
+    }
+    if (active != lanes_) {
+      fail(what + " under divergent control flow", first_missing, "", 0, 0,
+           "reached by " + std::to_string(active) + " of " + std::to_string(lanes_) +
+               " threads of the work-group; this thread did not reach it");
+    }
+  }
+
   [[noreturn]] void fail(const std::string& problem, std::size_t lane, const std::string& buffer = "",
                          std::int64_t index = 0, std::uint64_t extent = 0, const std::string& detail = "") const {
     const auto& loc = local_[lane];
@@ -292,20 +310,24 @@ class GroupRunner {
         break;
       }
       case ir::StmtKind::For: exec_for(s, mask); break;
-      case ir::StmtKind::Barrier: {
-        std::size_t active = 0;
-        std::size_t first_missing = lanes_;
-        for (std::size_t l = 0; l < lanes_; ++l) {
-          if (mask[l]) {
-            ++active;
-          } else if (first_missing == lanes_) {
-            first_missing = l;
-          }
+      case ir::StmtKind::Barrier: require_whole_group(mask, "barrier"); break;
+      case ir::StmtKind::Shuffle: {
+        require_whole_group(mask, "shuffle");
+        const std::size_t width = s.lanes;
+        if (width == 0 || lanes_ % ir::kShuffleGroupMultiple != 0) {
+          fail("shuffle in a work-group that is not a whole number of warps", 0, "", 0, 0,
+               "work-groups of " + std::to_string(lanes_) + " threads: launch work-groups of a multiple of " +
+                   std::to_string(ir::kShuffleGroupMultiple) + " threads");
         }
-        if (active != lanes_) {
-          fail("barrier under divergent control flow", first_missing, "", 0, 0,
-               "reached by " + std::to_string(active) + " of " + std::to_string(lanes_) +
-                   " threads of the work-group; this thread did not reach it");
+        const std::uint64_t* v = eval(s.a, mask);
+        const std::uint64_t* src = eval(s.b, mask);
+        auto& out = vars_[s.var];
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (src[l] >= width) {
+            fail("shuffle source lane out of range", l, "", 0, 0,
+                 "lane " + std::to_string(src[l]) + " of a sub-group of " + std::to_string(width) + " threads");
+          }
+          out[l] = v[l / width * width + src[l]];
         }
         break;
       }

@@ -83,6 +83,7 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::SharedAlloc: return "shared";
     case StmtKind::Atomic: return "atomic";
     case StmtKind::LoadVec: return "load_vec";
+    case StmtKind::Shuffle: return "shuffle";
     case StmtKind::StoreVec: return "store_vec";
   }
   return "?";
@@ -125,6 +126,19 @@ std::vector<std::uint32_t> vector_access_alignment(const Kernel& k) {
 }
 
 namespace {
+std::uint32_t max_lanes_in(const Block& b) {
+  std::uint32_t m = 0;
+  for (const auto& s : b) {
+    if (s.kind == StmtKind::Shuffle) m = std::max(m, s.lanes);
+    m = std::max({m, max_lanes_in(s.body), max_lanes_in(s.else_body)});
+  }
+  return m;
+}
+}  // namespace
+
+std::uint32_t max_shuffle_lanes(const Kernel& k) { return max_lanes_in(k.body); }
+
+namespace {
 void renumber_block(Block& b, std::uint32_t& next) {
   for (auto& s : b) {
     s.loc = next++;
@@ -161,6 +175,7 @@ struct Digest {
       add(encode_mem(st.mem));
       add(static_cast<std::uint64_t>(st.atomic));
       add(st.shared);
+      add(st.lanes);
       add(st.vars.size());
       for (VarId v : st.vars) add(v);
       add(st.values.size());

@@ -63,6 +63,9 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       return "for " + var_name(k, s.var) + ": " + type_of_var(s.var) + " in [" + print_expr(k, s.a) + ", " +
              print_expr(k, s.b) + ") step " + print_expr(k, s.c);
     case StmtKind::Barrier: return "barrier";
+    case StmtKind::Shuffle:
+      return "let " + var_name(k, s.var) + ": " + type_of_var(s.var) + " = shuffle(" + print_expr(k, s.a) + ", lane " +
+             print_expr(k, s.b) + " of " + std::to_string(s.lanes) + ")";
     case StmtKind::SharedAlloc: {
       if (s.shared >= k.shared.size()) return "shared ?" + std::to_string(s.shared);
       const auto& sh = k.shared[s.shared];

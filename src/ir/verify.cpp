@@ -271,6 +271,27 @@ class Verifier {
           break;
         }
         case StmtKind::Barrier: break;
+        case StmtKind::Shuffle: {
+          use(s, s.a, scope, shared_scope, false);
+          use(s, s.b, scope, shared_scope, false);
+          declare(s, s.var, scope);
+          if (s.lanes < 2 || s.lanes > 32 || (s.lanes & (s.lanes - 1)) != 0) {
+            stmt_error(s, "shuffle lanes must be a power of two in [2, 32]");
+          }
+          if (!k_.bounds.max_group_threads || k_.bounds.max_group_threads % kShuffleGroupMultiple != 0) {
+            std::string why = "a kernel with shuffles must declare launch bounds whose max_group_threads is a ";
+            why += "multiple of " + std::to_string(kShuffleGroupMultiple) + " (KernelBuilder::launch_bounds)";
+            stmt_error(s, why);
+          }
+          if (s.a >= k_.exprs.size() || s.b >= k_.exprs.size() || s.var >= k_.vars.size()) break;
+          const DType t = k_.exprs[s.a].type;
+          if (t != DType::f32 && t != DType::i32 && t != DType::u32) stmt_error(s, "shuffles move f32, i32 or u32");
+          if (k_.exprs[s.b].type != DType::u32) stmt_error(s, "the source lane must be u32");
+          if (k_.vars[s.var].type != t || k_.vars[s.var].is_mutable) {
+            stmt_error(s, "the shuffle's variable must be immutable and of the value's type");
+          }
+          break;
+        }
         case StmtKind::SharedAlloc:
           if (s.shared >= k_.shared.size()) {
             stmt_error(s, "unknown shared array");

@@ -52,6 +52,7 @@ class Dce {
       switch (s.kind) {
         case ir::StmtKind::Let:
         case ir::StmtKind::Assign:
+        case ir::StmtKind::Shuffle:  // removed in every thread alike: no thread waits for another
           if (!var_read_[s.var]) {
             changed = true;
             continue;

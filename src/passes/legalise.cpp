@@ -26,9 +26,88 @@ ExprId erf_f32(ir::ExprArena& a, ExprId x) {
   return a.make({Op::Select, DType::f32, negative, a.unary(Op::Neg, DType::f32, y), y, 0});
 }
 
+// Replaces every Shuffle of `b` (recursively) by an exchange through shared array `scratch`.
+void lower_shuffles(ir::Kernel& k, ir::Block& b, std::uint32_t scratch, ExprId lid) {
+  ir::Block out;
+  for (auto& s : b) {
+    lower_shuffles(k, s.body, scratch, lid);
+    lower_shuffles(k, s.else_body, scratch, lid);
+    if (s.kind != ir::StmtKind::Shuffle) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    ir::ExprArena& a = k.exprs;
+    const DType t = a[s.a].type;
+    const std::uint64_t mem = ir::encode_mem(ir::MemRef{ir::Space::Shared, scratch});
+    ir::Stmt barrier;
+    barrier.kind = ir::StmtKind::Barrier;
+    out.push_back(barrier);
+    ir::Stmt put;
+    put.kind = ir::StmtKind::Store;
+    put.mem = ir::MemRef{ir::Space::Shared, scratch};
+    put.a = lid;
+    put.b = t == DType::u32 ? s.a : a.unary(Op::Bitcast, DType::u32, s.a);
+    out.push_back(put);
+    out.push_back(barrier);
+    const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, a.const_u32(~(s.lanes - 1)));
+    const ExprId got =
+        a.make({Op::Load, DType::u32, a.binary(Op::Add, DType::u32, base, s.b), ir::kNoExpr, ir::kNoExpr, mem});
+    // A load is the whole value of a let: the bits first, then (for f32 and i32) their value.
+    ir::Stmt let;
+    let.kind = ir::StmtKind::Let;
+    let.var = s.var;
+    let.a = got;
+    if (t != DType::u32) {
+      let.var = static_cast<ir::VarId>(k.vars.size());
+      k.vars.push_back(ir::VarInfo{DType::u32, false, "shfl_bits"});
+      ir::Stmt value;
+      value.kind = ir::StmtKind::Let;
+      value.var = s.var;
+      value.a =
+          a.unary(Op::Bitcast, t, a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, let.var}));
+      out.push_back(let);
+      out.push_back(value);
+      continue;
+    }
+    out.push_back(let);
+  }
+  b = std::move(out);
+}
+
+void lower_shuffles(ir::Kernel& k) {
+  ir::ExprArena& a = k.exprs;
+  auto id = [&](Op op, std::uint64_t axis) {
+    return a.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, axis});
+  };
+  // lid = x + size_x * (y + size_y * z)
+  const ExprId yz = a.binary(Op::Add, DType::u32, id(Op::LocalId, 1),
+                             a.binary(Op::Mul, DType::u32, id(Op::GroupSize, 1), id(Op::LocalId, 2)));
+  const ExprId lid =
+      a.binary(Op::Add, DType::u32, id(Op::LocalId, 0), a.binary(Op::Mul, DType::u32, id(Op::GroupSize, 0), yz));
+  const auto scratch = static_cast<std::uint32_t>(k.shared.size());
+  k.shared.push_back(ir::SharedArray{DType::u32, k.bounds.max_group_threads, "shuffle"});
+  lower_shuffles(k, k.body, scratch, lid);
+  ir::Stmt alloc;
+  alloc.kind = ir::StmtKind::SharedAlloc;
+  alloc.shared = scratch;
+  k.body.insert(k.body.begin(), alloc);
+  ir::renumber(k);
+}
+
 }  // namespace
 
 ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
+  if (!options.native_shuffle && ir::max_shuffle_lanes(in) > 0) {
+    if (!in.bounds.max_group_threads) {
+      throw LegaliseError("kernel '" + in.name + "': shuffles on the " + options.dialect_name +
+                          " dialect need launch bounds (the shared-memory exchange is sized by them)");
+    }
+    ir::Kernel lowered = in;
+    lower_shuffles(lowered);
+    LegaliseOptions rest = options;
+    rest.native_shuffle = true;
+    return legalise(lowered, rest);
+  }
   if (options.unsupported.empty()) return in;
   ir::Kernel out = in;
   // Rebuild the arena so that every use of a decomposed node refers to its replacement.

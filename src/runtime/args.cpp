@@ -164,6 +164,12 @@ void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g) {
                         std::to_string(k.bounds.max_group_threads) +
                         "): launch with smaller work-groups or trace it with a larger bound");
   }
+  if (g.threads_per_group() % ir::kShuffleGroupMultiple != 0 && ir::max_shuffle_lanes(k) > 0) {
+    throw ArgumentError("kernel '" + k.name + "': " + g.describe() + " has work-groups of " +
+                        std::to_string(g.threads_per_group()) +
+                        " threads, but the kernel shuffles between threads: " + "launch work-groups of a multiple of " +
+                        std::to_string(ir::kShuffleGroupMultiple) + " threads");
+  }
 }
 
 Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "ingot/dsl.hpp"
+#include "ingot/passes/legalise.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/backend.hpp"
+#include "ingot/verify.hpp"
 
 namespace ingot::testing {
 
@@ -84,6 +86,62 @@ void expect_vector_reverse(runtime::Backend& be, DType t, std::uint32_t width, c
   for (std::uint32_t i = 0; i < n; ++i) {
     EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width])
         << be.name() << " " << dtype_name(t) << " x" << width << " at " << i;
+  }
+}
+
+// Sub-group shuffles over `lanes` lanes in 1-D work-groups: y[i] = x of lane (lane+1) % lanes of
+// thread i's sub-group (f32, a rotation), z[i] = s of lane lanes-1-lane (i32, a reversal; a
+// second exchange right after the first). Threads i >= n read element 0 and store nothing.
+// Declares launch_bounds(64).
+inline ir::Kernel shuffle_kernel(std::uint32_t lanes) {
+  return trace("shuffle_exchange", [=](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f32>("x", n);
+    auto s = b.in<i32>("s", n);
+    auto y = b.out<f32>("y", n);
+    auto z = b.out<i32>("z", n);
+    b.launch_bounds(64);
+    auto i = b.let("i", b.program_id(0));
+    auto live = b.let("live", i < n);
+    auto j = b.let("j", select(live, i, 0u));
+    auto lane = b.let("lane", b.local_id(0) % lanes);
+    auto rotated = shuffle(load(x, j), (lane + 1u) % lanes, lanes);
+    auto reversed = shuffle(load(s, j), (lanes - 1u) - lane, lanes);
+    if_(live, [&] {
+      store(y, i, rotated);
+      store(z, i, reversed);
+    });
+  });
+}
+
+// Runs shuffle_kernel(lanes) on be over `threads` threads (n = elements, the rest tail threads)
+// in work-groups of `group` and checks both exchanges against the definition. With lowered, the
+// kernel first gets legalise's shared-memory exchange (what dialects without shuffles print).
+inline void expect_shuffle(runtime::Backend& be, std::uint32_t lanes, std::uint32_t n, std::uint32_t threads,
+                           std::uint32_t group, bool lowered = false) {
+  auto k = passes::optimize(shuffle_kernel(lanes));
+  if (lowered) {
+    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, false});
+    ir::verify_or_throw(k, "lowered shuffles");
+  }
+  std::vector<double> x(n), s(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    x[i] = 0.5 * i - 3.25;
+    s[i] = 1000.0 - 7.0 * i;
+  }
+  auto xb = runtime::make_buffer(be, DType::f32, x);
+  auto sb = runtime::make_buffer(be, DType::i32, s);
+  auto yb = be.allocate(DType::f32, n);
+  auto zb = be.allocate(DType::i32, n);
+  be.launch(k, runtime::grid_1d(threads, group), {runtime::scalar_arg<u32>(n), xb, sb, yb, zb});
+  const auto y = runtime::read_buffer(be, *yb);
+  const auto z = runtime::read_buffer(be, *zb);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t base = i - (i % group) % lanes, lane = (i % group) % lanes;
+    const std::uint32_t from_y = base + (lane + 1) % lanes, from_z = base + lanes - 1 - lane;
+    EXPECT_EQ(y[i], from_y < n ? x[from_y] : x[0]) << be.name() << " lanes " << lanes << " y[" << i << "]";
+    EXPECT_EQ(z[i], from_z < n ? s[from_z] : s[0]) << be.name() << " lanes " << lanes << " z[" << i << "]";
   }
 }
 

@@ -20,6 +20,7 @@
 #include "conversions.hpp"
 #include "depthwise_conv1d.hpp"
 #include "features.hpp"
+#include "ingot/codegen/printer.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
@@ -306,6 +307,10 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<i8>(4)));
   expect_cubin(copy_kernel());
   expect_cubin(passes::optimize(trace("features", examples::features)));
+  expect_cubin(passes::optimize(ingot::testing::shuffle_kernel(8)));
+  EXPECT_NE(
+      ingot::codegen::emit(ingot::testing::shuffle_kernel(8), ingot::codegen::Target::CUDA).source.find("__shfl_sync("),
+      std::string::npos);
 }
 
 TEST_F(CudaCompile, FreeFunctionCompilesForSm90) {
@@ -457,6 +462,14 @@ TEST_F(CudaExec, SharedMemoryReverseWithBarrier) {
   be_->launch(k, grid_1d(64, 32), {scalar_arg<u32>(64), x, y});
   const auto out = read_buffer(*be_, *y);
   for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i / 32) * 32 + 31 - i % 32) << i;
+}
+
+// Native __shfl_sync at every width, with tail threads (the interpreter's definition).
+TEST_F(CudaExec, ShufflesMatchTheirDefinition) {
+  for (const std::uint32_t lanes : {2u, 8u, 32u}) {
+    ingot::testing::expect_shuffle(*be_, lanes, 128, 128, 64);
+    ingot::testing::expect_shuffle(*be_, lanes, 100, 128, 32);
+  }
 }
 
 // x: fractions, or integers for the integer types.

@@ -10,6 +10,7 @@
 #include "ingot/ir_print.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
+#include "ingot/verify.hpp"
 #include "shared_kernels.hpp"
 
 using namespace ingot;
@@ -223,6 +224,64 @@ TEST(Interp, DivergentBarrierIsAnError) {
     EXPECT_EQ(e.problem, "barrier under divergent control flow");
     EXPECT_EQ(e.local[0], 16u);
   }
+}
+
+// Sub-group shuffles: both exchanges of the shared test kernel at every width, with tail threads;
+// the interpreter is the reference the printed shuffles (native or through shared memory) match.
+TEST(Interp, ShufflesExchangeWithinSubGroups) {
+  Interpreter be;
+  for (const std::uint32_t lanes : {2u, 4u, 8u, 16u, 32u}) {
+    ingot::testing::expect_shuffle(be, lanes, 128, 128, 64);
+    ingot::testing::expect_shuffle(be, lanes, 100, 128, 32);        // 28 tail threads
+    ingot::testing::expect_shuffle(be, lanes, 100, 128, 64, true);  // the shared-memory exchange
+  }
+}
+
+// What the shuffle rules refuse, each with its reason: divergence, a source lane out of range,
+// work-groups that are not whole warps, kernels without launch bounds, widths at trace time.
+TEST(Interp, ShuffleRulesAreChecked) {
+  Interpreter be;
+  auto launch = [&](const ir::Kernel& k, std::uint32_t group) {
+    auto y = be.allocate(DType::u32, 64);
+    be.launch(k, grid_1d(64, group), {y});
+  };
+  auto kernel = [](bool divergent, std::uint32_t src_add) {
+    return trace("shuffles", [=](KernelBuilder& b) {
+      auto y = b.out<u32>("y", 64);
+      b.launch_bounds(64);
+      auto l = b.local_id(0);
+      if (divergent) {
+        if_(l < 16u, [&] { store(y, l, shuffle(l, l % 8u, 8)); });
+      } else {
+        store(y, l, shuffle(l, l % 8u + src_add, 8));
+      }
+    });
+  };
+  try {
+    launch(kernel(true, 0), 64);
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "shuffle under divergent control flow");
+  }
+  try {
+    launch(kernel(false, 1), 64);  // lane 7 asks for lane 8 of 8
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "shuffle source lane out of range");
+    EXPECT_EQ(e.local[0], 7u);
+  }
+  try {
+    launch(kernel(false, 0), 16);
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 32 threads"), std::string::npos) << e.what();
+  }
+  const auto unbounded = trace("unbounded", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 64);
+    store(y, b.local_id(0), shuffle(b.local_id(0), 0u, 4));
+  });
+  EXPECT_THROW((void)passes::optimize(unbounded), ir::VerifyError);
+  EXPECT_THROW(trace("three", [](KernelBuilder& b) { (void)shuffle(b.local_id(0), 0u, 3); }), TraceError);
 }
 
 TEST(Interp, AtomicsHistogram) {

@@ -516,6 +516,17 @@ TEST(OpenCL, SharedMemoryAndBarrierMatchInterpreter) {
       {scalar_arg<u32>(96), BufferInit{DType::i32, iota_values(96, -40)}, BufferInit{DType::i32, {}, 96}});
 }
 
+// No sub-groups on PoCL's CPU device: the printer exchanges through local memory between barriers.
+TEST(OpenCL, ShufflesMatchTheirDefinition) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  EXPECT_NE(codegen::emit(ingot::testing::shuffle_kernel(8), codegen::Target::OpenCL).source.find("barrier("),
+            std::string::npos);
+  for (const std::uint32_t lanes : {4u, 32u}) {
+    ingot::testing::expect_shuffle(*be, lanes, 128, 128, 64);
+    ingot::testing::expect_shuffle(*be, lanes, 100, 128, 32);
+  }
+}
+
 TEST(OpenCL, VectorAccessMatchesInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   std::vector<double> x(96);

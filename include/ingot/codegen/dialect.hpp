@@ -59,8 +59,11 @@ struct Dialect {
   std::array<std::string, 3> axis;                  // "x", "y", "z" or "0", "1", "2"
   // Thread-index spellings with "{a}" standing for the axis spelling.
   std::string local_id, group_id, group_size, num_groups;
-  std::string program_id;                    // may use the spellings above through {local}, {group}, {size}
-  std::string barrier;                       // one statement
+  std::string program_id;  // may use the spellings above through {local}, {group}, {size}
+  std::string barrier;     // one statement
+  // Sub-group shuffle: "{v}" the value, "{src}" the source lane, "{lanes}" the sub-group width;
+  // "" = none (legalise exchanges through shared memory instead).
+  std::string shuffle;
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.

@@ -12,6 +12,7 @@ namespace ingot::passes {
 struct LegaliseOptions {
   std::string dialect_name;      // for error messages
   std::set<ir::Op> unsupported;  // ops the dialect cannot print
+  bool native_shuffle = true;    // false: Shuffle statements are exchanged through shared memory
 };
 
 struct LegaliseError : std::runtime_error {
@@ -22,7 +23,11 @@ struct LegaliseError : std::runtime_error {
 //   Erf  -> sign(x) * (1 - poly(t) * exp(-x*x)), t = 1/(1 + 0.3275911|x|)
 //           (Abramowitz & Stegun 7.1.26, absolute error <= 1.5e-7 plus f32 rounding);
 // and throws LegaliseError naming the op and dialect when an unsupported op has no
-// decomposition. Statements are unchanged.
+// decomposition. Without native_shuffle, each Shuffle `v = shuffle(a, b)` over L lanes becomes
+//   barrier; scratch[lid] = bits(a); barrier; v = value(scratch[(lid & ~(L-1)) + b])
+// with lid the linear local id and scratch a u32 shared array of max_group_threads elements
+// (the verifier requires launch bounds on kernels with shuffles; the first barrier keeps a
+// previous exchange's reads ahead of this one's writes). Other statements are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
 }  // namespace ingot::passes
