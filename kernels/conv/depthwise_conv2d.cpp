@@ -40,7 +40,8 @@ DepthwiseConv2dTile tile_of(const Params& p) {
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"));
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
           bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
-          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1};
+          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1,
+          bounded_param(p, "shfl", 0, 1, d.halo_shuffle ? 1 : 0, "depthwise_conv2d") == 1};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -62,6 +63,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("VW");
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
+  s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -96,6 +98,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 6;  // launch_bounds(256, 6)
     s.tests.push_back({"c3_16x16_3x3_pad1_bias_t1x8_minb6", p});
   }
+  // Halo columns by shuffle: tiles of 8 and 4 columns, rows of 2 to 7 tiles (warps span rows and planes), tails,
+  // bias, a 5x5 window (two halo columns each side).
+  for (const auto& [name, c, vh, vw] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
+           {"c5_9x16_3x3_pad1_bias_t1x8_shfl",
+            {.B = 3, .C = 5, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1,
+            8},
+           {"c3_11x56_3x3_pad1_t2x8_shfl", {.B = 2, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}}, 2, 8},
+           {"c4_7x20_5x5_pad2_t2x4_shfl", {.B = 1, .C = 4, .size = {7, 20}, .k = {5, 5}, .pad = {2, 2}}, 2, 4},
+           {"c6_6x24_3x3_pad1_t1x8_shfl", {.B = 2, .C = 6, .size = {6, 24}, .k = {3, 3}, .pad = {1, 1}}, 1, 8}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["shfl"] = 1;
+    p["preload"] = 1;
+    s.tests.push_back({name, p});
+  }
   // Each path of the row loop (rows preloaded or loaded under their branch) with both windows.
   {
     auto p = with_tile(conv_params(f, std::get<1>(tiled[0])), 2, 8);
@@ -116,6 +133,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
                        p});
   };
   variant(b3, "3x3", 1, 8, 0);  // the default before 2026-12-01 (second session)
+  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 0}, {2, 0}, {2, 5}}) {  // halo by shuffle
+    auto p = with_tile(conv_params(f, b3), vh, 8);
+    p["shfl"] = 1;
+    if (minb) p["minb"] = minb;  // 2x8 with shuffles: 63 registers uncapped
+    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl" +
+                           (minb ? "_minb" + std::to_string(minb) : std::string()),
+                       p});
+  }
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
   s.build = [f](DType t, const Params& p) {
@@ -124,6 +149,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const auto tile = tile_of(p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       apply_launch_bounds(k, p, 256);
+      if (tile.halo_shuffle && !p.count("minb")) k.launch_bounds(256);  // shuffles need declared bounds
       depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };

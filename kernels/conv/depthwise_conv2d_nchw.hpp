@@ -41,6 +41,10 @@ struct DepthwiseConv2dTile {
   // Load (and convert) every input row of the tile before the first multiply-add, so all of the
   // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
   bool preload = true;
+  // Halo columns from the neighbouring lanes by sub-group shuffle instead of loads
+  // (tile_columns.hpp HaloExchange); needs preload, stride 1 along W, halos that lie outside the
+  // row for its first and last tiles, and launch bounds (the kernel throws otherwise).
+  bool halo_shuffle = false;
 };
 
 // The default tile for a window of kh rows: 2x8 with every input row preloaded (3x3 bf16 on the
@@ -114,6 +118,22 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   }
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
+  std::optional<HaloExchange> hx;
+  if (tile.halo_shuffle) {
+    const auto refuse = [&](const std::string& why) {
+      throw std::invalid_argument(s.name + ": halo shuffle (depthwise_conv2d_nchw) " + why);
+    };
+    if (!tile.preload) refuse("needs preload = 1 (every thread must reach the exchange)");
+    if (!halo_exchange_applies(tc, PW, Wd, TW)) {
+      refuse(
+          "does not apply: it needs stride 1 along W, vector chunks and halo columns outside the row for its "
+          "first and last tiles (padding >= the halo)");
+    }
+    if (k.kernel().bounds.max_group_threads % ir::kShuffleGroupMultiple != 0 || !k.kernel().bounds.max_group_threads) {
+      refuse("needs launch bounds of a multiple of 32 threads");
+    }
+    hx = HaloExchange{k.let("lane", k.local_id(0) % kHaloLanes)};
+  }
 
   // Stores of output row r of the tile.
   std::optional<Val<bool>> cols_full;
@@ -135,7 +155,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   std::vector<std::map<std::uint32_t, Val<f32>>> xrows(tr.uses.size());
   auto load_row = [&](std::uint32_t rr, const Val<u32>& ih) {
     auto row_at = k.let("xr" + std::to_string(rr), x_plane + ih * Wd);
-    xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr));
+    xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr), hx);
   };
   for (std::uint32_t rr = 0; tile.preload && rr < tr.uses.size(); ++rr) {
     if (!tr.uses[rr].empty()) load_row(rr, tr.in_range[rr]);

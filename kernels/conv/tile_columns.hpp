@@ -138,16 +138,71 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
   return tr;
 }
 
+// Halo exchange between neighbouring lanes (load_tile_row). With stride 1 along W, consecutive
+// threads that hold consecutive tiles of one tile row read overlapping columns: a narrow halo
+// chunk of a tile is part of a whole chunk its left or right neighbour loads (chunk ch of a tile
+// is chunk ch + VW/Wv of the tile to its left). Such a chunk comes by sub-group shuffle from the
+// neighbour lane instead of a load; the lanes at the two ends of each 32-lane sub-group load
+// theirs (one lane of 32, a predicated load). Where the neighbour lane holds another tile row's
+// tile, the halo columns lie outside the input row (the tile is the first or last of its row, and
+// the chunk's ok flag selects 0) — kernels use it only when that holds (halo_exchange_applies).
+// Every thread of the work-group must reach the row loads (no branch around them), work-groups
+// are 1-D and hold whole warps, and the kernel declares launch bounds (ir.hpp, "Shuffles").
+struct HaloExchange {
+  dsl::Val<u32> lane;  // local_id(0) % 32
+};
+inline constexpr std::uint32_t kHaloLanes = 32;
+
+// Per chunk: where a halo exchange takes it from: 0 its own load, -1 the left neighbour's chunk
+// ch + VW/Wv, +1 the right neighbour's chunk ch - VW/Wv (only narrow chunks whose source is a
+// whole chunk; stride 1 along W and vector chunks only).
+inline std::vector<int> halo_sources(const TileColumns& tc) {
+  std::vector<int> src(tc.chunks(), 0);
+  if (tc.SW != 1 || tc.Wv == 1 || tc.VW % tc.Wv != 0) return src;
+  const std::uint32_t D = tc.VW / tc.Wv;
+  auto whole = [&](std::uint32_t ch) { return ch < tc.chunks() && tc.used[ch] && tc.width[ch] == tc.Wv; };
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+    if (!tc.used[ch] || tc.width[ch] == tc.Wv) continue;
+    if (whole(ch + D)) {
+      src[ch] = -1;
+    } else if (ch >= D && whole(ch - D)) {
+      src[ch] = 1;
+    }
+  }
+  return src;
+}
+
+// Whether a halo exchange gives exact results for these columns: some chunk comes from a
+// neighbour, every chunk from the left neighbour lies left of column 0 for a row's first tile and
+// every chunk from the right neighbour right of the last column (Wd - 1) for a row's last tile
+// (where the neighbour lane may hold a tile of another row). TW: tiles per row; PW: left padding.
+inline bool halo_exchange_applies(const TileColumns& tc, std::uint32_t PW, std::uint32_t Wd, std::uint32_t TW) {
+  const std::vector<int> src = halo_sources(tc);
+  const std::int64_t first_base = -static_cast<std::int64_t>(PW + tc.shift);
+  const std::int64_t last_base = static_cast<std::int64_t>(TW - 1) * tc.VW * tc.SW + first_base;
+  bool any = false;
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+    const std::int64_t lo = static_cast<std::int64_t>(ch) * tc.Wv + tc.first[ch], hi = lo + tc.width[ch] - 1;
+    if (src[ch] < 0 && first_base + hi >= 0) return false;
+    if (src[ch] > 0 && last_base + lo < static_cast<std::int64_t>(Wd)) return false;
+    any = any || src[ch] != 0;
+  }
+  return any;
+}
+
 // Loads the used chunks of the input row starting at `row` and converts every column a window
 // reads to f32 once; chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value.
+// With hx, halo chunks come from the neighbour lanes (HaloExchange).
 template <class T>
 std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::In<T>& x,
                                                      const dsl::Val<u32>& row, const TileColumns& tc,
-                                                     const std::string& tag) {
+                                                     const std::string& tag,
+                                                     const std::optional<HaloExchange>& hx = std::nullopt) {
   using namespace ingot::dsl;
+  const std::vector<int> from = hx ? halo_sources(tc) : std::vector<int>(tc.chunks(), 0);
   std::vector<std::vector<Val<T>>> raw(tc.chunks());  // the loaded part of each chunk
   for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
-    if (!tc.used[ch]) continue;
+    if (!tc.used[ch] || from[ch] != 0) continue;
     const auto at = tc.first[ch] == 0 ? row + tc.idx[ch] : row + tc.idx[ch] + tc.first[ch];
     raw[ch] = tc.width[ch] == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, tc.width[ch]);
   }
@@ -156,8 +211,19 @@ std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, cons
     for (std::uint32_t e = 0; e < tc.KW; ++e) {
       const std::uint32_t c = tc.col(j, e);
       if (xs.count(c)) continue;
-      const std::uint32_t ch = c / tc.Wv;
-      Val<f32> v = cast<f32>(raw[ch][c % tc.Wv - tc.first[ch]]);
+      const std::uint32_t ch = c / tc.Wv, el = c % tc.Wv;
+      Val<f32> v;
+      if (from[ch] == 0) {
+        v = cast<f32>(raw[ch][el - tc.first[ch]]);
+      } else {
+        // What this lane holds for its neighbour, sent across; the end lanes load their own.
+        const std::uint32_t D = tc.VW / tc.Wv, src_ch = from[ch] < 0 ? ch + D : ch - D;
+        const Val<u32> src_lane = from[ch] < 0 ? Val<u32>((hx->lane + (kHaloLanes - 1)) % kHaloLanes)
+                                               : Val<u32>((hx->lane + 1u) % kHaloLanes);
+        Var<f32> got(k, shuffle(cast<f32>(raw[src_ch][el]), src_lane, kHaloLanes), "halo");
+        if_(hx->lane == (from[ch] < 0 ? 0u : kHaloLanes - 1), [&] { got = cast<f32>(load(x, row + tc.idx[ch] + el)); });
+        v = got;
+      }
       if (tc.ok[ch]) v = select(*tc.ok[ch], v, 0.0f);
       xs.emplace(c, k.let("x" + tag + "_" + std::to_string(c), v));
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "conv/winograd_conv2d.hpp"
+#include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/ir_print.hpp"
 #include "ingot/passes/pipeline.hpp"
@@ -290,6 +291,22 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
               std::string::npos)
         << name;
   }
+  // halo by shuffle: the CUDA source exchanges with __shfl_sync; refused without preload or padding
+  ir::Kernel shfl;
+  const Params same3x3{{"H", 8},     {"W", 16},       {"kh", 3},       {"kw", 3},    {"pad_h", 1},
+                       {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
+  Params with_shfl = same3x3;
+  with_shfl["shfl"] = 1;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, with_shfl, &shfl), "");
+  EXPECT_NE(codegen::emit(passes::optimize(shfl), codegen::Target::CUDA).source.find("__shfl_sync("),
+            std::string::npos);
+  EXPECT_EQ(shfl.bounds.max_group_threads, 256u);
+  with_shfl["preload"] = 0;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, with_shfl).find("needs preload = 1"), std::string::npos);
+  with_shfl["preload"] = 1;
+  with_shfl["pad_w"] = 0;  // W 18, Q 16: the last tile's right halo (columns 16, 17) is inside the row
+  with_shfl["W"] = 18;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, with_shfl).find("does not apply"), std::string::npos);
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, {{"VH", 0}}).find("VH = 0 must be in [1, 16]"),
             std::string::npos);
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, {{"CL", -1}}).find("CL = -1 must be in [0, 65536]"),
