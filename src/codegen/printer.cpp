@@ -29,19 +29,20 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 const std::set<std::string>& reserved_words() {
   static const std::set<std::string> words = {
-      "auto",      "bool",      "break",    "case",        "char",       "class",     "const",     "constant",
-      "continue",  "default",   "delete",   "device",      "do",         "double",    "else",      "enum",
-      "explicit",  "export",    "extern",   "false",       "float",      "for",       "friend",    "global",
-      "goto",      "half",      "if",       "inline",      "int",        "kernel",    "local",     "long",
-      "namespace", "new",       "operator", "private",     "protected",  "public",    "register",  "restrict",
-      "return",    "sampler",   "short",    "signed",      "sizeof",     "static",    "struct",    "switch",
-      "template",  "texture",   "this",     "threadgroup", "true",       "typedef",   "uchar",     "uint",
-      "ulong",     "union",     "unsigned", "ushort",      "using",      "virtual",   "void",      "volatile",
-      "while",     "size_t",    "metal",    "threadIdx",   "blockIdx",   "blockDim",  "gridDim",   "warpSize",
-      "min",       "max",       "abs",      "exp",         "log",        "sqrt",      "rsqrt",     "sin",
-      "cos",       "tanh",      "erf",      "pow",         "fma",        "floor",     "ceil",      "select",
-      "atomic",    "vec",       "packed",   "read_only",   "write_only", "image2d_t", "sampler_t", "event_t",
-      "vector",    "mem_flags", "as_type",  "float2",      "float4"};
+      "auto", "bool", "break", "case", "char", "class", "const", "constant", "continue", "default", "delete", "device",
+      "do", "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "global",
+      "goto", "half", "if", "inline", "int", "kernel", "local", "long", "namespace", "new", "operator", "private",
+      "protected", "public", "register", "restrict", "return", "sampler", "short", "signed", "sizeof", "static",
+      "struct", "switch", "template", "texture", "this", "threadgroup", "true", "typedef", "uchar", "uint", "ulong",
+      "union", "unsigned", "ushort", "using", "virtual", "void", "volatile", "while", "size_t", "metal", "threadIdx",
+      "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
+      "tanh", "erf", "pow", "fma", "floor", "ceil", "select", "atomic", "vec", "packed", "read_only", "write_only",
+      "image2d_t", "sampler_t", "event_t", "vector", "mem_flags", "as_type", "float2", "float4",
+      // built-in functions of OpenCL C / MSL / CUDA that a kernel or parameter name would hide
+      "shuffle", "shuffle2", "dot", "cross", "length", "distance", "normalize", "clamp", "mix", "step", "sign",
+      "degrees", "radians", "any", "all", "bitselect", "rotate", "popcount", "mad", "hypot", "fmin", "fmax", "fabs",
+      "exp2", "log2", "log10", "tan", "atan", "atan2", "round", "trunc", "barrier", "printf", "fract", "modf", "nan",
+      "isnan", "isinf", "sincos", "clz"};
   return words;
 }
 
@@ -80,6 +81,9 @@ class Printer {
   // ---------------------------------------------------------------- names and types
   void name_params() {
     entry_ = sanitize(k_.name);
+    // A kernel named like a keyword or built-in function (e.g. `shuffle` in OpenCL C) would not
+    // build or not be found: it is printed as <name>_kernel (KernelSource::entry says so).
+    if (reserved_words().count(entry_)) entry_ += "_kernel";
     std::set<std::string> used;
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
       std::string n = sanitize(k_.params[i].name);

@@ -93,6 +93,21 @@ TEST(Codegen, DialectSpellings) {
   EXPECT_NE(msl.find("precise::exp("), std::string::npos);
 }
 
+// A kernel named like a built-in function is printed under another entry name on every target.
+TEST(Codegen, EntryNamesThatCollideWithBuiltinsAreRenamed) {
+  const auto k = trace("shuffle", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 1);
+    store(y, 0, 7u);
+  });
+  for (auto t : kTargets) {
+    const auto src = codegen::emit(k, t);
+    EXPECT_EQ(src.entry, "shuffle_kernel") << codegen::target_name(t);
+    EXPECT_NE(src.source.find(" shuffle_kernel("), std::string::npos) << codegen::target_name(t);
+  }
+  EXPECT_EQ(codegen::emit(passes::optimize(trace("features", examples::features)), codegen::Target::OpenCL).entry,
+            "features");
+}
+
 TEST(Codegen, SignedArithmeticWrapsThroughUnsigned) {
   const auto k = trace("wrap", [](KernelBuilder& b) {
     auto a = b.scalar<i32>("a");

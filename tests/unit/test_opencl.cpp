@@ -516,6 +516,18 @@ TEST(OpenCL, SharedMemoryAndBarrierMatchInterpreter) {
       {scalar_arg<u32>(96), BufferInit{DType::i32, iota_values(96, -40)}, BufferInit{DType::i32, {}, 96}});
 }
 
+// A kernel named like an OpenCL C built-in builds and runs under its renamed entry.
+TEST(OpenCL, KernelNamedLikeABuiltinRuns) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  const auto k = trace("shuffle", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 1);
+    store(y, 0, 7u);
+  });
+  auto y = be->allocate(DType::u32, 1);
+  be->launch(k, grid_1d(1, 1), {y});
+  EXPECT_EQ(read_buffer(*be, *y)[0], 7.0);
+}
+
 // No sub-groups on PoCL's CPU device: the printer exchanges through local memory between barriers.
 TEST(OpenCL, ShufflesMatchTheirDefinition) {
   INGOT_REQUIRE_OPENCL(be, test_options());
