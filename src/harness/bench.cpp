@@ -120,6 +120,10 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
     }
   }
   std::vector<BenchRow> rows;
+  const auto add = [&](BenchRow r) {
+    rows.push_back(std::move(r));
+    if (options.on_rows) options.on_rows(rows);
+  };
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const auto& [k, t, c] = jobs[j];
     BenchRow r;
@@ -139,7 +143,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
         r.skipped = "needs about " + std::to_string(static_cast<long long>(r.bytes * est_sets)) +
                     " bytes of rotating buffers (limit " + std::to_string(static_cast<long long>(options.max_bytes)) +
                     ")";
-        rows.push_back(r);
+        add(r);
         continue;
       }
       const HostData in = k->inputs(t, c->params, options.seed);
@@ -165,7 +169,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       if (set_bytes * sets > options.max_bytes) {
         r.skipped = "needs " + std::to_string(static_cast<long long>(set_bytes * sets)) + " bytes of buffers (limit " +
                     std::to_string(static_cast<long long>(options.max_bytes)) + ")";
-        rows.push_back(r);
+        add(r);
         continue;
       }
       std::vector<std::vector<runtime::Arg>> arg_sets(static_cast<std::size_t>(sets), proto);
@@ -195,7 +199,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       r.skipped = std::string("error: ") + e.what();
     }
     (void)backend_name;
-    rows.push_back(r);
+    add(r);
   }
   if (options.on_progress) options.on_progress(jobs.size(), jobs.size(), "done");
   return rows;

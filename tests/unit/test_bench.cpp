@@ -56,6 +56,20 @@ TEST(Bench, OversizedCasesAreSkippedWithTheReason) {
   for (const auto& r : rows) EXPECT_NE(r.skipped.find("bytes of rotating buffers"), std::string::npos) << r.skipped;
 }
 
+// on_rows sees the rows so far after every case (what ingot bench/snap save as they go).
+TEST(Bench, RowsAreReportedAfterEveryCase) {
+  runtime::Interpreter be;
+  BenchOptions opt;
+  opt.filter = "depthwise_conv1d";
+  opt.dtype = DType::bf16;
+  opt.max_bytes = 1e6;  // every case skipped: fast
+  std::vector<std::size_t> sizes;
+  opt.on_rows = [&](const std::vector<BenchRow>& rows) { sizes.push_back(rows.size()); };
+  const auto rows = run_bench(builtin_registry(), be, "interp", Ceilings{}, opt);
+  ASSERT_EQ(sizes.size(), rows.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], i + 1);
+}
+
 TEST(Bench, ReferenceMergeBaselineAndDiff) {
   BenchRow a;
   a.kernel = "k";

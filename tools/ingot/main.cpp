@@ -466,8 +466,25 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   std::fprintf(stderr, "measuring ceilings...\n");
   const auto ceilings = harness::measure_ceilings(*slot.backend);
   print_ceilings(ceilings);
+  const std::string path = snap ? a.out : a.json_path;
+  const std::string reference = a.reference.empty() ? std::string() : read_text(a.reference);
+  const auto document = [&](std::vector<harness::BenchRow> rows) {
+    if (!reference.empty()) harness::merge_reference(rows, reference);
+    return harness::baseline_json(rows, ceilings, device_name(slot.name), current_commit(), utc_now());
+  };
+  // The file is rewritten after every case (write, then rename): a run cut short keeps what it measured.
+  const auto save = [&](const std::string& doc) {
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream out(tmp);
+      if (!out) throw UsageError("cannot write '" + tmp + "'");
+      out << doc << "\n";
+    }
+    std::filesystem::rename(tmp, path);
+  };
+  if (!path.empty()) opt.on_rows = [&](const std::vector<harness::BenchRow>& done) { save(document(done)); };
   auto rows = harness::run_bench(reg, *slot.backend, slot.name, ceilings, opt);
-  if (!a.reference.empty()) harness::merge_reference(rows, read_text(a.reference));
+  if (!reference.empty()) harness::merge_reference(rows, reference);
   std::printf("%-26s %-5s %-26s %10s %9s %6s %8s %6s %10s %9s\n", "kernel", "dtype", "case", "median ms", "GB/s",
               "%copy", "TFLOP/s", "%fma", "ref ms", "ref/ingot");
   for (const auto& r : rows) {
@@ -488,12 +505,8 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   }
   std::printf("timer: %s; median of %d reps after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
-  const std::string doc = harness::baseline_json(rows, ceilings, device_name(slot.name), current_commit(), utc_now());
-  const std::string path = snap ? a.out : a.json_path;
   if (!path.empty()) {
-    std::ofstream out(path);
-    if (!out) throw UsageError("cannot write '" + path + "'");
-    out << doc << "\n";
+    save(document(rows));
     std::printf("wrote %s\n", path.c_str());
   }
   std::size_t ran = 0;
@@ -693,7 +706,8 @@ int main(int argc, char** argv) {
   auto* bench =
       app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
   add_bench_options(bench);
-  bench->add_option("--json", bargs.json_path, "Write the results (a baseline document) to this file");
+  bench->add_option("--json", bargs.json_path,
+                    "Write the results (a baseline document) to this file, rewritten after every case");
   bench->add_option("--emit-cases", bargs.emit_cases,
                     "Only write the bench cases as JSON (for bench/reference_torch.py)");
   bench->footer(
@@ -703,7 +717,7 @@ int main(int argc, char** argv) {
   auto* snap =
       app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
   add_bench_options(snap);
-  snap->add_option("--out", bargs.out, "Baseline file to write")->required();
+  snap->add_option("--out", bargs.out, "Baseline file to write (rewritten after every case)")->required();
   snap->footer("Examples:\n  ingot snap --out baselines/h200.json --reference ref.json");
   std::string diff_a, diff_b;
   double threshold = 0.05;

@@ -27,6 +27,8 @@ struct Ceilings {
   std::string fma_method;
 };
 
+struct BenchRow;
+
 struct BenchOptions {
   std::string filter;  // substring of kernel name or family
   std::optional<DType> dtype;
@@ -36,6 +38,8 @@ struct BenchOptions {
   double max_bytes = 60e9;  // skip cases whose buffers (all sets) would need more
   std::uint64_t seed = 7;
   std::function<void(std::size_t, std::size_t, const std::string&)> on_progress;
+  // After each case, the rows so far (e.g. to save partial results of a run that may be cut short).
+  std::function<void(const std::vector<BenchRow>&)> on_rows;
 };
 
 struct BenchRow {
