@@ -297,12 +297,13 @@ Diff diff_baselines(const std::string& before_json, const std::string& after_jso
       continue;
     }
     DiffLine l{key, t0, it->second, it->second / t0 - 1.0};
-    if (l.change > threshold)
+    if (l.change > threshold) {
       d.regressions.push_back(l);
-    else if (l.change < -threshold)
+    } else if (l.change < -threshold) {
       d.gains.push_back(l);
-    else
+    } else {
       d.unchanged.push_back(l);
+    }
   }
   for (const auto& [key, t] : b) {
     if (!a.count(key)) d.only_after.push_back(key);
