@@ -721,9 +721,9 @@ INGOT_ATOMIC(atomic_max, Max)
 // Sub-group shuffle (ir.hpp, "Shuffles"): the value v of lane src_lane (u32, < lanes) of this
 // thread's sub-group; sub-groups are `lanes` consecutive threads of the work-group in linear
 // local-id order (lanes a power of two in [2, 32]; with 1-D work-groups a thread's lane is
-// local_id(0) % lanes). Every thread of the work-group must reach it (like barrier()), and the
-// kernel must declare launch_bounds() with max_group_threads a multiple of lanes. T: f32, i32
-// or u32.
+// local_id(0) % lanes). Every thread of the work-group must reach it (like barrier()), the kernel
+// must declare launch_bounds() with max_group_threads a multiple of 32, and its work-groups must
+// hold a multiple of 32 threads (ir::kShuffleGroupMultiple). T: f32, i32 or u32.
 template <class T, class L>
 Val<T> shuffle(const Val<T>& v, const L& src_lane, std::uint32_t lanes) {
   static_assert(std::is_same_v<T, f32> || std::is_same_v<T, i32> || std::is_same_v<T, u32>,
