@@ -148,8 +148,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
-      apply_launch_bounds(k, p, 256);
-      if (tile.halo_shuffle && !p.count("minb")) k.launch_bounds(256);  // shuffles need declared bounds
+      apply_launch_bounds(k, p, 256, tile.halo_shuffle);  // shuffles need declared bounds
       depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };

@@ -58,9 +58,14 @@ inline void check_u32_elements(const std::string& kernel, std::uint64_t batch, s
 
 // Optional case parameter "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at
 // most `group` threads per work-group (the registration's geometry must use that group size)
-// and registers chosen so that minb work-groups fit on one multiprocessor (CUDA).
-inline void apply_launch_bounds(KernelBuilder& k, const harness::Params& p, std::uint32_t group) {
-  if (!p.count("minb")) return;
+// and registers chosen so that minb work-groups fit on one multiprocessor (CUDA). Without minb,
+// `required` still declares launch_bounds(group) (kernels with shuffles must declare bounds).
+inline void apply_launch_bounds(KernelBuilder& k, const harness::Params& p, std::uint32_t group,
+                                bool required = false) {
+  if (!p.count("minb")) {
+    if (required) k.launch_bounds(group);
+    return;
+  }
   const std::int64_t v = harness::param(p, "minb");
   if (v < 1 || v > 32) {
     throw std::invalid_argument("minb = " + std::to_string(v) + " must be in [1, 32] (work-groups per multiprocessor)");
