@@ -143,6 +143,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
+  {
+    auto p = with_tile(conv_params(f, b7), 1, 8);
+    p["preload"] = 1;
+    p["shfl"] = 1;
+    s.bench.push_back({"N32_C384_56x56_7x7_t1x8_pre_shfl", p});
+  }
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
