@@ -25,6 +25,13 @@
 // (W copies; a warp takes one unless it straddles two rows). Each needed input element is
 // converted to f32 once; a chunk wholly outside [0, L) (rows are multiples of W, so a chunk
 // is wholly in or out) loads a clamped in-range chunk and its elements are select()ed to 0.
+// Chunk exchange (Rows1dGeom::chunk_shuffle): the next group of a row starts V*stride inputs
+// later with the same s, so a thread's chunk ch is chunk ch - d*D of lane + d (D = V*stride/W
+// chunks per group, d = ch / D). Each thread loads and converts its own D chunks only, and
+// takes every later element it can use (for any s) from lane + d by shuffle; where lane + d is
+// past the warp, in the next row or a tail thread it loads that chunk itself (a branch after
+// the shuffle, which the whole work-group reaches). This removes the overlapping loads of
+// neighbouring groups (each chunk is otherwise loaded by up to ceil(span/W) threads).
 // Tail threads clamp their index onto thread 0's operands and skip every store.
 // Accumulates in f32 (fma, in tap order after the bias) for every dtype.
 #pragma once
@@ -48,6 +55,10 @@ struct Rows1dGeom {
   std::uint32_t channels, length, out_len, ksize, stride, dilation, pad;  // pad: left padding
   std::uint32_t outputs_per_thread;                                       // V >= 1
   bool row_local = false;  // O % V != 0: row-local groups and scalar stores (see Mapping)
+  // Chunk exchange (see Loads): each thread loads only its own V*stride/W chunks; the chunks
+  // past them come from the next lanes by sub-group shuffle (needs launch bounds of a multiple
+  // of 32 threads, vector chunks, no initial state).
+  bool chunk_shuffle = false;
 
   [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
   // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise.
@@ -88,6 +99,9 @@ Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint3
   io.y = k.out<T>("y", io.batch * (C * O));
   return io;
 }
+
+// Lanes of the chunk exchange (a warp on CUDA; the IR's shuffle width).
+inline constexpr std::uint32_t kChunkLanes = 32;
 
 // What the after-hook sees of its thread: the store guard (not a tail thread), the row r
 // (b*C + c) and the group's first output o0 (i32, may be negative).
@@ -165,6 +179,83 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   std::optional<Val<f32>> bias_c;
   if (io.has_bias) bias_c = k.let("bias_c", cast<f32>(load(io.bias, c)));
 
+  // Chunk ch (W elements from base + ch*W): its loaded elements, and where it can lie outside
+  // the row, the flag that it lies inside (the elements are then select()ed).
+  struct Chunk {
+    std::vector<Val<T>> raw;
+    std::optional<Val<bool>> ok;
+  };
+  const auto load_chunk = [&](std::uint32_t ch, const std::string& tag) {
+    Chunk r;
+    const std::int64_t lo = base_min + static_cast<std::int64_t>(ch) * W;
+    const std::int64_t hi = base_max + static_cast<std::int64_t>(ch) * W + W;  // one past the end
+    auto pos = k.let("p" + tag, base + i32c(ch * W));
+    Val<u32> idx;
+    if (lo >= 0 && hi <= L) {
+      idx = cast<u32>(pos);
+    } else {
+      r.ok = k.let("ok" + tag, cast<u32>(pos) < L);  // negative wraps past L
+      idx = select(*r.ok, cast<u32>(pos), 0u);
+    }
+    if (W == 1) {
+      r.raw = {load(io.x, x_row + idx)};
+    } else {
+      r.raw = load_vec(io.x, x_row + idx, W);
+    }
+    return r;
+  };
+  const auto in_row = [](const Chunk& ch, std::uint32_t el) {
+    Val<f32> v = cast<f32>(ch.raw[el]);
+    return ch.ok ? select(*ch.ok, v, 0.0f) : v;
+  };
+
+  // Chunk exchange: every element from base this thread can use (for any s), in f32.
+  std::vector<Val<f32>> shared_x;
+  if (g.chunk_shuffle) {
+    const auto refuse = [&](const std::string& why) {
+      throw std::invalid_argument("conv1d_rows: the chunk exchange (shfl) " + why);
+    };
+    if (W == 1) refuse("needs vector chunks (L and V must admit 4-, 8- or 16-byte vectors)");
+    if (io.has_init) refuse("does not take an initial state");
+    const std::uint32_t groups_lanes = k.kernel().bounds.max_group_threads;
+    if (groups_lanes == 0 || groups_lanes % ir::kShuffleGroupMultiple != 0) {
+      refuse("needs launch bounds of a multiple of 32 threads");
+    }
+    const std::uint32_t Dg = V * S / W;  // own chunks (W divides V: row_vector_width)
+    const std::uint32_t nel = (static_shift ? s_static : W - 1) + (V - 1) * S + (K - 1) * D + 1;  // elements used
+    const std::uint32_t nch = (nel + W - 1) / W;
+    if (nch > Dg + kChunkLanes - 1) refuse("needs a window shorter than 31 groups");
+    auto lane = k.let("lane", k.local_id(0) % kChunkLanes);
+    for (std::uint32_t ch = 0; ch < std::min(Dg, nch); ++ch) {
+      const Chunk own = load_chunk(ch, std::to_string(ch));
+      for (std::uint32_t el = 0; el < W; ++el) {
+        shared_x.push_back(k.let("x" + std::to_string(ch * W + el), in_row(own, el)));
+      }
+    }
+    for (std::uint32_t d = 1; d * Dg < nch; ++d) {
+      // Lane + d holds chunks d*Dg .. d*Dg + Dg - 1 of this thread as its own chunks 0 .. Dg-1.
+      auto from = k.let("src" + std::to_string(d), lane + d);
+      std::vector<Var<f32>> got;
+      got.reserve(static_cast<std::size_t>(Dg) * W);  // a reallocation would copy (re-declare) the variables
+      for (std::uint32_t e = d * Dg * W; e < std::min(nel, (d + 1) * Dg * W); ++e) {
+        got.emplace_back(k, shuffle(shared_x[e - d * Dg * W], from % kChunkLanes, kChunkLanes),
+                         "xs" + std::to_string(e));
+      }
+      // The source must be group grp + d of this row: within the warp and the row (then it is
+      // not a tail thread either; a tail thread's own values are never stored).
+      auto valid = from < kChunkLanes && grp + d < G;
+      if_(!valid, [&] {
+        for (std::uint32_t ch = d * Dg; ch < std::min(nch, (d + 1) * Dg); ++ch) {
+          const Chunk mine = load_chunk(ch, std::to_string(ch) + "_self");
+          for (std::uint32_t el = 0; el < W && ch * W + el < nel; ++el) {
+            got[ch * W + el - d * Dg * W] = in_row(mine, el);
+          }
+        }
+      });
+      for (const auto& v : got) shared_x.push_back(Val<f32>(v));
+    }
+  }
+
   // One body per chunk offset s: load, convert, accumulate, store.
   const auto body = [&](std::uint32_t s) {
     const std::string sfx = static_shift ? "" : "_s" + std::to_string(s);
@@ -176,24 +267,11 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     for (std::uint32_t j = 0; j < V; ++j) {
       for (std::uint32_t t = 0; t < K; ++t) used[(s + j * S + t * D) / W] = true;
     }
-    for (std::uint32_t ch = 0; ch < nch; ++ch) {
+    for (std::uint32_t ch = 0; ch < nch && !g.chunk_shuffle; ++ch) {
       if (!used[ch]) continue;  // strided windows can skip a whole chunk
-      const std::string tag = std::to_string(ch) + sfx;
-      const std::int64_t lo = base_min + static_cast<std::int64_t>(ch) * W;
-      const std::int64_t hi = base_max + static_cast<std::int64_t>(ch) * W + W;  // one past the end
-      auto pos = k.let("p" + tag, base + i32c(ch * W));
-      Val<u32> idx;
-      if (lo >= 0 && hi <= L) {
-        idx = cast<u32>(pos);
-      } else {
-        ok[ch] = k.let("ok" + tag, cast<u32>(pos) < L);  // negative wraps past L
-        idx = select(*ok[ch], cast<u32>(pos), 0u);
-      }
-      if (W == 1) {
-        raw[ch] = {load(io.x, x_row + idx)};
-      } else {
-        raw[ch] = load_vec(io.x, x_row + idx, W);
-      }
+      Chunk r = load_chunk(ch, std::to_string(ch) + sfx);
+      raw[ch] = std::move(r.raw);
+      ok[ch] = r.ok;
     }
     // Every distinct input element the V windows use, converted once.
     std::map<std::uint32_t, Val<f32>> xs;
@@ -201,6 +279,10 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       for (std::uint32_t t = 0; t < K; ++t) {
         const std::uint32_t e = s + j * S + t * D;
         if (xs.count(e)) continue;
+        if (g.chunk_shuffle) {
+          xs.emplace(e, shared_x.at(e));
+          continue;
+        }
         const std::uint32_t ch = e / W;
         Val<f32> v = cast<f32>(raw[ch][e % W]);
         if (ok[ch]) {

@@ -53,7 +53,8 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              bounded_param(p, "dilation", 1, kI32, 0, n),
                              param(p, "bias") != 0,
                              bounded_param(p, "V", 1, 64, 8, n),
-                             p.count("rowlocal") != 0 && param(p, "rowlocal") != 0};
+                             p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
+                             bounded_param(p, "shfl", 0, 1, 0, n) == 1};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
@@ -64,6 +65,11 @@ Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std
 
 Params with_minb(Params p, std::int64_t minb) {
   p["minb"] = minb;
+  return p;
+}
+
+Params chunk_shuffle(Params p) {
+  p["shfl"] = 1;
   return p;
 }
 
@@ -80,7 +86,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -109,6 +115,16 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k3_s2_pad0_v8_O31_rowlocal", row_local(shape(1, 4, 64, 3, 2, 0, 1, false, 8))},
       {"k4_pad3_v8_L35_rowlocal", row_local(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
       {"k4_pad3_v8_O35_minb8", with_minb(shape(2, 3, 32, 4, 1, 3, 1, true, 8), 8)},  // launch_bounds(256, 8)
+      // chunk exchange: rows shorter than, as long as and longer than a warp's groups, row-shifted
+      // groups, strided and dilated windows, 4-wide vectors, tails, a partial last work-group
+      {"k4_pad3_v8_O35_shfl", chunk_shuffle(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
+      {"k4_pad3_v8_O259_c5_shfl", chunk_shuffle(shape(2, 5, 256, 4, 1, 3, 1, false, 8))},
+      {"k3_s2_pad0_v8_O31_shfl", chunk_shuffle(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
+      {"k5_dil2_pad4_v8_shfl", chunk_shuffle(shape(2, 3, 48, 5, 1, 4, 2, true, 8))},
+      {"k4_pad1_v8_L36_shfl", chunk_shuffle(shape(2, 2, 36, 4, 1, 1, 1, false, 8))},
+      {"k7_wide_v4_shfl", chunk_shuffle(shape(2, 6, 300, 7, 1, 3, 1, true, 4))},
+      {"k4_dil3_v8_O7_shfl", chunk_shuffle(shape(2, 2, 16, 4, 1, 0, 3, false, 8))},
+      {"k4_pad3_v8_O35_shfl_minb8", with_minb(chunk_shuffle(shape(2, 3, 32, 4, 1, 3, 1, true, 8)), 8)},
   };
   // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
@@ -119,6 +135,11 @@ void register_depthwise_conv1d(harness::Registry& r) {
       // (V = 16 and the row-local variant measured worse in every run, docs/performance.md: dropped.)
       // without the default register cap (minb 1: launch_bounds(256, 1))
       {"B8_C4096_L4096_K4_pad3_minb1", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8), 1)},
+      // chunk exchange (shfl): each chunk loaded once, the overlap from the next lanes
+      {"B8_C4096_L4096_K4_pad3_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
+      {"B8_C4096_L4096_K4_pad3_shfl_minb1", with_minb(chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)), 1)},
+      {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
+      {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
@@ -129,7 +150,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
     Params q = p;
     if (!q.count("minb") && t != DType::f32 && (!q.count("V") || param(q, "V") <= 8)) q["minb"] = 8;
     return trace_typed(t, "depthwise_conv1d", q, [&](auto tag, KernelBuilder& k) {
-      apply_launch_bounds(k, q, 256);
+      apply_launch_bounds(k, q, 256, sp.chunk_shuffle);  // shuffles need declared bounds
       depthwise_conv1d<typename decltype(tag)::type>(k, sp);
     });
   };

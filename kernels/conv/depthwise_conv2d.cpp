@@ -107,7 +107,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
             8},
            {"c3_11x56_3x3_pad1_t2x8_shfl", {.B = 2, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}}, 2, 8},
            {"c4_7x20_5x5_pad2_t2x4_shfl", {.B = 1, .C = 4, .size = {7, 20}, .k = {5, 5}, .pad = {2, 2}}, 2, 4},
-           {"c6_6x24_3x3_pad1_t1x8_shfl", {.B = 2, .C = 6, .size = {6, 24}, .k = {3, 3}, .pad = {1, 1}}, 1, 8}}) {
+           {"c6_6x24_3x3_pad1_t1x8_shfl", {.B = 2, .C = 6, .size = {6, 24}, .k = {3, 3}, .pad = {1, 1}}, 1, 8},
+           // 16 columns per tile over rows of 56: a half-full last tile
+           {"c3_9x56_3x3_pad1_t1x16_shfl", {.B = 2, .C = 3, .size = {9, 56}, .k = {3, 3}, .pad = {1, 1}}, 1, 16}}) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["shfl"] = 1;
     p["preload"] = 1;
@@ -133,22 +135,19 @@ void register_depthwise_conv2d(harness::Registry& r) {
                        p});
   };
   variant(b3, "3x3", 1, 8, 0);  // the default before 2026-12-01 (second session)
-  for (const auto& [vh, minb] : std::vector<std::pair<int, int>>{{1, 0}, {2, 0}, {2, 5}}) {  // halo by shuffle
-    auto p = with_tile(conv_params(f, b3), vh, 8);
+  for (const auto& [vh, vw, minb] : std::vector<std::tuple<int, int, int>>{
+           {1, 8, 0}, {2, 8, 0}, {2, 8, 5}, {1, 16, 0}, {2, 16, 0}, {1, 16, 5}}) {  // halo by shuffle
+    auto p = with_tile(conv_params(f, b3), vh, vw);
     p["shfl"] = 1;
     if (minb) p["minb"] = minb;  // 2x8 with shuffles: 63 registers uncapped
-    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl" +
+    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x" + std::to_string(vw) + "_pre_shfl" +
                            (minb ? "_minb" + std::to_string(minb) : std::string()),
                        p});
   }
+  variant(b3, "3x3", 1, 16, 1);
+  variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
-  {
-    auto p = with_tile(conv_params(f, b7), 1, 8);
-    p["preload"] = 1;
-    p["shfl"] = 1;
-    s.bench.push_back({"N32_C384_56x56_7x7_t1x8_pre_shfl", p});
-  }
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));

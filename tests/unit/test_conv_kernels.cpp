@@ -216,6 +216,35 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
 }
 }  // namespace
 
+// depthwise_conv1d's chunk exchange (shfl): declared launch bounds, __shfl_sync in CUDA, fewer
+// loads than without it, and refusals that say what to change.
+TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {
+  const Registry reg = builtin_registry();
+  const Params o35{{"C", 3}, {"L", 32}, {"K", 4}, {"pad", 3}, {"V", 8}};  // O = 35: row-shifted groups
+  Params with_shfl = o35;
+  with_shfl["shfl"] = 1;
+  ir::Kernel shfl, plain;
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, with_shfl, &shfl), "");
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, o35, &plain), "");
+  EXPECT_EQ(shfl.bounds.max_group_threads, 256u);
+  const std::string cu = codegen::emit(passes::optimize(shfl), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("__shfl_sync("), std::string::npos);
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // One own chunk plus the loads of the row-end lanes, against up to three chunks in each of the 8 bodies.
+  const std::string cu_plain = codegen::emit(passes::optimize(plain), codegen::Target::CUDA).source;
+  EXPECT_LT(count(cu, "x["), count(cu_plain, "x["));
+  with_shfl["L"] = 35;  // odd rows: scalar loads, no chunks to exchange
+  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, with_shfl).find("needs vector chunks"), std::string::npos);
+  with_shfl["L"] = 32;
+  with_shfl["shfl"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, with_shfl).find("shfl = 2 must be in [0, 1]"),
+            std::string::npos);
+}
+
 // Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
 TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   const Registry reg = builtin_registry();
