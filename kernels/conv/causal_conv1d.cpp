@@ -145,7 +145,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
         causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, ncl_v_of(p));
       });
     };
-    s.geometry = [layout](const Params& p) {
+    s.geometry = [layout](DType, const Params& p) {
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") *
                                   causal_ncl_geom(prefill_spec_of(p, layout), ncl_v_of(p)).groups(),
                               256);
@@ -181,7 +181,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
         causal_conv1d_prefill_nlc<typename decltype(tag)::type>(k, sp, tiling);
       });
     };
-    s.geometry = [layout](const Params& p) {
+    s.geometry = [layout](DType, const Params& p) {
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   causal_nlc_threads_per_batch(prefill_spec_of(p, layout), nlc_tiling_of(p)),
                               256);
@@ -274,7 +274,7 @@ void register_update(harness::Registry& r) {
     return trace_typed(t, "causal_conv1d_update", p,
                        [&](auto tag, KernelBuilder& k) { causal_conv1d_update<typename decltype(tag)::type>(k, sp); });
   };
-  s.geometry = [](const Params& p) {
+  s.geometry = [](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C"), 256);
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {

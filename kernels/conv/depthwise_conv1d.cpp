@@ -139,6 +139,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B8_C4096_L4096_K4_pad3_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
       {"B8_C4096_L4096_K4_pad3_shfl_minb1", with_minb(chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)), 1)},
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
+      {"B8_C4096_L4096_K4_pad3_v32_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 32))},
+      {"B8_C4096_L4096_K4_pad3_v16", shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
   };
   s.build = [](DType t, const Params& p) {
@@ -154,7 +156,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
       depthwise_conv1d<typename decltype(tag)::type>(k, sp);
     });
   };
-  s.geometry = [](const Params& p) {
+  s.geometry = [](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p).groups(), 256);
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {

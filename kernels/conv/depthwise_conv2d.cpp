@@ -1,8 +1,8 @@
 // depthwise_conv2d: depthwise 2-D convolution, NCHW in and out, weight [C, kh, kw], optional
 // bias; kh != kw allowed; stride, padding and dilation per axis. The cases, oracle and bench
 // arithmetic are direct_conv_registry's; the kernel is depthwise_conv2d_nchw.hpp (a VH x VW
-// tile of outputs per thread, spec parameters "VH", "VW", "preload" and "minb", default
-// depthwise_conv2d_default_tile).
+// tile of outputs per thread, spec parameters "VH", "VW", "preload", "shfl" and "minb", default
+// depthwise_conv2d_default_tile: per window height and element size).
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
@@ -34,14 +34,16 @@ using harness::param;
 using harness::Params;
 
 // Absent VH/VW/preload take depthwise_conv2d_default_tile.
-DepthwiseConv2dTile tile_of(const Params& p) {
+DepthwiseConv2dTile tile_of(DType t, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   const DepthwiseConv2dTile d =
-      depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"));
+      depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"), dtype_size(t));
+  using Shuffle = DepthwiseConv2dTile::Shuffle;
+  Shuffle shfl = d.halo_shuffle;
+  if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
           bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
-          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1,
-          bounded_param(p, "shfl", 0, 1, d.halo_shuffle ? 1 : 0, "depthwise_conv2d") == 1};
+          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1, shfl};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -130,6 +132,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   auto variant = [&](const ConvCase& c, const std::string& shape, int vh, int vw, int preload) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["preload"] = preload;
+    p["shfl"] = 0;  // (the f32 default exchanges halos where it can)
     s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x" + std::to_string(vw) +
                            (preload ? "_pre" : "_nopre"),
                        p});
@@ -151,16 +154,17 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    const auto tile = tile_of(p);
+    const auto tile = tile_of(t, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
-      apply_launch_bounds(k, p, 256, tile.halo_shuffle);  // shuffles need declared bounds
+      apply_launch_bounds(k, p, 256, tile.may_shuffle());  // shuffles need declared bounds
       depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };
-  s.geometry = [f](const Params& p) {
+  s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     return runtime::grid_1d(
-        static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels * depthwise_conv2d_nchw_tiles(sp, tile_of(p)), 256);
+        static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels * depthwise_conv2d_nchw_tiles(sp, tile_of(t, p)),
+        256);
   };
   r.add(std::move(s));
 }

@@ -43,15 +43,24 @@ struct DepthwiseConv2dTile {
   bool preload = true;
   // Halo columns from the neighbouring lanes by sub-group shuffle instead of loads
   // (tile_columns.hpp HaloExchange); needs preload, stride 1 along W, halos that lie outside the
-  // row for its first and last tiles, and launch bounds (the kernel throws otherwise).
-  bool halo_shuffle = false;
+  // row for its first and last tiles, and launch bounds: On throws where it does not apply,
+  // WhereItApplies (the f32 default) falls back to loads there.
+  enum class Shuffle { Off, On, WhereItApplies };
+  Shuffle halo_shuffle = Shuffle::Off;
+  // Launch bounds must be declared (a shuffle may be emitted).
+  [[nodiscard]] bool may_shuffle() const { return halo_shuffle != Shuffle::Off; }
 };
 
-// The default tile for a window of kh rows: 2x8 with every input row preloaded (3x3 bf16 on the
-// H200: 72-77% of copy bandwidth against 70% for 1x8 row by row, 2026-12-01), or 2x8 row by row
-// for kh >= 5 (7x7 bf16: 0.139 ms against 0.151 ms with 1x8; preloading 8 rows of 14 columns
-// needs ~145 registers). Measurements: docs/performance.md.
-inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh) { return {2u, 8u, kh < 5}; }
+// The default tile for a window of kh rows and elements of elem_bytes: for kh < 5, 2x8 with every
+// input row preloaded in 16-bit types (3x3 bf16 on the H200: 69-77% of copy bandwidth against
+// 70% for 1x8 row by row), 1x8 preloaded with halo columns by shuffle where that applies in f32
+// (85.1 and 85.5% in two runs against 76%, 2026-12-01, third session); for kh >= 5, 2x8 row by
+// row (7x7 bf16: 0.139 ms against 0.151 ms with 1x8; preloading 8 rows of 14 columns needs ~145
+// registers). Measurements: docs/performance.md.
+inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh, std::size_t elem_bytes) {
+  if (kh < 5 && elem_bytes >= 4) return {1u, 8u, true, DepthwiseConv2dTile::Shuffle::WhereItApplies};
+  return {2u, 8u, kh < 5};
+}
 
 // Throws std::invalid_argument unless s is a rank-2, channels-first depthwise ConvSpec and the
 // tile is in range (1 <= VH <= 16, 1 <= VW <= 32, VH*VW <= 128).
@@ -119,7 +128,10 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
 
   const TileColumns tc = tile_columns(k, ow0, VW, KW, SW, DW, PW, Wv, Wd, TW, sizeof(T));
   std::optional<HaloExchange> hx;
-  if (tile.halo_shuffle) {
+  const bool exchange = tile.halo_shuffle == DepthwiseConv2dTile::Shuffle::On ||
+                        (tile.halo_shuffle == DepthwiseConv2dTile::Shuffle::WhereItApplies && tile.preload &&
+                         halo_exchange_applies(tc, PW, Wd, TW));
+  if (exchange) {
     const auto refuse = [&](const std::string& why) {
       throw std::invalid_argument(s.name + ": halo shuffle (depthwise_conv2d_nchw) " + why);
     };

@@ -141,7 +141,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       depthwise_conv2d_nhwc<T>(k, sp, tiling_of(p));
     });
   };
-  s.geometry = [f](const Params& p) {
+  s.geometry = [f](DType, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     return runtime::grid_1d(
         static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);

@@ -184,7 +184,7 @@ harness::KernelSpec direct_conv_kernel(const ConvForm& f, std::string descriptio
     return trace_typed(t, f.name, p,
                        [&](auto tag, KernelBuilder& k) { direct_conv<typename decltype(tag)::type>(k, sp); });
   };
-  s.geometry = [f](const Params& p) {
+  s.geometry = [f](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * conv_spec(f, p).out_per_batch(), 256);
   };
   s.inputs = [f](DType t, const Params& p, std::uint64_t seed) {

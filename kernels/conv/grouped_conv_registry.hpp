@@ -69,7 +69,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       grouped_conv_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };
-  s.geometry = [f](const Params& p) {
+  s.geometry = [f](DType, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     const auto tile = grouped_conv_tile_of(p);
     check_grouped_conv_nchw(sp, tile);

@@ -81,7 +81,7 @@ void register_filter_transform(harness::Registry& r) {
       winograd_filter_transform<typename decltype(tag)::type>(k, sp);
     });
   };
-  s.geometry = [](const Params& p) {
+  s.geometry = [](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "O")) * param(p, "C"), 256);
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
@@ -146,7 +146,7 @@ void register_winograd_main(harness::Registry& r) {
     return trace_typed(t, "winograd_conv2d", p,
                        [&](auto tag, KernelBuilder& k) { winograd_conv2d<typename decltype(tag)::type>(k, sp); });
   };
-  s.geometry = [](const Params& p) {
+  s.geometry = [](DType, const Params& p) {
     const auto sp = conv_spec_of(p);
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * sp.out_channels * sp.tiles_h() * sp.tiles_w(),
                             256);

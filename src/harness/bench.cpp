@@ -185,7 +185,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           set[i] = buf;
         }
       }
-      const auto timing = be.time_launches(kern, k->geometry(c->params), arg_sets, options.timing);
+      const auto timing = be.time_launches(kern, k->geometry(t, c->params), arg_sets, options.timing);
       r.timer = timing.timer;
       r.reps = static_cast<int>(timing.seconds.size());
       r.median_s = median(timing.seconds);

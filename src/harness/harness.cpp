@@ -143,7 +143,7 @@ CaseResult run_prepared(const KernelSpec& spec, DType t, const TestCase& c, cons
         if (p.kind == ir::ParamKind::InOut) outputs.push_back(p.name);
       }
     }
-    dev.launch(k, spec.geometry(c.params), args);
+    dev.launch(k, spec.geometry(t, c.params), args);
     const auto want = spec.oracle(t, c.params, in);
     const Tolerance tol = spec.tolerance(t, c.params);
     for (std::size_t i = 0; i < k.params.size(); ++i) {

@@ -47,7 +47,7 @@ std::map<std::string, std::vector<double>> run_interp(const KernelSpec& s, DType
       args[i] = runtime::make_buffer(dev, prm.type, in.buffers.at(prm.name));
     }
   }
-  dev.launch(k, s.geometry(p), args);
+  dev.launch(k, s.geometry(t, p), args);
   std::map<std::string, std::vector<double>> out;
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     const auto& prm = k.params[i];
@@ -262,7 +262,7 @@ TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nhwc"}) {
     ASSERT_EQ(build_with(reg, name, DType::f32, {{"minb", 6}}, &k), "") << name;
     EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 6})) << name;
-    ASSERT_EQ(build_with(reg, name, DType::f32, {}, &k), "") << name;
+    ASSERT_EQ(build_with(reg, name, DType::bf16, {}, &k), "") << name;
     EXPECT_EQ(k.bounds, ir::LaunchBounds{}) << name;
     for (const std::int64_t bad : {0, 33}) {
       EXPECT_NE(build_with(reg, name, DType::f32, {{"minb", bad}}).find("must be in [1, 32]"), std::string::npos)
@@ -302,14 +302,14 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   Params p = spec(reg, "depthwise_conv2d").tests.at(0).params;
   p["B"] = 4, p["C"] = 64, p["H"] = 56, p["W"] = 56, p["kh"] = 3, p["kw"] = 3, p["pad_h"] = 1, p["pad_w"] = 1;
   p["bias"] = 0, p["stride_h"] = 1, p["stride_w"] = 1, p["dil_h"] = 1, p["dil_w"] = 1;
-  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 28 * 7);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 28 * 7);
   p["VH"] = 1;
-  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(p).total_threads(), 4u * 64 * 56 * 7);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 56 * 7);
   // NHWC 3x3 default: V2 x VC2 x VH4: 14*28 tiles * 32 channel pairs per image
   Params q = p;
   q.erase("VH");
   q["B"] = 2;
-  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(q).total_threads(), 2u * 14 * 28 * 32);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 14 * 28 * 32);
   // preload changes the code, not the launch or the results (the harness cases cover both paths)
   ir::Kernel pre, rows;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, {{"preload", 1}}, &pre), "");
@@ -320,6 +320,23 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
               std::string::npos)
         << name;
   }
+  // f32 3x3 default: 1x8 tiles with the halo exchange where it applies (declared bounds, no minb),
+  // loads where it does not (no padding: the halo columns lie inside the row)
+  const Params f32_3x3{{"H", 8},     {"W", 16},       {"kh", 3},       {"kw", 3},    {"pad_h", 1},
+                       {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
+  ir::Kernel f32_default;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, f32_3x3, &f32_default), "");
+  EXPECT_EQ(f32_default.bounds, (ir::LaunchBounds{256, 0}));
+  EXPECT_NE(codegen::emit(passes::optimize(f32_default), codegen::Target::CUDA).source.find("__shfl_sync("),
+            std::string::npos);
+  Params no_pad = f32_3x3;
+  no_pad["pad_w"] = 0;  // W 18, Q 16: the last tile's right halo (columns 16, 17) is inside the row
+  no_pad["W"] = 18;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, no_pad, &f32_default), "");
+  EXPECT_EQ(codegen::emit(passes::optimize(f32_default), codegen::Target::CUDA).source.find("__shfl_sync("),
+            std::string::npos);
+  p["B"] = 4, p.erase("VH");
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::f32, p).total_threads(), 4u * 64 * 56 * 7);
   // halo by shuffle: the CUDA source exchanges with __shfl_sync; refused without preload or padding
   ir::Kernel shfl;
   const Params same3x3{{"H", 8},     {"W", 16},       {"kh", 3},       {"kw", 3},    {"pad_h", 1},

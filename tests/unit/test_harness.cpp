@@ -73,7 +73,7 @@ TEST(Registry, EveryKernelHasATailCaseAndCompleteFunctions) {
   for (const auto& k : reg.kernels()) {
     bool tail = false;
     for (const auto& c : k.tests) {
-      const auto g = k.geometry(c.params);
+      const auto g = k.geometry(k.dtypes[0], c.params);
       // a partial last group: the oracle's output count is not a multiple of the group size
       const auto want = k.oracle(k.dtypes[0], c.params, k.inputs(k.dtypes[0], c.params, 1));
       for (const auto& [name, v] : want) tail = tail || v.size() % g.threads_per_group() != 0;

@@ -615,7 +615,7 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     dev.upload(*buf, bytes.data(), bytes.size());
     args[i] = buf;
   }
-  dev.launch(kern, k.geometry(p), args);
+  dev.launch(kern, k.geometry(t, p), args);
   for (std::size_t i = 0; i < kern.params.size(); ++i) {
     const auto& prm = kern.params[i];
     auto f = out_files.find(prm.name);

@@ -67,7 +67,8 @@ struct KernelSpec {
 
   // Traces the kernel for a dtype and the case's specialisation values.
   std::function<ir::Kernel(DType, const Params&)> build;
-  std::function<runtime::LaunchGeometry(const Params&)> geometry;
+  // The launch of a case: may depend on the dtype (tilings chosen per element size).
+  std::function<runtime::LaunchGeometry(DType, const Params&)> geometry;
   // Seeded random inputs in a stated range (never all zeros).
   std::function<HostData(DType, const Params&, std::uint64_t seed)> inputs;
   // Expected values of every Out/InOut buffer, computed in f64 from the (rounded) inputs.
