@@ -24,6 +24,7 @@
 
 #include <bit>
 #include <concepts>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -262,6 +263,8 @@ class KernelBuilder {
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
   // value of lane src_lane of this thread's sub-group of `lanes` threads (see shuffle()).
   ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
+  // D = C + A*B over 32 lanes (see mma_m16n8k16()); operands a0..a7, b0..b3, c0..c3 (f32); returns d0..d3.
+  std::array<ir::ExprId, 4> emit_mma(DType elem, const std::array<ir::ExprId, 16>& operands);
   // Structured control flow: runs `body` with statements going into the new construct.
   void emit_if(ir::ExprId cond, const std::function<void()>& then_body);
   void emit_else(const std::function<void()>& else_body);
@@ -731,6 +734,23 @@ Val<T> shuffle(const Val<T>& v, const L& src_lane, std::uint32_t lanes) {
   KernelBuilder* b = v.builder() ? v.builder() : detail::builder_of(src_lane);
   if (!b) throw TraceError("shuffle of two literals: nothing to exchange");
   return Val<T>(b, b->emit_shuffle(v.id_in(*b), detail::operand_as<u32>(*b, src_lane), lanes));
+}
+
+// Matrix multiply-accumulate on a sub-group of 32 lanes (ir.hpp, "Matrix multiply-accumulate"):
+// the lanes together hold A (16x16, 8 values each), B (16x8, 4 each) and C (16x8, 4 each) in
+// the fragment layout of PTX mma.m16n8k16 and each receives its 4 values of D = C + A*B. A and B
+// are rounded to T (f16 or bf16) first; the sums are at least f32. Tensor cores on CUDA; the
+// rules of shuffle() apply (whole work-group, launch bounds and work-groups of whole warps).
+template <class T>
+std::array<Val<f32>, 4> mma_m16n8k16(KernelBuilder& k, const std::array<Val<f32>, 8>& a,
+                                     const std::array<Val<f32>, 4>& b, const std::array<Val<f32>, 4>& c) {
+  static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16>, "mma_m16n8k16 multiplies f16 or bf16");
+  std::array<ir::ExprId, 16> ops{};
+  for (std::size_t i = 0; i < 8; ++i) ops[i] = a[i].id_in(k);
+  for (std::size_t i = 0; i < 4; ++i) ops[8 + i] = b[i].id_in(k);
+  for (std::size_t i = 0; i < 4; ++i) ops[12 + i] = c[i].id_in(k);
+  const auto d = k.emit_mma(dtype_of<T>, ops);
+  return {Val<f32>(&k, d[0]), Val<f32>(&k, d[1]), Val<f32>(&k, d[2]), Val<f32>(&k, d[3])};
 }
 
 // ------------------------------------------------------------------ control flow

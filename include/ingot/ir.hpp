@@ -49,6 +49,19 @@
 //   a multiple of 32 (kShuffleGroupMultiple), and its work-groups must hold a multiple of 32
 //   threads (an error otherwise: whole warps on every GPU). Backends with sub-group shuffles use
 //   them; the others exchange through shared memory between two barriers (passes::legalise).
+// Matrix multiply-accumulate. `(d0..d3) = mma_m16n8k16<T>(a0..a7, b0..b3, c0..c3)` is a
+//   sub-group operation of 32 lanes (cut like a Shuffle's: consecutive linear local ids), with the
+//   rules of a Shuffle (reached by the whole work-group, launch bounds and work-groups a multiple
+//   of 32 threads). Together the 32 lanes hold a 16x16 matrix A, a 16x8 matrix B and a 16x8
+//   matrix C, and receive D = C + A*B (16x8). Lane l, g = l / 4, t = l % 4, holds
+//     a_i = A[g + 8*((i/2) % 2)][2t + (i%2) + 8*(i/4)]     (i < 8)
+//     b_i = B[2t + (i%2) + 8*(i/2)][g]                     (i < 4)
+//     c_i = C[g + 8*(i/2)][2t + (i%2)],  d_i likewise      (i < 4)
+//   (the register fragments of PTX mma.m16n8k16 .row.col). Every operand is f32; a_i and b_i are
+//   first rounded to T (f16 or bf16, round to nearest even) — their products are exact in f32 —
+//   and each d_i is c_i plus the 16 products, summed in at least f32 precision in an unspecified
+//   order. CUDA runs it on tensor cores; other backends exchange the operands through shared
+//   memory between two barriers and multiply-add in f32 (passes::legalise).
 // Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
 //   between threads is unspecified.
 // ===================================================================================
@@ -197,6 +210,7 @@ enum class StmtKind : std::uint8_t {
   LoadVec,      // vars[j] = mem[a + j], j < vars.size() (declares vars; one vector access)
   StoreVec,     // mem[a + j] = values[j], j < values.size() (one vector access)
   Shuffle,      // var = a of lane b of this thread's sub-group of `lanes` threads (declares var)
+  Mma,          // vars[0..4) = mma_m16n8k16<elem>(values: a0..a7, b0..b3, c0..c3) over 32 lanes (declares vars)
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -213,6 +227,7 @@ struct Stmt {
   AtomicOp atomic = AtomicOp::Add;
   std::uint32_t shared = 0;
   std::uint32_t lanes = 0;     // Shuffle: threads per sub-group
+  DType elem = DType::f32;     // Mma: the type A and B are rounded to (f16 or bf16)
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
   Block body;
@@ -264,9 +279,14 @@ void for_each_operand(S& s, F&& f) {
 // on it (4, 8 or 16), 1 for a parameter without vector accesses.
 [[nodiscard]] std::vector<std::uint32_t> vector_access_alignment(const Kernel& k);
 
-// Work-groups of a kernel with shuffles hold a multiple of this many threads.
+// Work-groups of a kernel with shuffles (or Mma statements) hold a multiple of this many threads.
 inline constexpr std::uint32_t kShuffleGroupMultiple = 32;
-// The largest `lanes` of the kernel's Shuffle statements; 0 when it has none.
+// Mma: lanes of its sub-group, operands (8 of A, 4 of B, 4 of C) and results per lane.
+inline constexpr std::uint32_t kMmaLanes = 32;
+inline constexpr std::size_t kMmaOperands = 16, kMmaResults = 4;
+// Whether the kernel has Mma statements.
+[[nodiscard]] bool has_mma(const Kernel& k);
+// The largest sub-group of the kernel's Shuffle (its `lanes`) and Mma (32) statements; 0 when it has none.
 [[nodiscard]] std::uint32_t max_shuffle_lanes(const Kernel& k);
 
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).

@@ -503,7 +503,41 @@ class Printer {
       case ir::StmtKind::Atomic: atomic(s, ind, os); break;
       case ir::StmtKind::LoadVec: load_vec(s, ind, os); break;
       case ir::StmtKind::StoreVec: store_vec(s, ind, os); break;
+      case ir::StmtKind::Mma: mma(s, ind, os); break;
     }
+  }
+
+  // Tensor-core mma (Dialect::mma_m16n8k16; legalise removed Mma statements where it is empty):
+  // operands packed two to a word, the lower element in the low half (PTX f16x2/bf16x2).
+  void mma(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    const auto instr = d_.mma_m16n8k16.find(s.elem);
+    const auto pack = d_.pack2_helpers.find(s.elem);
+    if (instr == d_.mma_m16n8k16.end() || pack == d_.pack2_helpers.end()) {
+      throw std::logic_error("the " + d_.name + " dialect has no mma for " + std::string(dtype_name(s.elem)));
+    }
+    // A value that is a 16-bit element of s.elem converted to f32: that element (its bits), else kNoExpr.
+    const auto element = [&](ir::ExprId v) {
+      const ir::Node& n = k_.exprs[v];
+      return n.op == ir::Op::Cast && k_.exprs[n.a].type == s.elem ? n.a : ir::kNoExpr;
+    };
+    const std::string u = type(DType::u32);
+    std::vector<std::string> words;
+    for (std::size_t j = 0; j < 12; j += 2) {
+      const ir::ExprId lo = element(s.values[j]), hi = element(s.values[j + 1]);
+      if (lo != ir::kNoExpr && hi != ir::kNoExpr) {  // already of the type: the bits, no rounding
+        words.push_back("((" + u + ")(" + expr(lo) + ") | ((" + u + ")(" + expr(hi) + ") << 16))");
+      } else {
+        words.push_back(uses16(pack->second, expr(s.values[j]) + ", " + expr(s.values[j + 1])));
+      }
+    }
+    for (const ir::VarId v : s.vars) os << ind << type(DType::f32) << " " << var_names_[v] << ";\n";
+    // volatile: kept where it is, outside any branch (.aligned: the whole warp executes it together)
+    os << ind << "asm volatile(\"" << instr->second << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\"\n";
+    os << ind << "    : \"=f\"(" << var_names_[s.vars[0]] << "), \"=f\"(" << var_names_[s.vars[1]] << "), \"=f\"("
+       << var_names_[s.vars[2]] << "), \"=f\"(" << var_names_[s.vars[3]] << ")\n";
+    os << ind << "    : ";
+    for (std::size_t w = 0; w < words.size(); ++w) os << "\"r\"(" << words[w] << "), ";
+    for (std::size_t i = 12; i < 16; ++i) os << "\"f\"(" << expr(s.values[i]) << ")" << (i < 15 ? ", " : ");\n");
   }
 
   // Vector access as 1, 2 or 4 32-bit words through a pointer cast; elements are packed
@@ -651,7 +685,7 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty()});
+  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -232,6 +232,20 @@ ir::ExprId KernelBuilder::emit_shuffle(ir::ExprId value, ir::ExprId src_lane, st
   return var_ref(v);
 }
 
+std::array<ir::ExprId, 4> KernelBuilder::emit_mma(DType elem, const std::array<ir::ExprId, 16>& operands) {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Mma;
+  s.elem = elem;
+  s.values.assign(operands.begin(), operands.end());
+  std::array<ir::ExprId, 4> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    s.vars.push_back(new_var(DType::f32, false, "mma"));
+    out[i] = var_ref(s.vars.back());
+  }
+  push(std::move(s));
+  return out;
+}
+
 void KernelBuilder::barrier() {
   ir::Stmt s;
   s.kind = ir::StmtKind::Barrier;

@@ -74,6 +74,47 @@ class GroupRunner {
   }
 
  private:
+  // ---------------------------------------------------------------- mma
+  // D = C + A*B per sub-group of 32 lanes (ir.hpp): A and B rounded to s.elem, the products
+  // (exact in f32) summed in f64, then rounded to f32.
+  void exec_mma(const ir::Stmt& s, const Mask& mask) {
+    require_whole_group(mask, "mma");
+    if (lanes_ % ir::kMmaLanes != 0) {
+      fail("mma in a work-group that is not a whole number of warps", 0, "", 0, 0,
+           "work-groups of " + std::to_string(lanes_) + " threads: launch work-groups of a multiple of " +
+               std::to_string(ir::kMmaLanes) + " threads");
+    }
+    std::vector<const std::uint64_t*> ops(ir::kMmaOperands);
+    for (std::size_t j = 0; j < ops.size(); ++j) ops[j] = eval(s.values[j], mask);
+    const auto f32_at = [&](std::size_t j, std::size_t lane) {
+      return std::bit_cast<float>(static_cast<std::uint32_t>(ops[j][lane]));
+    };
+    const auto rounded = [&](std::size_t j, std::size_t lane) {
+      const float v = f32_at(j, lane);
+      return s.elem == DType::bf16 ? static_cast<double>(bf16_bits_to_f32(f32_to_bf16_bits(v)))
+                                   : static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(v)));
+    };
+    for (std::size_t base = 0; base < lanes_; base += ir::kMmaLanes) {
+      // A[16][16], B[16][8] from the lanes' fragments
+      std::array<std::array<double, 16>, 16> A{};
+      std::array<std::array<double, 8>, 16> B{};
+      for (std::size_t l = 0; l < ir::kMmaLanes; ++l) {
+        const std::size_t g = l / 4, t = l % 4;
+        for (std::size_t i = 0; i < 8; ++i) A[g + 8 * ((i / 2) % 2)][2 * t + i % 2 + 8 * (i / 4)] = rounded(i, base + l);
+        for (std::size_t i = 0; i < 4; ++i) B[2 * t + i % 2 + 8 * (i / 2)][g] = rounded(8 + i, base + l);
+      }
+      for (std::size_t l = 0; l < ir::kMmaLanes; ++l) {
+        const std::size_t g = l / 4, t = l % 4;
+        for (std::size_t i = 0; i < 4; ++i) {
+          const std::size_t row = g + 8 * (i / 2), col = 2 * t + i % 2;
+          double acc = f32_at(12 + i, base + l);
+          for (std::size_t kk = 0; kk < 16; ++kk) acc += A[row][kk] * B[kk][col];
+          vars_[s.vars[i]][base + l] = std::bit_cast<std::uint32_t>(static_cast<float>(acc));
+        }
+      }
+    }
+  }
+
   // ---------------------------------------------------------------- errors
   // A barrier or shuffle must be reached by every thread of the work-group.
   void require_whole_group(const Mask& mask, const std::string& what) const {
@@ -331,6 +372,7 @@ class GroupRunner {
         }
         break;
       }
+      case ir::StmtKind::Mma: exec_mma(s, mask); break;
       case ir::StmtKind::SharedAlloc: {
         const auto& sh = k_.shared[s.shared];
         shared_data_[s.shared] = poison_bytes(sh.type, sh.count);

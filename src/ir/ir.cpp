@@ -84,6 +84,7 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::Atomic: return "atomic";
     case StmtKind::LoadVec: return "load_vec";
     case StmtKind::Shuffle: return "shuffle";
+    case StmtKind::Mma: return "mma";
     case StmtKind::StoreVec: return "store_vec";
   }
   return "?";
@@ -130,6 +131,7 @@ std::uint32_t max_lanes_in(const Block& b) {
   std::uint32_t m = 0;
   for (const auto& s : b) {
     if (s.kind == StmtKind::Shuffle) m = std::max(m, s.lanes);
+    if (s.kind == StmtKind::Mma) m = std::max(m, kMmaLanes);
     m = std::max({m, max_lanes_in(s.body), max_lanes_in(s.else_body)});
   }
   return m;
@@ -137,6 +139,17 @@ std::uint32_t max_lanes_in(const Block& b) {
 }  // namespace
 
 std::uint32_t max_shuffle_lanes(const Kernel& k) { return max_lanes_in(k.body); }
+
+namespace {
+bool has_mma_in(const Block& b) {
+  for (const auto& s : b) {
+    if (s.kind == StmtKind::Mma || has_mma_in(s.body) || has_mma_in(s.else_body)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool has_mma(const Kernel& k) { return has_mma_in(k.body); }
 
 namespace {
 void renumber_block(Block& b, std::uint32_t& next) {
@@ -176,6 +189,7 @@ struct Digest {
       add(static_cast<std::uint64_t>(st.atomic));
       add(st.shared);
       add(st.lanes);
+      add(static_cast<std::uint64_t>(st.elem));
       add(st.vars.size());
       for (VarId v : st.vars) add(v);
       add(st.values.size());

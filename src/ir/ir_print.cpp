@@ -79,6 +79,15 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       return out + "): " + t + "x" + std::to_string(s.vars.size()) + " = load_vec " + k.mem_name(s.mem) + "[" +
              print_expr(k, s.a) + "]";
     }
+    case StmtKind::Mma: {
+      std::string out = "let (";
+      for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
+      out += "): f32x" + std::to_string(s.vars.size()) + " = mma_m16n8k16<" + std::string(dtype_name(s.elem)) + ">(";
+      for (std::size_t j = 0; j < s.values.size(); ++j) {
+        out += (j == 0 ? "a: " : j == 8 ? "; b: " : j == 12 ? "; c: " : ", ") + print_expr(k, s.values[j]);
+      }
+      return out + ")";
+    }
     case StmtKind::StoreVec: {
       std::string out = "store_vec " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] = (";
       for (std::size_t j = 0; j < s.values.size(); ++j) out += (j ? ", " : "") + print_expr(k, s.values[j]);

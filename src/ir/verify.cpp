@@ -292,6 +292,27 @@ class Verifier {
           }
           break;
         }
+        case StmtKind::Mma: {
+          for (ExprId v : s.values) use(s, v, scope, shared_scope, false);
+          for (VarId v : s.vars) declare(s, v, scope);
+          if (s.values.size() != kMmaOperands || s.vars.size() != kMmaResults) {
+            stmt_error(s, "mma takes 16 operands (8 of A, 4 of B, 4 of C) and declares 4 results");
+          }
+          if (s.elem != DType::f16 && s.elem != DType::bf16) stmt_error(s, "mma multiplies f16 or bf16");
+          if (!k_.bounds.max_group_threads || k_.bounds.max_group_threads % kShuffleGroupMultiple != 0) {
+            std::string why = "a kernel with mma must declare launch bounds whose max_group_threads is a ";
+            why += "multiple of " + std::to_string(kShuffleGroupMultiple) + " (KernelBuilder::launch_bounds)";
+            stmt_error(s, why);
+          }
+          for (ExprId v : s.values) {
+            if (v < k_.exprs.size() && k_.exprs[v].type != DType::f32) stmt_error(s, "mma operands must be f32");
+          }
+          for (VarId v : s.vars) {
+            if (v < k_.vars.size() && (k_.vars[v].type != DType::f32 || k_.vars[v].is_mutable))
+              stmt_error(s, "mma results must be immutable f32 variables");
+          }
+          break;
+        }
         case StmtKind::SharedAlloc:
           if (s.shared >= k_.shared.size()) {
             stmt_error(s, "unknown shared array");

@@ -58,7 +58,8 @@ class Dce {
             continue;
           }
           break;
-        case ir::StmtKind::LoadVec: {
+        case ir::StmtKind::LoadVec:
+        case ir::StmtKind::Mma: {  // (an Mma is removed in every thread alike, like a Shuffle)
           bool used = false;
           for (ir::VarId v : s.vars) used = used || var_read_[v];
           if (!used) {

@@ -1,6 +1,7 @@
 // Decomposition of ops a dialect cannot print.
 #include "ingot/passes/legalise.hpp"
 
+#include <string>
 #include <vector>
 
 namespace ingot::passes {
@@ -74,16 +75,97 @@ void lower_shuffles(ir::Kernel& k, ir::Block& b, std::uint32_t scratch, ExprId l
   b = std::move(out);
 }
 
-void lower_shuffles(ir::Kernel& k) {
-  ir::ExprArena& a = k.exprs;
+// The linear local id: x + size_x * (y + size_y * z).
+ExprId linear_local_id(ir::ExprArena& a) {
   auto id = [&](Op op, std::uint64_t axis) {
     return a.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, axis});
   };
-  // lid = x + size_x * (y + size_y * z)
   const ExprId yz = a.binary(Op::Add, DType::u32, id(Op::LocalId, 1),
                              a.binary(Op::Mul, DType::u32, id(Op::GroupSize, 1), id(Op::LocalId, 2)));
-  const ExprId lid =
-      a.binary(Op::Add, DType::u32, id(Op::LocalId, 0), a.binary(Op::Mul, DType::u32, id(Op::GroupSize, 0), yz));
+  return a.binary(Op::Add, DType::u32, id(Op::LocalId, 0), a.binary(Op::Mul, DType::u32, id(Op::GroupSize, 0), yz));
+}
+
+constexpr std::uint32_t kMmaSlots = 12;  // per lane: 8 values of A, 4 of B
+
+// Replaces every Mma of `b` (recursively) by an exchange through f32 shared array `scratch`.
+void lower_mmas(ir::Kernel& k, ir::Block& b, std::uint32_t scratch, ExprId lid) {
+  ir::Block out;
+  for (auto& s : b) {
+    lower_mmas(k, s.body, scratch, lid);
+    lower_mmas(k, s.else_body, scratch, lid);
+    if (s.kind != ir::StmtKind::Mma) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    ir::ExprArena& a = k.exprs;
+    const ir::MemRef mem{ir::Space::Shared, scratch};
+    const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
+    const auto add = [&](ExprId x, ExprId y) { return a.binary(Op::Add, DType::u32, x, y); };
+    const auto mul = [&](ExprId x, ExprId y) { return a.binary(Op::Mul, DType::u32, x, y); };
+    const auto new_let = [&](ExprId value, const std::string& hint) {
+      ir::Stmt let;
+      let.kind = ir::StmtKind::Let;
+      let.var = static_cast<ir::VarId>(k.vars.size());
+      k.vars.push_back(ir::VarInfo{a[value].type, false, hint});
+      let.a = value;
+      out.push_back(let);
+      return a.make({Op::VarRef, a[value].type, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, let.var});
+    };
+    ir::Stmt barrier;
+    barrier.kind = ir::StmtKind::Barrier;
+    out.push_back(barrier);
+    for (std::uint32_t i = 0; i < 12; ++i) {
+      ir::Stmt put;
+      put.kind = ir::StmtKind::Store;
+      put.mem = mem;
+      put.a = add(mul(lid, u(kMmaSlots)), u(i));
+      put.b = a.unary(Op::Cast, DType::f32, a.unary(Op::Cast, s.elem, s.values[i]));  // rounded to elem
+      out.push_back(put);
+    }
+    out.push_back(barrier);
+    const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, u(~(ir::kMmaLanes - 1)));
+    const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
+    const ExprId g = a.binary(Op::Shr, DType::u32, lane, u(2));
+    const ExprId t = a.binary(Op::BitAnd, DType::u32, lane, u(3));
+    const auto slot = [&](ExprId owner, std::uint32_t i) {
+      return a.make({Op::Load, DType::f32, add(mul(add(base, owner), u(kMmaSlots)), u(i)), ir::kNoExpr, ir::kNoExpr,
+                     ir::encode_mem(mem)});
+    };
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      // d_i = D[g + 8*(i/2)][2t + i%2]
+      ExprId acc = s.values[12 + i];
+      for (std::uint32_t kk = 0; kk < 16; ++kk) {
+        // A[row][kk] sits with lane 4*(row % 8) + (kk % 8)/2 = 4g + (kk % 8)/2, slot kk%2 + 2*(row/8) + 4*(kk/8)
+        const ExprId va = new_let(slot(add(mul(g, u(4)), u((kk % 8) / 2)), kk % 2 + 2 * (i / 2) + 4 * (kk / 8)), "mma_a");
+        // B[kk][col] sits with lane 4*col + (kk % 8)/2, col = 2t + i%2, slot 8 + kk%2 + 2*(kk/8)
+        const ExprId owner_b = add(mul(add(mul(t, u(2)), u(i % 2)), u(4)), u((kk % 8) / 2));
+        const ExprId vb = new_let(slot(owner_b, 8 + kk % 2 + 2 * (kk / 8)), "mma_b");
+        acc = new_let(a.make({Op::Fma, DType::f32, va, vb, acc, 0}), "mma_acc");
+      }
+      ir::Stmt d;
+      d.kind = ir::StmtKind::Let;
+      d.var = s.vars[i];
+      d.a = acc;
+      out.push_back(d);
+    }
+  }
+  b = std::move(out);
+}
+
+void lower_mmas(ir::Kernel& k) {
+  const ExprId lid = linear_local_id(k.exprs);
+  const auto scratch = static_cast<std::uint32_t>(k.shared.size());
+  k.shared.push_back(ir::SharedArray{DType::f32, k.bounds.max_group_threads * kMmaSlots, "mma"});
+  lower_mmas(k, k.body, scratch, lid);
+  ir::Stmt alloc;
+  alloc.kind = ir::StmtKind::SharedAlloc;
+  alloc.shared = scratch;
+  k.body.insert(k.body.begin(), alloc);
+  ir::renumber(k);
+}
+
+void lower_shuffles(ir::Kernel& k) {
+  const ExprId lid = linear_local_id(k.exprs);
   const auto scratch = static_cast<std::uint32_t>(k.shared.size());
   k.shared.push_back(ir::SharedArray{DType::u32, k.bounds.max_group_threads, "shuffle"});
   lower_shuffles(k, k.body, scratch, lid);
@@ -97,6 +179,17 @@ void lower_shuffles(ir::Kernel& k) {
 }  // namespace
 
 ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
+  if (!options.native_mma && ir::has_mma(in)) {
+    if (!in.bounds.max_group_threads) {
+      throw LegaliseError("kernel '" + in.name + "': mma on the " + options.dialect_name +
+                          " dialect needs launch bounds (the shared-memory exchange is sized by them)");
+    }
+    ir::Kernel lowered = in;
+    lower_mmas(lowered);
+    LegaliseOptions rest = options;
+    rest.native_mma = true;
+    return legalise(lowered, rest);
+  }
   if (!options.native_shuffle && ir::max_shuffle_lanes(in) > 0) {
     if (!in.bounds.max_group_threads) {
       throw LegaliseError("kernel '" + in.name + "': shuffles on the " + options.dialect_name +

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,92 @@ inline void expect_shuffle(runtime::Backend& be, std::uint32_t lanes, std::uint3
     const std::uint32_t from_y = base + (lane + 1) % lanes, from_z = base + lanes - 1 - lane;
     EXPECT_EQ(y[i], from_y < n ? x[from_y] : x[0]) << be.name() << " lanes " << lanes << " y[" << i << "]";
     EXPECT_EQ(z[i], from_z < n ? s[from_z] : s[0]) << be.name() << " lanes " << lanes << " z[" << i << "]";
+  }
+}
+
+// Warp matrix multiply-accumulate: warp w < nw (global thread index / 32) computes
+// D_w = C_w + A_w * B_w with A_w 16x16, B_w 16x8 (row-major: B[k][n] at k*8 + n), C_w, D_w 16x8
+// stored one after another; each lane loads its fragments (ir.hpp's layout) and stores its D
+// values; tail warps take warp 0's operands and store nothing. In (f32 or the 16-bit E) is the
+// type of the A and B buffers: with E, the operands are converted elements (what the CUDA
+// printer packs without rounding).
+template <class E, class In>
+ir::Kernel mma_kernel() {
+  return trace("mma_tiles", [](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto nw = b.scalar<u32>("nw");
+    auto a = b.in<In>("a", nw * 256u);
+    auto bm = b.in<In>("b", nw * 128u);
+    auto c = b.in<f32>("c", nw * 128u);
+    auto d = b.out<f32>("d", nw * 128u);
+    b.launch_bounds(64);
+    auto w = b.let("w", b.program_id(0) / 32u);
+    auto live = b.let("live", w < nw);
+    auto wc = b.let("wc", select(live, w, 0u));
+    auto lane = b.let("lane", b.local_id(0) % 32u);
+    auto g = b.let("g", lane / 4u), t = b.let("t", lane % 4u);
+    std::array<Val<f32>, 8> av;
+    std::array<Val<f32>, 4> bv, cv;
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      av[i] = cast<f32>(load(a, wc * 256u + (g + 8 * ((i / 2) % 2)) * 16u + t * 2u + (i % 2 + 8 * (i / 4))));
+    }
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      bv[i] = cast<f32>(load(bm, wc * 128u + (t * 2u + (i % 2 + 8 * (i / 2))) * 8u + g));
+      cv[i] = load(c, wc * 128u + (g + 8 * (i / 2)) * 8u + t * 2u + i % 2);
+    }
+    const auto dv = mma_m16n8k16<E>(b, av, bv, cv);
+    if_(live, [&] {
+      for (std::uint32_t i = 0; i < 4; ++i) store(d, w * 128u + (g + 8 * (i / 2)) * 8u + t * 2u + i % 2, dv[i]);
+    });
+  });
+}
+
+// Runs mma_kernel<E, In> on be for nw warps over `threads` threads in work-groups of `group`
+// and checks D against C + A*B computed in f64 from A and B rounded to E (relative to the sum of
+// the magnitudes: f32 accumulation). Lowered: legalise's shared-memory exchange first.
+template <class E, class In>
+void expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, std::uint32_t group,
+                bool lowered = false) {
+  auto k = passes::optimize(mma_kernel<E, In>());
+  if (lowered) {
+    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, true, false});
+    ir::verify_or_throw(k, "lowered mma");
+  }
+  const DType et = dtype_of<E>, it = dtype_of<In>;
+  const auto round_e = [&](double v) {
+    const float f = static_cast<float>(v);
+    return et == DType::bf16 ? static_cast<double>(bf16_bits_to_f32(f32_to_bf16_bits(f)))
+                             : static_cast<double>(f16_bits_to_f32(f32_to_f16_bits(f)));
+  };
+  std::vector<double> a(nw * 256u), bm(nw * 128u), c(nw * 128u);
+  // Values that E cannot hold exactly (unless In is E): the operands must be rounded first.
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i) + 0.1) * 1.7;
+  for (std::size_t i = 0; i < bm.size(); ++i) bm[i] = std::cos(0.53 * static_cast<double>(i)) * 1.3 - 0.2;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = 0.25 * static_cast<double>(i % 17) - 2.0;
+  if (it != DType::f32) {
+    for (auto& v : a) v = round_e(v);
+    for (auto& v : bm) v = round_e(v);
+  }
+  auto ab = runtime::make_buffer(be, it, a);
+  auto bb = runtime::make_buffer(be, it, bm);
+  auto cb = runtime::make_buffer(be, DType::f32, c);
+  auto db = be.allocate(DType::f32, nw * 128u);
+  be.launch(k, runtime::grid_1d(threads, group), {runtime::scalar_arg<u32>(nw), ab, bb, cb, db});
+  const auto d = runtime::read_buffer(be, *db);
+  for (std::uint32_t w = 0; w < nw; ++w) {
+    for (std::uint32_t m = 0; m < 16; ++m) {
+      for (std::uint32_t n = 0; n < 8; ++n) {
+        double want = c[w * 128u + m * 8 + n], mag = std::abs(want);
+        for (std::uint32_t kk = 0; kk < 16; ++kk) {
+          const double p = round_e(a[w * 256u + m * 16 + kk]) * round_e(bm[w * 128u + kk * 8 + n]);
+          want += p;
+          mag += std::abs(p);
+        }
+        EXPECT_NEAR(d[w * 128u + m * 8 + n], want, 1e-6 * mag + 1e-30)
+            << be.name() << " " << dtype_name(et) << " from " << dtype_name(it) << (lowered ? " lowered" : "")
+            << " warp " << w << " D[" << m << "][" << n << "]";
+      }
+    }
   }
 }
 

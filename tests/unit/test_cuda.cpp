@@ -308,6 +308,14 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(copy_kernel());
   expect_cubin(passes::optimize(trace("features", examples::features)));
   expect_cubin(passes::optimize(ingot::testing::shuffle_kernel(8)));
+  // Tensor-core mma: operands rounded by the pack helper (f32 buffers) or packed as they are (bf16/f16 buffers).
+  expect_cubin(passes::optimize(ingot::testing::mma_kernel<bf16, f32>()));
+  expect_cubin(passes::optimize(ingot::testing::mma_kernel<f16, f16>()));
+  const std::string mma_src =
+      ingot::codegen::emit(passes::optimize(ingot::testing::mma_kernel<bf16, bf16>()), ingot::codegen::Target::CUDA)
+          .source;
+  EXPECT_NE(mma_src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+  EXPECT_EQ(mma_src.find("ingot_pack_bf16x2("), std::string::npos) << mma_src;
   EXPECT_NE(
       ingot::codegen::emit(ingot::testing::shuffle_kernel(8), ingot::codegen::Target::CUDA).source.find("__shfl_sync("),
       std::string::npos);
@@ -470,6 +478,15 @@ TEST_F(CudaExec, ShufflesMatchTheirDefinition) {
     ingot::testing::expect_shuffle(*be_, lanes, 128, 128, 64);
     ingot::testing::expect_shuffle(*be_, lanes, 100, 128, 32);
   }
+}
+
+// Tensor-core mma against the definition (the interpreter's), both element types, from f32
+// operands (rounded on the way) and from 16-bit buffers (packed as they are), with a tail warp.
+TEST_F(CudaExec, MmaMatchesItsDefinition) {
+  ingot::testing::expect_mma<bf16, f32>(*be_, 3, 128, 64);
+  ingot::testing::expect_mma<f16, f32>(*be_, 2, 64, 32);
+  ingot::testing::expect_mma<bf16, bf16>(*be_, 3, 128, 64);
+  ingot::testing::expect_mma<f16, f16>(*be_, 2, 64, 64);
 }
 
 // x: fractions, or integers for the integer types.

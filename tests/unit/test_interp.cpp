@@ -284,6 +284,56 @@ TEST(Interp, ShuffleRulesAreChecked) {
   EXPECT_THROW(trace("three", [](KernelBuilder& b) { (void)shuffle(b.local_id(0), 0u, 3); }), TraceError);
 }
 
+// Warp matrix multiply-accumulate: the definition (fragments, rounding of A and B to f16/bf16),
+// tail warps, and legalise's shared-memory exchange (what dialects without tensor cores print).
+TEST(Interp, MmaMatchesItsDefinition) {
+  Interpreter be;
+  using ingot::testing::expect_mma;
+  expect_mma<bf16, f32>(be, 3, 128, 64);  // one tail warp
+  expect_mma<f16, f32>(be, 2, 64, 32);
+  expect_mma<bf16, bf16>(be, 2, 64, 64);
+  expect_mma<f16, f16>(be, 1, 64, 64);
+  expect_mma<bf16, f32>(be, 3, 128, 64, true);
+  expect_mma<f16, f16>(be, 2, 64, 32, true);
+}
+
+// What the mma rules refuse, with the reason: divergence, work-groups that are not whole warps,
+// kernels without launch bounds.
+TEST(Interp, MmaRulesAreChecked) {
+  Interpreter be;
+  const auto kernel = [](bool divergent, bool bounds) {
+    return trace("mma_rules", [=](KernelBuilder& b) {
+      auto y = b.out<f32>("y", 64);
+      if (bounds) b.launch_bounds(64);
+      auto l = b.local_id(0);
+      auto v = cast<f32>(l);
+      const auto body = [&] {
+        const auto d = mma_m16n8k16<bf16>(b, {v, v, v, v, v, v, v, v}, {v, v, v, v}, {v, v, v, v});
+        store(y, l, d[0]);
+      };
+      if (divergent) {
+        if_(l < 16u, body);
+      } else {
+        body();
+      }
+    });
+  };
+  auto y = be.allocate(DType::f32, 64);
+  try {
+    be.launch(kernel(true, true), grid_1d(64, 64), {y});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "mma under divergent control flow");
+  }
+  try {
+    be.launch(kernel(false, true), grid_1d(64, 16), {y});
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 32 threads"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)passes::optimize(kernel(false, false)), ir::VerifyError);
+}
+
 TEST(Interp, AtomicsHistogram) {
   Interpreter be;
   const auto k = trace("histogram", [](KernelBuilder& b) {

@@ -64,6 +64,9 @@ struct Dialect {
   // Sub-group shuffle: "{v}" the value, "{src}" the source lane, "{lanes}" the sub-group width;
   // "" = none (legalise exchanges through shared memory instead).
   std::string shuffle;
+  // Mma (ir.hpp) per element type: the PTX instruction the CUDA printer wraps in inline assembly
+  // (operands packed two to a 32-bit word); empty = none (legalise exchanges through shared memory).
+  std::map<DType, std::string> mma_m16n8k16;
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.

@@ -13,6 +13,7 @@ struct LegaliseOptions {
   std::string dialect_name;      // for error messages
   std::set<ir::Op> unsupported;  // ops the dialect cannot print
   bool native_shuffle = true;    // false: Shuffle statements are exchanged through shared memory
+  bool native_mma = true;        // false: Mma statements are exchanged through shared memory
 };
 
 struct LegaliseError : std::runtime_error {
@@ -27,7 +28,12 @@ struct LegaliseError : std::runtime_error {
 //   barrier; scratch[lid] = bits(a); barrier; v = value(scratch[(lid & ~(L-1)) + b])
 // with lid the linear local id and scratch a u32 shared array of max_group_threads elements
 // (the verifier requires launch bounds on kernels with shuffles; the first barrier keeps a
-// previous exchange's reads ahead of this one's writes). Other statements are unchanged.
+// previous exchange's reads ahead of this one's writes). Without native_mma, each Mma becomes
+//   barrier; mma[lid*12 + i] = round(a_i) (i < 8), mma[lid*12 + 8 + i] = round(b_i) (i < 4);
+//   barrier; d_i = c_i + sum over k < 16 of A[row][k] * B[k][col] (f32 fma, k in order)
+// with round() to the Mma's f16/bf16 and A, B read from the owning lanes' slots (the fragment
+// layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements. Other statements
+// are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
 }  // namespace ingot::passes
