@@ -22,9 +22,9 @@
 // so tail threads must load a safe index (select(i < n, i, 0u)) rather than rely on &&.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <concepts>
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>

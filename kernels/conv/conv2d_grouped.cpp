@@ -9,7 +9,7 @@ namespace ingot::kernels {
 
 void register_conv2d_grouped(harness::Registry& r) {
   const ConvForm f{"conv2d_grouped", 2, ConvLayout::ChannelsFirst, ConvChannels::Grouped};
-  r.add(grouped_conv_kernel(
+  auto s = grouped_conv_kernel(
       f,
       "grouped 2-D convolution: x[B,C,H,W] * w[O,C/groups,kh,kw] (+bias[O]) -> y[B,O,P,Q]; stride, pad, dilation "
       "per axis",
@@ -74,7 +74,35 @@ void register_conv2d_grouped(harness::Registry& r) {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}}));  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+      {{4, 2, 8}, {8, 1, 8}});  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+  // The tensor-core kernel (grouped_conv_mma.hpp; f16/bf16, f32 runs the FMA kernel): 16 output
+  // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
+  // tap), asymmetric padding, no padding, tail warps; and the FMA kernel on an 8-channel group.
+  const auto with = [&](const ConvCase& c, std::vector<std::pair<std::string, std::int64_t>> extra) {
+    auto p = conv_params(f, c);
+    for (const auto& [key, v] : extra) p[key] = v;
+    return p;
+  };
+  s.tests.push_back(
+      {"cpg8_og16_g3_9x21_pad1_bias_r4",
+       with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}})});
+  s.tests.push_back(
+      {"cpg8_g2_6x16_k5x3_pad2x1_r3",
+       with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 3}, .pad = {2, 1}}, {{"rows", 3}})});
+  s.tests.push_back({"cpg8_g1_5x40_nopad_b3_r2",
+                     with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}})});
+  s.tests.push_back(
+      {"cpg8_g2_7x13_pad1_bias_b2_fma",
+       with({.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"mma", 0}, {"OC", 4}, {"VH", 2}, {"VW", 8}})});
+  // Bench: the default (tensor cores in 16-bit) with other row bands, and the FMA kernel's default.
+  const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
+  for (const std::int64_t rows : {2, 8}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_r" + std::to_string(rows), with(g32, {{"rows", rows}})});
+  }
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", with(g32, {{"mma", 0}})});
+  r.add(std::move(s));
 }
 
 }  // namespace ingot::kernels

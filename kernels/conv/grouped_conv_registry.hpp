@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "direct_conv_registry.hpp"
+#include "grouped_conv_mma.hpp"
 #include "grouped_conv_nchw.hpp"
 #include "register.hpp"
 
@@ -24,6 +25,18 @@ inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
     return bounded_param(p, key, 1, 1024, dflt, "grouped convolution tile");
   };
   return {get("OC", 2), get("VH", 4), get("VW", 8)};
+}
+
+// Whether case p runs the tensor-core kernel (grouped_conv_mma.hpp): spec parameter "mma" (0 or 1;
+// 1 refused with the reason where it does not apply), by default wherever it applies (16-bit
+// elements, 2-D, 8 input channels per group, ...).
+inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Params& p) {
+  if (p.count("mma")) return bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 1;
+  return grouped_conv_mma_refusal(sp, dtype_size(t)).empty();
+}
+
+inline GroupedConvMmaTile grouped_conv_mma_tile_of(const harness::Params& p) {
+  return {bounded_param(p, "rows", 1, 1024, GroupedConvMmaTile{}.rows, "grouped convolution tile")};
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -40,7 +53,8 @@ struct GroupedConvTiledCase {
   GroupedConvTile tile;
 };
 
-// The registry entry: `tests` and `bench` run with the default tile; `tiled_tests` with theirs;
+// The registry entry: `tests` and `bench` run with the default tile (the tensor-core kernel where
+// it applies, grouped_conv_uses_mma); `tiled_tests` with theirs;
 // each bench shape is repeated with every tile of `bench_tiles` (the first case per shape is the
 // default tile, so one GPU run can pick the best).
 inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string description,
@@ -51,7 +65,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW"}) s.spec_params.emplace_back(key);
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows"}) s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
   for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -59,18 +73,36 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
   for (const auto& t : bench_tiles) {
     const std::string tag = "_oc" + std::to_string(t.oc) + "_t" + std::to_string(t.vh) + "x" + std::to_string(t.vw);
-    for (const auto& [name, c] : bench) s.bench.push_back({name + tag, with_grouped_conv_tile(conv_params(f, c), t)});
+    for (const auto& [name, c] : bench) {
+      auto p = with_grouped_conv_tile(conv_params(f, c), t);
+      p["mma"] = 0;  // the tile is the FMA kernel's
+      s.bench.push_back({name + tag, p});
+    }
   }
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    if (grouped_conv_uses_mma(sp, t, p)) {
+      const auto tile = grouped_conv_mma_tile_of(p);
+      check_grouped_conv_mma(sp, dtype_size(t), tile);
+      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+        using E = typename decltype(tag)::type;
+        if constexpr (sizeof(E) == 2) grouped_conv_mma<E>(k, sp, tile);
+      });
+    }
     const auto tile = grouped_conv_tile_of(p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       grouped_conv_nchw<typename decltype(tag)::type>(k, sp, tile);
     });
   };
-  s.geometry = [f](DType, const Params& p) {
+  s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
+    if (grouped_conv_uses_mma(sp, t, p)) {
+      const auto tile = grouped_conv_mma_tile_of(p);
+      check_grouped_conv_mma(sp, dtype_size(t), tile);
+      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_threads_per_batch(sp, tile),
+                              kGroupedMmaGroup);
+    }
     const auto tile = grouped_conv_tile_of(p);
     check_grouped_conv_nchw(sp, tile);
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_nchw_threads_per_batch(sp, tile),

@@ -515,24 +515,32 @@ class Printer {
     if (instr == d_.mma_m16n8k16.end() || pack == d_.pack2_helpers.end()) {
       throw std::logic_error("the " + d_.name + " dialect has no mma for " + std::string(dtype_name(s.elem)));
     }
-    // A value that is a 16-bit element of s.elem converted to f32: that element (its bits), else kNoExpr.
-    const auto element = [&](ir::ExprId v) {
-      const ir::Node& n = k_.exprs[v];
-      return n.op == ir::Op::Cast && k_.exprs[n.a].type == s.elem ? n.a : ir::kNoExpr;
-    };
     const std::string u = type(DType::u32);
+    // The 16 bits of operand v when they need no rounding at run time: a 16-bit element of s.elem
+    // converted to f32 (that element), or a constant (rounded here, as the hardware would); else "".
+    const auto bits = [&](ir::ExprId v) -> std::string {
+      const ir::Node& n = k_.exprs[v];
+      if (n.op == ir::Op::Cast && k_.exprs[n.a].type == s.elem) return "(" + u + ")(" + expr(n.a) + ")";
+      if (n.op == ir::Op::Const && n.type == DType::f32) {
+        const float f = std::bit_cast<float>(static_cast<std::uint32_t>(n.imm));
+        const std::uint16_t h = s.elem == DType::bf16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f);
+        return std::to_string(h) + "u";
+      }
+      return "";
+    };
     std::vector<std::string> words;
     for (std::size_t j = 0; j < 12; j += 2) {
-      const ir::ExprId lo = element(s.values[j]), hi = element(s.values[j + 1]);
-      if (lo != ir::kNoExpr && hi != ir::kNoExpr) {  // already of the type: the bits, no rounding
-        words.push_back("((" + u + ")(" + expr(lo) + ") | ((" + u + ")(" + expr(hi) + ") << 16))");
+      const std::string lo = bits(s.values[j]), hi = bits(s.values[j + 1]);
+      if (!lo.empty() && !hi.empty()) {  // already of the type: the bits, no rounding
+        words.push_back("(" + lo + " | (" + hi + " << 16))");
       } else {
         words.push_back(uses16(pack->second, expr(s.values[j]) + ", " + expr(s.values[j + 1])));
       }
     }
     for (const ir::VarId v : s.vars) os << ind << type(DType::f32) << " " << var_names_[v] << ";\n";
     // volatile: kept where it is, outside any branch (.aligned: the whole warp executes it together)
-    os << ind << "asm volatile(\"" << instr->second << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\"\n";
+    os << ind << "asm volatile(\"" << instr->second
+       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\"\n";
     os << ind << "    : \"=f\"(" << var_names_[s.vars[0]] << "), \"=f\"(" << var_names_[s.vars[1]] << "), \"=f\"("
        << var_names_[s.vars[2]] << "), \"=f\"(" << var_names_[s.vars[3]] << ")\n";
     os << ind << "    : ";
@@ -685,7 +693,8 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty()});
+  const ir::Kernel legal =
+      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -100,7 +100,8 @@ class GroupRunner {
       std::array<std::array<double, 8>, 16> B{};
       for (std::size_t l = 0; l < ir::kMmaLanes; ++l) {
         const std::size_t g = l / 4, t = l % 4;
-        for (std::size_t i = 0; i < 8; ++i) A[g + 8 * ((i / 2) % 2)][2 * t + i % 2 + 8 * (i / 4)] = rounded(i, base + l);
+        for (std::size_t i = 0; i < 8; ++i)
+          A[g + 8 * ((i / 2) % 2)][2 * t + i % 2 + 8 * (i / 4)] = rounded(i, base + l);
         for (std::size_t i = 0; i < 4; ++i) B[2 * t + i % 2 + 8 * (i / 2)][g] = rounded(8 + i, base + l);
       }
       for (std::size_t l = 0; l < ir::kMmaLanes; ++l) {

@@ -136,7 +136,8 @@ void lower_mmas(ir::Kernel& k, ir::Block& b, std::uint32_t scratch, ExprId lid) 
       ExprId acc = s.values[12 + i];
       for (std::uint32_t kk = 0; kk < 16; ++kk) {
         // A[row][kk] sits with lane 4*(row % 8) + (kk % 8)/2 = 4g + (kk % 8)/2, slot kk%2 + 2*(row/8) + 4*(kk/8)
-        const ExprId va = new_let(slot(add(mul(g, u(4)), u((kk % 8) / 2)), kk % 2 + 2 * (i / 2) + 4 * (kk / 8)), "mma_a");
+        const ExprId va =
+            new_let(slot(add(mul(g, u(4)), u((kk % 8) / 2)), kk % 2 + 2 * (i / 2) + 4 * (kk / 8)), "mma_a");
         // B[kk][col] sits with lane 4*col + (kk % 8)/2, col = 2t + i%2, slot 8 + kk%2 + 2*(kk/8)
         const ExprId owner_b = add(mul(add(mul(t, u(2)), u(i % 2)), u(4)), u((kk % 8) / 2));
         const ExprId vb = new_let(slot(owner_b, 8 + kk % 2 + 2 * (kk / 8)), "mma_b");

@@ -216,6 +216,38 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
 }
 }  // namespace
 
+// conv2d_grouped: the tensor-core kernel is the 16-bit default where it applies (8 input channels
+// per group, stride and dilation 1), f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
+TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& g2 = spec(reg, "conv2d_grouped");
+  Params p;
+  for (const auto& b : g2.bench) {
+    if (b.name == "N32_C256_56x56_3x3_g32") p = b.params;
+  }
+  ASSERT_FALSE(p.empty());
+  const auto has_mma = [](const ir::Kernel& k) {
+    return ir::print_kernel(k).find("mma_m16n8k16") != std::string::npos;
+  };
+  const ir::Kernel bf = g2.build(DType::bf16, p);
+  EXPECT_TRUE(has_mma(bf));
+  EXPECT_EQ(bf.bounds.max_group_threads, 128u);
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 32 * 14 * 4);  // B * groups * bands * q-tiles
+  const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+  EXPECT_EQ(cu.find("ingot_pack_bf16x2("), std::string::npos);  // the loaded elements are packed as they are
+  EXPECT_FALSE(has_mma(g2.build(DType::f32, p)));
+  Params q = p;
+  q["mma"] = 1;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f32, q).find("needs f16 or bf16"), std::string::npos);
+  q["stride_h"] = 2;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("needs stride 1 and dilation 1"), std::string::npos);
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, {{"mma", 1}}).find("needs a 2-D NCHW"), std::string::npos);
+  q = p;
+  q["rows"] = 0;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 0 must be in [1, 1024]"), std::string::npos);
+}
+
 // depthwise_conv1d's chunk exchange (shfl): declared launch bounds, __shfl_sync in CUDA, fewer
 // loads than without it, and refusals that say what to change.
 TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {

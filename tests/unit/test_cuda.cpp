@@ -22,6 +22,7 @@
 #include "features.hpp"
 #include "ingot/codegen/printer.hpp"
 #include "ingot/dsl.hpp"
+#include "ingot/harness/registry.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -316,6 +317,15 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
           .source;
   EXPECT_NE(mma_src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
   EXPECT_EQ(mma_src.find("ingot_pack_bf16x2("), std::string::npos) << mma_src;
+  // The library's tensor-core kernel (conv2d_grouped, 16-bit default where it applies).
+  const harness::Registry reg = harness::builtin_registry();
+  const harness::KernelSpec* g2 = reg.find("conv2d_grouped");
+  ASSERT_NE(g2, nullptr);
+  for (const auto& b : g2->bench) {
+    if (b.name != "N32_C256_56x56_3x3_g32") continue;
+    expect_cubin(passes::optimize(g2->build(DType::bf16, b.params)));
+    expect_cubin(passes::optimize(g2->build(DType::f16, b.params)));
+  }
   EXPECT_NE(
       ingot::codegen::emit(ingot::testing::shuffle_kernel(8), ingot::codegen::Target::CUDA).source.find("__shfl_sync("),
       std::string::npos);

@@ -542,8 +542,7 @@ TEST(OpenCL, ShufflesMatchTheirDefinition) {
 // No tensor cores in OpenCL C: the printer exchanges the fragments through local memory.
 TEST(OpenCL, MmaMatchesItsDefinition) {
   INGOT_REQUIRE_OPENCL(be, test_options());
-  const std::string src =
-      codegen::emit(ingot::testing::mma_kernel<bf16, f32>(), codegen::Target::OpenCL).source;
+  const std::string src = codegen::emit(ingot::testing::mma_kernel<bf16, f32>(), codegen::Target::OpenCL).source;
   EXPECT_NE(src.find("barrier("), std::string::npos);
   ingot::testing::expect_mma<bf16, f32>(*be, 3, 128, 64);
   ingot::testing::expect_mma<f16, f16>(*be, 2, 64, 32);

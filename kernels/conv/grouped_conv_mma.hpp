@@ -1,0 +1,198 @@
+// kernels/conv/grouped_conv_mma.hpp — grouped 2-D convolution, NCHW, 8 input channels per group,
+// on the sub-group matrix multiply-accumulate (ir.hpp "Matrix multiply-accumulate"; tensor
+// cores on CUDA): an implicit GEMM per group, D[pixel][out channel] = sum over (channel, tap).
+//
+//   x [B, C, H, W], w [O, 8, kh, kw], optional bias [O] -> y [B, O, P, Q], groups = C / 8,
+//   stride 1, dilation 1, any padding (x = 0 outside) — direct_conv.hpp's ConvSpec and
+//   parameter list (batch as a run-time u32, x, w, [bias], y).
+//
+// Mapping. A warp (32 consecutive threads) takes one task: image b, group g, 8 output channels
+// (n-tile nt of Og/8), 16 consecutive output columns q0 .. q0+15 (q-tile) and R consecutive output
+// rows (a band; R = rows, the tiling). Warp index = (((b*groups + g)*NT + nt)*NB + band)*QT + qt:
+// neighbouring warps share the group's input rows through L1/L2. For each output row p of the
+// band, 16 x 8 outputs are one D = C + sum_s A_s * B_s with one MMA per k-step s: the reduction
+// index of step s, column k of A and row k of B, is (input channel ci = k % 8, tap 2s + k / 8)
+// (taps in row-major (ty, tx) order; the tap past the last, when kh*kw is odd, has zero
+// weights). With the fragment layout of ir.hpp, lane l (g_l = l/4, t_l = l%4) holds A values of
+// channels 2t_l and 2t_l + 1 for pixels q0 + g_l and q0 + g_l + 8 — the same two channels and
+// pixels in every step — and B values (weights) of output channel 8nt + g_l. So each lane keeps
+// a window of input rows in registers: per input row, its 2 channels x 2 pixels x kw columns
+// (x[b, 8g + 2t_l + e, row, q0 + g_l + 8m - pad_w + tx]), loaded once (16-bit, converted never:
+// the CUDA printer packs the elements as they are) and used by the kh output rows that read
+// it. The weights (4 per step per lane) and the bias are loaded once per warp. D's lanes hold
+// output channels 8nt + 2t_l (+1) at pixels q0 + g_l (+8): four scalar stores each.
+// Bounds: rows and columns outside the input load a clamped in-range element and select 0;
+// pixels past Q and rows past P are not stored; tail warps (past the task count) take task 0's
+// operands and store nothing. Every lane reaches every MMA (no branch around them).
+// Launch grid_1d(batch * grouped_conv_mma_threads_per_batch(), 128) with launch bounds 128.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+
+namespace ingot::kernels {
+
+struct GroupedConvMmaTile {
+  std::uint32_t rows = 4;  // R: output rows per warp task (the input row window is R + kh - 1 rows)
+};
+
+inline constexpr std::uint32_t kGroupedMmaGroup = 128;  // threads per work-group (4 warps)
+
+// Why the tensor-core kernel cannot run spec s with elements of elem_bytes ("" when it can).
+inline std::string grouped_conv_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
+  if (elem_bytes != 2) return "needs f16 or bf16 elements (f32 has no tensor-core path here)";
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsFirst) return "needs a 2-D NCHW convolution";
+  if (s.in_per_group() != 8) return "needs 8 input channels per group (has " + std::to_string(s.in_per_group()) + ")";
+  if (s.out_per_group() % 8 != 0) {
+    return "needs a multiple of 8 output channels per group (has " + std::to_string(s.out_per_group()) + ")";
+  }
+  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
+    return "needs stride 1 and dilation 1";
+  }
+  if (s.ksize[0] * s.ksize[1] > 64) return "needs at most 64 taps";
+  return "";
+}
+
+// Throws std::invalid_argument with the reason unless the kernel applies, or the tile is out of range.
+inline void check_grouped_conv_mma(const ConvSpec& s, std::size_t elem_bytes, const GroupedConvMmaTile& t) {
+  s.validate();
+  if (const std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the tensor-core kernel (mma = 1) " + why + "; use mma = 0");
+  }
+  if (t.rows < 1 || t.rows > 16) {
+    throw std::invalid_argument(s.name + ": rows = " + std::to_string(t.rows) + " must be in [1, 16]");
+  }
+}
+
+// Threads per batch: 32 per warp task.
+inline std::uint64_t grouped_conv_mma_threads_per_batch(const ConvSpec& s, const GroupedConvMmaTile& t) {
+  const std::uint64_t P = s.out_len(0), Q = s.out_len(1);
+  return 32ull * s.groups * (s.out_per_group() / 8) * ((P + t.rows - 1) / t.rows) * ((Q + 15) / 16);
+}
+
+template <class T>
+void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedConvMmaTile& tile) {
+  using namespace ingot::dsl;
+  check_grouped_conv_mma(s, sizeof(T), tile);
+  const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups;
+  const std::uint32_t H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], PW = s.pad[1];
+  const std::uint32_t R = tile.rows, NT = Og / 8, NB = (P + R - 1) / R, QT = (Q + 15) / 16;
+  const std::uint32_t taps = KH * KW, steps = (taps + 1) / 2;
+  const std::uint32_t tasks = G * NT * NB * QT;  // per image
+
+  k.launch_bounds(kGroupedMmaGroup);
+  auto batch = k.scalar<u32>("batch");
+  auto x = k.in<T>("x", batch * u(s.in_per_batch()));
+  auto w = k.in<T>("w", u(s.weight_count()));
+  In<T> bias;
+  if (s.bias) bias = k.in<T>("bias", O);
+  auto y = k.out<T>("y", batch * u(s.out_per_batch()));
+
+  auto warp = k.let("warp", k.program_id(0) / 32u);
+  auto live = k.let("live", warp < batch * tasks);
+  auto task = k.let("task", select(live, warp, 0u));  // tail warps take task 0's operands
+  auto qt = k.let("qt", task % QT);
+  auto band = k.let("band", (task / QT) % NB);
+  auto nt = k.let("nt", (task / (QT * NB)) % NT);
+  auto bg = k.let("bg", task / (QT * NB * NT));  // b * groups + g
+  auto g = k.let("g", bg % G);
+  auto lane = k.let("lane", k.local_id(0) % 32u);
+  auto gl = k.let("gl", lane / 4u);
+  auto tl = k.let("tl", lane % 4u);
+  auto q0 = k.let("q0", qt * 16u);
+  auto p0 = k.let("p0", band * R);
+  // The lane's two input channels (planes) and the first input column of its pixel gl (i32).
+  auto plane0 = k.let("plane0", (bg * 8u + tl * 2u) * (H * Wd));  // b*C + 8g + 2t, times H*W
+  auto col0 = k.let("col0", cast<i32>(q0 + gl) - i32c(PW));
+
+  // B fragments: per step s, b_i = w[oc][ci][tap] with oc = g*Og + 8nt + gl, ci = 2t + i%2, tap = 2s + i/2.
+  auto oc_b = k.let("oc_b", g * Og + nt * 8u + gl);
+  std::vector<std::array<Val<f32>, 4>> bfrag(steps);
+  for (std::uint32_t st = 0; st < steps; ++st) {
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      const std::uint32_t tap = 2 * st + i / 2;
+      if (tap >= taps) {
+        bfrag[st][i] = 0.0f;
+        continue;
+      }
+      auto wv = k.let("w" + std::to_string(st) + "_" + std::to_string(i),
+                      load(w, (oc_b * 8u + tl * 2u + i % 2) * taps + tap));
+      bfrag[st][i] = cast<f32>(wv);
+    }
+  }
+  // C: the bias of the lane's output channels 8nt + 2t (+1), or 0.
+  std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
+  if (s.bias) {
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      bias_c[e] = k.let("bias" + std::to_string(e), cast<f32>(load(bias, g * Og + nt * 8u + tl * 2u + e)));
+    }
+  }
+
+  // The input row window: element (row r of the band's rows p0 - PH + r, channel e, pixel m, column tx).
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win;
+  const std::uint32_t rows_in = R + KH - 1;
+  std::vector<std::optional<Val<bool>>> col_ok(2 * KW);  // per (m, tx): column inside [0, W)
+  std::vector<Val<u32>> col_at(2 * KW);                  // per (m, tx): the clamped column
+  for (std::uint32_t m = 0; m < 2; ++m) {
+    for (std::uint32_t tx = 0; tx < KW; ++tx) {
+      auto c = k.let("c" + std::to_string(m) + "_" + std::to_string(tx), col0 + i32c(8 * m + tx));
+      auto ok = k.let("cok" + std::to_string(m) + "_" + std::to_string(tx), cast<u32>(c) < Wd);  // negative wraps
+      col_ok[m * KW + tx] = ok;
+      col_at[m * KW + tx] = k.let("cat" + std::to_string(m) + "_" + std::to_string(tx), select(ok, cast<u32>(c), 0u));
+    }
+  }
+  auto load_row = [&](std::uint32_t r) {
+    auto ih = k.let("ih" + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
+    auto rok = k.let("rok" + std::to_string(r), cast<u32>(ih) < H);
+    auto row_at = k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd);
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      for (std::uint32_t m = 0; m < 2; ++m) {
+        for (std::uint32_t tx = 0; tx < KW; ++tx) {
+          const std::string tag = std::to_string(r) + "_" + std::to_string(e) + std::to_string(m) + std::to_string(tx);
+          auto v = load(x, plane0 + e * (H * Wd) + row_at + col_at[m * KW + tx]);
+          win.emplace(std::make_tuple(r, e, m, tx),
+                      k.let("x" + tag, select(rok && *col_ok[m * KW + tx], v, Val<T>(0.0f))));
+        }
+      }
+    }
+  };
+  for (std::uint32_t r = 0; r < rows_in; ++r) load_row(r);
+
+  for (std::uint32_t pr = 0; pr < R; ++pr) {
+    // D = C + sum_s A_s B_s for output row p0 + pr; A value i of step s: channel e = i%2,
+    // pixel m = (i/2)%2, tap 2s + i/4 -> (ty, tx), input row pr + ty of the window.
+    std::array<Val<f32>, 4> acc{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
+    for (std::uint32_t st = 0; st < steps; ++st) {
+      std::array<Val<f32>, 8> a;
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        std::uint32_t tap = 2 * st + i / 4;
+        if (tap >= taps) tap = taps - 1;  // zero weights: any finite value
+        const std::uint32_t ty = tap / KW, tx = tap % KW;
+        a[i] = cast<f32>(win.at(std::make_tuple(pr + ty, i % 2, (i / 2) % 2, tx)));
+      }
+      acc = mma_m16n8k16<T>(k, a, bfrag[st], acc);
+    }
+    // d_i: channel 8nt + 2t + i%2, pixel q0 + gl + 8*(i/2), row p0 + pr.
+    auto p = k.let("p" + std::to_string(pr), p0 + pr);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      auto q = q0 + gl + 8 * (i / 2);
+      auto oc = g * Og + nt * 8u + tl * 2u + i % 2;
+      auto at = ((bg / G) * O + oc) * (P * Q) + p * Q + q;
+      if_(live && p < P && q < Q, [&] { store(y, at, cast<T>(acc[i])); });
+    }
+  }
+}
+
+}  // namespace ingot::kernels
