@@ -92,6 +92,17 @@ void register_conv2d_grouped(harness::Registry& r) {
        with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 3}, .pad = {2, 1}}, {{"rows", 3}})});
   s.tests.push_back({"cpg8_g1_5x40_nopad_b3_r2",
                      with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}})});
+  // the columns-across-lanes reduction order (kw <= 4; kw = 3 leaves a zero column)
+  s.tests.push_back(
+      {"cpg8_og16_g3_9x21_pad1_bias_r4_tx",
+       with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}, {"mmatx", 1}})});
+  s.tests.push_back({"cpg8_g2_6x16_k5x4_pad2x1_r3_tx",
+                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
+                          {{"rows", 3}, {"mmatx", 1}})});
+  s.tests.push_back(
+      {"cpg8_g1_5x40_nopad_b3_r2_tx",
+       with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}, {"mmatx", 1}})});
   s.tests.push_back(
       {"cpg8_g2_7x13_pad1_bias_b2_fma",
        with({.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
@@ -100,6 +111,10 @@ void register_conv2d_grouped(harness::Registry& r) {
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   for (const std::int64_t rows : {2, 8}) {
     s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_r" + std::to_string(rows), with(g32, {{"rows", rows}})});
+  }
+  for (const std::int64_t rows : {2, 4}) {
+    s.bench.push_back(
+        {"N32_C256_56x56_3x3_g32_mma_tx_r" + std::to_string(rows), with(g32, {{"rows", rows}, {"mmatx", 1}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", with(g32, {{"mma", 0}})});
   r.add(std::move(s));

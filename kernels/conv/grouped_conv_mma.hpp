@@ -43,6 +43,11 @@ namespace ingot::kernels {
 
 struct GroupedConvMmaTile {
   std::uint32_t rows = 4;  // R: output rows per warp task (the input row window is R + kh - 1 rows)
+  // Reduction order "columns across lanes" (kw <= 4): k-step s, column k = 2t + e + 8h of A is
+  // tap column tx = t (tx >= kw: zero weights) of combination c = 4s + 2h + e -> (channel c % 8,
+  // tap row c / 8), so the 4 lanes of a pixel read neighbouring columns of one row and a warp's
+  // load touches one row segment of one plane (else: channels across lanes, 4 planes per load).
+  bool columns_across_lanes = false;
 };
 
 inline constexpr std::uint32_t kGroupedMmaGroup = 128;  // threads per work-group (4 warps)
@@ -68,6 +73,10 @@ inline void check_grouped_conv_mma(const ConvSpec& s, std::size_t elem_bytes, co
   if (const std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (mma = 1) " + why + "; use mma = 0");
   }
+  if (t.columns_across_lanes && s.ksize[1] > 4) {
+    throw std::invalid_argument(s.name +
+                                ": the tensor-core kernel's columns-across-lanes order (mmatx = 1) needs kw <= 4");
+  }
   if (t.rows < 1 || t.rows > 16) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(t.rows) + " must be in [1, 16]");
   }
@@ -89,7 +98,8 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   const std::uint32_t H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], PW = s.pad[1];
   const std::uint32_t R = tile.rows, NT = Og / 8, NB = (P + R - 1) / R, QT = (Q + 15) / 16;
-  const std::uint32_t taps = KH * KW, steps = (taps + 1) / 2;
+  const bool tx_lanes = tile.columns_across_lanes;
+  const std::uint32_t taps = KH * KW, steps = tx_lanes ? (8 * KH + 3) / 4 : (taps + 1) / 2;
   const std::uint32_t tasks = G * NT * NB * QT;  // per image
 
   k.launch_bounds(kGroupedMmaGroup);
@@ -120,7 +130,24 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   // B fragments: per step s, b_i = w[oc][ci][tap] with oc = g*Og + 8nt + gl, ci = 2t + i%2, tap = 2s + i/2.
   auto oc_b = k.let("oc_b", g * Og + nt * 8u + gl);
   std::vector<std::array<Val<f32>, 4>> bfrag(steps);
-  for (std::uint32_t st = 0; st < steps; ++st) {
+  std::optional<Val<bool>> tx_ok;
+  if (tx_lanes && KW < 4) tx_ok = k.let("tx_ok", tl < KW);
+  for (std::uint32_t st = 0; st < steps && tx_lanes; ++st) {
+    // b_i: k = 2t + i%2 + 8*(i/2): combination c = 4s + 2*(i/2) + i%2 -> (ci, ty), tap column tl
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      const std::uint32_t c = 4 * st + 2 * (i / 2) + i % 2;
+      if (c >= 8 * KH) {
+        bfrag[st][i] = 0.0f;
+        continue;
+      }
+      const std::uint32_t ci = c % 8, ty = c / 8;
+      auto idx = (oc_b * 8u + ci) * taps + ty * KW + (tx_ok ? select(*tx_ok, tl, 0u) : Val<u32>(tl));
+      Val<T> wv = load(w, idx);
+      if (tx_ok) wv = select(*tx_ok, wv, Val<T>(0.0f));
+      bfrag[st][i] = cast<f32>(k.let("w" + std::to_string(st) + "_" + std::to_string(i), wv));
+    }
+  }
+  for (std::uint32_t st = 0; st < steps && !tx_lanes; ++st) {
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t tap = 2 * st + i / 2;
       if (tap >= taps) {
@@ -146,8 +173,9 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   std::vector<std::optional<Val<bool>>> col_ok(2 * KW);  // per (m, tx): column inside [0, W)
   std::vector<Val<u32>> col_at(2 * KW);                  // per (m, tx): the clamped column
   for (std::uint32_t m = 0; m < 2; ++m) {
-    for (std::uint32_t tx = 0; tx < KW; ++tx) {
-      auto c = k.let("c" + std::to_string(m) + "_" + std::to_string(tx), col0 + i32c(8 * m + tx));
+    for (std::uint32_t tx = 0; tx < (tx_lanes ? 1 : KW); ++tx) {  // columns across lanes: the lane's own (tx = tl)
+      auto c = k.let("c" + std::to_string(m) + "_" + std::to_string(tx),
+                     tx_lanes ? col0 + cast<i32>(tl) + i32c(8 * m) : col0 + i32c(8 * m + tx));
       auto ok = k.let("cok" + std::to_string(m) + "_" + std::to_string(tx), cast<u32>(c) < Wd);  // negative wraps
       col_ok[m * KW + tx] = ok;
       col_at[m * KW + tx] = k.let("cat" + std::to_string(m) + "_" + std::to_string(tx), select(ok, cast<u32>(c), 0u));
@@ -168,7 +196,21 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
       }
     }
   };
-  for (std::uint32_t r = 0; r < rows_in; ++r) load_row(r);
+  // Columns across lanes: element (row r, channel ci, pixel m) at column q0 + gl + 8m - PW + tl.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win_tx;
+  auto load_row_tx = [&](std::uint32_t r) {
+    auto ih = k.let("ih" + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
+    auto rok = k.let("rok" + std::to_string(r), cast<u32>(ih) < H);
+    auto row_at = k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd);
+    for (std::uint32_t ci = 0; ci < 8; ++ci) {
+      for (std::uint32_t m = 0; m < 2; ++m) {
+        const std::string tag = std::to_string(r) + "_" + std::to_string(ci) + std::to_string(m);
+        auto v = load(x, bg * (8 * H * Wd) + ci * (H * Wd) + row_at + col_at[m * KW]);
+        win_tx.emplace(std::make_tuple(r, ci, m), k.let("x" + tag, select(rok && *col_ok[m * KW], v, Val<T>(0.0f))));
+      }
+    }
+  };
+  for (std::uint32_t r = 0; r < rows_in; ++r) tx_lanes ? load_row_tx(r) : load_row(r);
 
   for (std::uint32_t pr = 0; pr < R; ++pr) {
     // D = C + sum_s A_s B_s for output row p0 + pr; A value i of step s: channel e = i%2,
@@ -176,7 +218,13 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
     std::array<Val<f32>, 4> acc{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
     for (std::uint32_t st = 0; st < steps; ++st) {
       std::array<Val<f32>, 8> a;
-      for (std::uint32_t i = 0; i < 8; ++i) {
+      for (std::uint32_t i = 0; i < 8 && tx_lanes; ++i) {
+        // a_i: k = 2t + i%2 + 8*(i/4): combination c = 4s + 2*(i/4) + i%2, pixel m = (i/2)%2
+        std::uint32_t c = 4 * st + 2 * (i / 4) + i % 2;
+        if (c >= 8 * KH) c = 8 * KH - 1;  // zero weights: any finite value
+        a[i] = cast<f32>(win_tx.at(std::make_tuple(pr + c / 8, c % 8, (i / 2) % 2)));
+      }
+      for (std::uint32_t i = 0; i < 8 && !tx_lanes; ++i) {
         std::uint32_t tap = 2 * st + i / 4;
         if (tap >= taps) tap = taps - 1;  // zero weights: any finite value
         const std::uint32_t ty = tap / KW, tx = tap % KW;

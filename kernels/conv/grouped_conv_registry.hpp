@@ -36,7 +36,8 @@ inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Pa
 }
 
 inline GroupedConvMmaTile grouped_conv_mma_tile_of(const harness::Params& p) {
-  return {bounded_param(p, "rows", 1, 1024, GroupedConvMmaTile{}.rows, "grouped convolution tile")};
+  return {bounded_param(p, "rows", 1, 1024, GroupedConvMmaTile{}.rows, "grouped convolution tile"),
+          bounded_param(p, "mmatx", 0, 1, 0, "grouped convolution tile") == 1};
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -65,7 +66,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows"}) s.spec_params.emplace_back(key);
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx"}) s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
   for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
