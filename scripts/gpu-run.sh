@@ -3,6 +3,7 @@
 # compute-sanitizer memcheck of the CUDA runs, optionally the bench. Logs go to $OUT (or ./gpu-out).
 # Usage: bash scripts/gpu-run.sh [--bench]
 #   INGOT_BENCH_FILTER=a,b   bench (and reference) only these kernels
+#   INGOT_BENCH_CASES=re     bench (and reference) only cases whose name matches this regex (ingot bench --cases)
 #   INGOT_SKIP_TESTS=1       skip ctest, ingot test and memcheck (bench-only exploration)
 #   INGOT_TEST_FILTER=f      ingot test (every backend) only these kernels (default: all)
 #   INGOT_MEMCHECK_FILTER=f  memcheck only these kernels (default: all)
@@ -41,7 +42,8 @@ if command -v compute-sanitizer >/dev/null; then
 fi
 fi
 if [[ ${1:-} == --bench ]]; then
-  ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} >/dev/null
+  ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} \
+    ${INGOT_BENCH_CASES:+--cases "$INGOT_BENCH_CASES"} >/dev/null
   if [[ -n ${INGOT_REFERENCE_SKIP:-} ]]; then
     python3 -c 'import json, re, sys
 cases = json.load(open(sys.argv[1]))
@@ -51,7 +53,8 @@ json.dump([c for c in cases if not re.search(sys.argv[2], c["case"])], open(sys.
   timeout 240 python3 bench/reference_torch.py "$out/cases.json" "$out/reference.json" > "$out/reference.log" 2>&1
   echo "reference rc=$?"; tail -3 "$out/reference.log"
   timeout 420 ./build/ingot snap --backend cuda --reference "$out/reference.json" --out "$out/baseline.json" \
-    ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} ${INGOT_BENCH_ARGS:-} > "$out/bench.log" 2>&1
+    ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} ${INGOT_BENCH_CASES:+--cases "$INGOT_BENCH_CASES"} \
+    ${INGOT_BENCH_ARGS:-} > "$out/bench.log" 2>&1
   echo "bench rc=$?"; tail -70 "$out/bench.log"
 fi
 echo "total: $(( $(date +%s) - t0 )) s"

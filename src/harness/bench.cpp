@@ -4,12 +4,20 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/scalar_eval.hpp"
 
 namespace ingot::harness {
+
+namespace {
+// Whether bench case `name` passes the --cases regex ("" passes every case).
+bool case_selected(const std::string& name, const std::string& cases) {
+  return cases.empty() || std::regex_search(name, std::regex(cases));
+}
+}  // namespace
 
 namespace {
 
@@ -116,7 +124,9 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
     if (!selected(k, options.filter)) continue;
     for (DType t : k.dtypes) {
       if (options.dtype && *options.dtype != t) continue;
-      for (const auto& c : k.bench) jobs.push_back({&k, t, &c});
+      for (const auto& c : k.bench) {
+        if (case_selected(c.name, options.cases)) jobs.push_back({&k, t, &c});
+      }
     }
   }
   std::vector<BenchRow> rows;
@@ -212,6 +222,7 @@ std::string bench_cases_json(const Registry& reg, const BenchOptions& options) {
     for (DType t : k.dtypes) {
       if (options.dtype && *options.dtype != t) continue;
       for (const auto& c : k.bench) {
+        if (!case_selected(c.name, options.cases)) continue;
         BenchRow r;
         r.kernel = k.name;
         r.dtype = std::string(dtype_name(t));

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -431,7 +432,7 @@ void print_ceilings(const harness::Ceilings& c) {
 }
 
 struct BenchArgs {
-  std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out;
+  std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out, cases;
   int reps = 30, warmup = 5;
   double max_bytes = 60e9;
 };
@@ -440,6 +441,12 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   require_filter_matches(reg, a.filter);
   harness::BenchOptions opt;
   opt.filter = a.filter;
+  try {
+    (void)std::regex(a.cases);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--cases '" + a.cases + "' is not a valid regular expression: " + e.what());
+  }
+  opt.cases = a.cases;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
   opt.timing = runtime::TimingOptions{a.warmup, a.reps};
   opt.max_bytes = a.max_bytes;
@@ -696,6 +703,7 @@ int main(int argc, char** argv) {
     c->add_option("--backend", bargs.backend, "One backend: cuda, opencl or interp")->capture_default_str();
     c->add_option("--filter", bargs.filter, "Only kernels whose name or family contains this (comma list: any part)");
     c->add_option("--dtype", bargs.dtype, "Only this dtype");
+    c->add_option("--cases", bargs.cases, "Only cases whose name matches this regular expression (ECMAScript)");
     c->add_option("--reps", bargs.reps, "Timed launches per case")->capture_default_str();
     c->add_option("--warmup", bargs.warmup, "Untimed launches first")->capture_default_str();
     c->add_option("--reference", bargs.reference,

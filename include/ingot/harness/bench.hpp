@@ -31,6 +31,7 @@ struct BenchRow;
 
 struct BenchOptions {
   std::string filter;  // substring of kernel name or family
+  std::string cases;   // ECMAScript regex searched in the case name ("" = every case)
   std::optional<DType> dtype;
   runtime::TimingOptions timing{5, 30};
   double cache_bytes = 50e6;  // L2 size: input sets rotate over more than twice this
