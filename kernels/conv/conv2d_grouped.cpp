@@ -86,13 +86,17 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.tests.push_back(
       {"cpg8_og16_g3_9x21_pad1_bias_r4",
        with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}})});
+            {{"rows", 4}, {"mmatx", 0}})});
+  s.tests.push_back({"cpg8_g2_6x16_k5x3_pad2x1_r3",
+                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 3}, .pad = {2, 1}},
+                          {{"rows", 3}, {"mmatx", 0}})});
   s.tests.push_back(
-      {"cpg8_g2_6x16_k5x3_pad2x1_r3",
-       with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 3}, .pad = {2, 1}}, {{"rows", 3}})});
-  s.tests.push_back({"cpg8_g1_5x40_nopad_b3_r2",
-                     with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}})});
-  // the columns-across-lanes reduction order (kw <= 4; kw = 3 leaves a zero column)
+      {"cpg8_g1_5x40_nopad_b3_r2",
+       with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}, {"mmatx", 0}})});
+  // a 5-column window: channels across lanes by default (the columns-across-lanes order needs kw <= 4)
+  s.tests.push_back({"cpg8_g2_7x12_k3x5_pad1x2_default",
+                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 12}, .k = {3, 5}, .pad = {1, 2}}, {})});
+  // the columns-across-lanes reduction order (the default for kw <= 4; kw = 3 leaves a zero column)
   s.tests.push_back(
       {"cpg8_og16_g3_9x21_pad1_bias_r4_tx",
        with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
@@ -107,15 +111,12 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"cpg8_g2_7x13_pad1_bias_b2_fma",
        with({.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"mma", 0}, {"OC", 4}, {"VH", 2}, {"VW", 8}})});
-  // Bench: the default (tensor cores in 16-bit) with other row bands, and the FMA kernel's default.
+  // Bench: the default (tensor cores in 16-bit, columns across lanes, 4-row bands), the channels-
+  // across-lanes order (the default of ea9dde7), 2-row bands, and the FMA kernel's default. (Channels
+  // across lanes with 2- or 8-row bands measured slower, 2026-12-01: dropped.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
-  for (const std::int64_t rows : {2, 8}) {
-    s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_r" + std::to_string(rows), with(g32, {{"rows", rows}})});
-  }
-  for (const std::int64_t rows : {2, 4}) {
-    s.bench.push_back(
-        {"N32_C256_56x56_3x3_g32_mma_tx_r" + std::to_string(rows), with(g32, {{"rows", rows}, {"mmatx", 1}})});
-  }
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", with(g32, {{"mmatx", 0}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", with(g32, {{"rows", 2}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", with(g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

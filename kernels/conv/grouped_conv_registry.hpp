@@ -35,9 +35,12 @@ inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Pa
   return grouped_conv_mma_refusal(sp, dtype_size(t)).empty();
 }
 
-inline GroupedConvMmaTile grouped_conv_mma_tile_of(const harness::Params& p) {
+// "rows" (default 4) and "mmatx" (default 1 where kw <= 4: 3x3 g32 bf16 on the H200, 2026-12-01,
+// 0.108 ms against 0.114 ms with channels across lanes, the same run).
+inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const harness::Params& p) {
+  const std::int64_t tx_default = sp.rank() >= 2 && sp.ksize[sp.rank() - 1] <= 4 ? 1 : 0;
   return {bounded_param(p, "rows", 1, 1024, GroupedConvMmaTile{}.rows, "grouped convolution tile"),
-          bounded_param(p, "mmatx", 0, 1, 0, "grouped convolution tile") == 1};
+          bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -84,7 +87,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_mma(sp, t, p)) {
-      const auto tile = grouped_conv_mma_tile_of(p);
+      const auto tile = grouped_conv_mma_tile_of(sp, p);
       check_grouped_conv_mma(sp, dtype_size(t), tile);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -99,7 +102,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_mma(sp, t, p)) {
-      const auto tile = grouped_conv_mma_tile_of(p);
+      const auto tile = grouped_conv_mma_tile_of(sp, p);
       check_grouped_conv_mma(sp, dtype_size(t), tile);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_threads_per_batch(sp, tile),
                               kGroupedMmaGroup);
