@@ -13,13 +13,11 @@
 namespace ingot::harness {
 
 namespace {
+
 // Whether bench case `name` passes the --cases regex ("" passes every case).
 bool case_selected(const std::string& name, const std::string& cases) {
   return cases.empty() || std::regex_search(name, std::regex(cases));
 }
-}  // namespace
-
-namespace {
 
 using nlohmann::json;
 
