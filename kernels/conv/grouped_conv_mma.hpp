@@ -10,7 +10,10 @@
 // (n-tile nt of Og/8), 16 consecutive output columns q0 .. q0+15 (q-tile) and R consecutive output
 // rows (a band; R = rows, the tiling). Warp index = (((b*groups + g)*NT + nt)*NB + band)*QT + qt:
 // neighbouring warps share the group's input rows through L1/L2. For each output row p of the
-// band, 16 x 8 outputs are one D = C + sum_s A_s * B_s with one MMA per k-step s: the reduction
+// band, 16 x 8 outputs are one D = C + sum_s A_s * B_s with one MMA per k-step s. Two orders of
+// the reduction (GroupedConvMmaTile::columns_across_lanes; "channels across lanes" described
+// here, the other in its comment: the same window idea with (channel, tap row) pairs per step and
+// each lane's tap column = t_l). Channels across lanes: the reduction
 // index of step s, column k of A and row k of B, is (input channel ci = k % 8, tap 2s + k / 8)
 // (taps in row-major (ty, tx) order; the tap past the last, when kh*kw is odd, has zero
 // weights). With the fragment layout of ir.hpp, lane l (g_l = l/4, t_l = l%4) holds A values of
