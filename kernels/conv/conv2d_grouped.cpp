@@ -1,7 +1,14 @@
 // conv2d_grouped: grouped 2-D convolution, NCHW input, weight [O, C/groups, kh, kw], optional
 // bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
-// arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
-// x a VH x VW tile per thread, spec parameters "OC", "VH", "VW", default 2, 4, 8).
+// arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma.hpp (tensor cores: the
+// f16/bf16 default where it applies, spec parameters "mma", "rows", "mmatx") and
+// grouped_conv_nchw.hpp (FMA: OC output channels x a VH x VW tile per thread, spec parameters
+// "OC", "VH", "VW", default 2, 4, 8).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "grouped_conv_registry.hpp"
 #include "register.hpp"
 
@@ -78,7 +85,7 @@ void register_conv2d_grouped(harness::Registry& r) {
   // The tensor-core kernel (grouped_conv_mma.hpp; f16/bf16, f32 runs the FMA kernel): 16 output
   // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
   // tap), asymmetric padding, no padding, tail warps; and the FMA kernel on an 8-channel group.
-  const auto with = [&](const ConvCase& c, std::vector<std::pair<std::string, std::int64_t>> extra) {
+  const auto with = [&](const ConvCase& c, const std::vector<std::pair<std::string, std::int64_t>>& extra) {
     auto p = conv_params(f, c);
     for (const auto& [key, v] : extra) p[key] = v;
     return p;

@@ -532,7 +532,12 @@ class Printer {
     for (std::size_t j = 0; j < 12; j += 2) {
       const std::string lo = bits(s.values[j]), hi = bits(s.values[j + 1]);
       if (!lo.empty() && !hi.empty()) {  // already of the type: the bits, no rounding
-        words.push_back("(" + lo + " | (" + hi + " << 16))");
+        std::string w = "(";
+        w += lo;
+        w += " | (";
+        w += hi;
+        w += " << 16))";
+        words.push_back(std::move(w));
       } else {
         words.push_back(uses16(pack->second, expr(s.values[j]) + ", " + expr(s.values[j + 1])));
       }
