@@ -91,6 +91,16 @@ inline std::uint64_t grouped_conv_mma_threads_per_batch(const ConvSpec& s, const
   return 32ull * s.groups * (s.out_per_group() / 8) * ((P + t.rows - 1) / t.rows) * ((Q + 15) / 16);
 }
 
+// Throws std::invalid_argument unless `batch` images' threads fit the kernel's u32 thread index.
+inline void check_grouped_conv_mma_batch(const ConvSpec& s, const GroupedConvMmaTile& t, std::uint64_t batch) {
+  const std::uint64_t per = grouped_conv_mma_threads_per_batch(s, t);
+  if (batch > 0xffffffffull / per) {
+    throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
+                                " threads of the tensor-core kernel exceed 32-bit thread indices; split the batch "
+                                "or use mma = 0");
+  }
+}
+
 template <class T>
 void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedConvMmaTile& tile) {
   using namespace ingot::dsl;

@@ -89,6 +89,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
       check_grouped_conv_mma(sp, dtype_size(t), tile);
+      check_grouped_conv_mma_batch(sp, tile, static_cast<std::uint64_t>(param(p, "B")));
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) grouped_conv_mma<E>(k, sp, tile);

@@ -244,6 +244,10 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("needs stride 1 and dilation 1"), std::string::npos);
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, {{"mma", 1}}).find("needs a 2-D NCHW"), std::string::npos);
   q = p;
+  // 1-column rows and 1-row bands: 4 threads per output; the buffers fit u32 indices, the threads do not
+  q["W"] = 1, q["pad_w"] = 1, q["rows"] = 1, q["B"] = 1 << 17;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("exceed 32-bit thread indices"), std::string::npos);
+  q = p;
   q["rows"] = 0;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 0 must be in [1, 1024]"), std::string::npos);
 }
