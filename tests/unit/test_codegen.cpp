@@ -170,6 +170,27 @@ TEST(Legalise, UndecomposableOpIsAClearError) {
   }
 }
 
+// The shared-memory exchanges are sized by the launch bounds: without them, a clear error.
+TEST(Legalise, ExchangesWithoutLaunchBoundsAreAClearError) {
+  const auto k = trace("unbounded", [](KernelBuilder& b) {
+    auto y = b.out<f32>("y", 64);
+    auto v = cast<f32>(b.local_id(0));
+    store(y, b.local_id(0), shuffle(v, 0u, 4));
+    const auto d = mma_m16n8k16<bf16>(b, {v, v, v, v, v, v, v, v}, {v, v, v, v}, {v, v, v, v});
+    store(y, b.local_id(0), d[0]);
+  });
+  for (const bool mma : {true, false}) {
+    try {
+      (void)passes::legalise(k, passes::LegaliseOptions{"toy", {}, mma, !mma});
+      FAIL();
+    } catch (const passes::LegaliseError& e) {
+      const std::string want =
+          std::string("the ") + (mma ? "mma" : "shuffle") + " statements on the toy dialect need launch bounds";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Codegen, FingerprintTracksEveryChangeThatAltersTheSource) {
   const auto a = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
   const auto b = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
