@@ -350,6 +350,25 @@ void direct_conv_body(dsl::KernelBuilder& k, const ConvSpec& s, const ConvIO<T>&
   if_(gid < n, [&] { store(io.y, gid, result); });
 }
 
+// direct_conv's parameter list with dense weights (batch, x, w, [bias], y), for kernels that read
+// the weights themselves (grouped_conv_nchw.hpp, grouped_conv_mma.hpp).
+template <class T>
+struct DenseConvParams {
+  ConvIO<T> io;
+  dsl::In<T> w;
+};
+
+template <class T>
+DenseConvParams<T> declare_dense_conv_params(dsl::KernelBuilder& k, const ConvSpec& s) {
+  DenseConvParams<T> p;
+  p.io.batch = k.scalar<u32>("batch");
+  p.io.x = k.in<T>("x", p.io.batch * static_cast<std::uint32_t>(s.in_per_batch()));
+  p.w = k.in<T>("w", static_cast<std::uint32_t>(s.weight_count()));
+  if (s.bias) p.io.bias = k.in<T>("bias", s.out_channels);
+  p.io.y = k.out<T>("y", p.io.batch * static_cast<std::uint32_t>(s.out_per_batch()));
+  return p;
+}
+
 // A whole direct-convolution kernel: declares batch, x, the weights (through make_weights),
 // bias (when s.bias) and y, in that order, then emits the body. T is the element type of x,
 // bias and y (f32, f16 or bf16).

@@ -116,12 +116,12 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   const std::uint32_t tasks = G * NT * NB * QT;  // per image
 
   k.launch_bounds(kGroupedMmaGroup);
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * u(s.in_per_batch()));
-  auto w = k.in<T>("w", u(s.weight_count()));
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", O);
-  auto y = k.out<T>("y", batch * u(s.out_per_batch()));
+  const auto prm = declare_dense_conv_params<T>(k, s);
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& w = prm.w;
+  const auto& bias = prm.io.bias;
+  const auto& y = prm.io.y;
 
   auto warp = k.let("warp", k.program_id(0) / 32u);
   auto live = k.let("live", warp < batch * tasks);

@@ -113,12 +113,12 @@ void grouped_conv_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCo
   }
   const std::uint32_t HWin = H * Wd, HWout = P * Q;  // one input / output plane of the tiled axes
 
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * u(s.in_per_batch()));
-  auto w = k.in<T>("w", u(s.weight_count()));
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", O);
-  auto y = k.out<T>("y", batch * u(s.out_per_batch()));
+  const auto prm = declare_dense_conv_params<T>(k, s);
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& w = prm.w;
+  const auto& bias = prm.io.bias;
+  const auto& y = prm.io.y;
 
   auto gid = k.let("gid", k.program_id(0));
   auto n = k.let("n", batch * (OB * outer * tiles));
