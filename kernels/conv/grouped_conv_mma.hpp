@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "direct_conv.hpp"
@@ -183,8 +184,8 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   // The input row window: element (row r of the band's rows p0 - PH + r, channel e, pixel m, column tx).
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win;
   const std::uint32_t rows_in = R + KH - 1;
-  std::vector<std::optional<Val<bool>>> col_ok(2 * KW);  // per (m, tx): column inside [0, W)
-  std::vector<Val<u32>> col_at(2 * KW);                  // per (m, tx): the clamped column
+  std::vector<Val<bool>> col_ok(2 * KW);  // per (m, tx): column inside [0, W)
+  std::vector<Val<u32>> col_at(2 * KW);   // per (m, tx): the clamped column
   for (std::uint32_t m = 0; m < 2; ++m) {
     for (std::uint32_t tx = 0; tx < (tx_lanes ? 1 : KW); ++tx) {  // columns across lanes: the lane's own (tx = tl)
       auto c = k.let("c" + std::to_string(m) + "_" + std::to_string(tx),
@@ -194,17 +195,21 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
       col_at[m * KW + tx] = k.let("cat" + std::to_string(m) + "_" + std::to_string(tx), select(ok, cast<u32>(c), 0u));
     }
   }
-  auto load_row = [&](std::uint32_t r) {
+  // Window row r: input row p0 - PH + r, whether it lies inside [0, H), its clamped offset.
+  auto row_of = [&](std::uint32_t r) {
     auto ih = k.let("ih" + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
     auto rok = k.let("rok" + std::to_string(r), cast<u32>(ih) < H);
-    auto row_at = k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd);
+    return std::make_pair(rok, k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd));
+  };
+  auto load_row = [&](std::uint32_t r) {
+    const auto [rok, row_at] = row_of(r);
     for (std::uint32_t e = 0; e < 2; ++e) {
       for (std::uint32_t m = 0; m < 2; ++m) {
         for (std::uint32_t tx = 0; tx < KW; ++tx) {
           const std::string tag = std::to_string(r) + "_" + std::to_string(e) + std::to_string(m) + std::to_string(tx);
           auto v = load(x, plane0 + e * (H * Wd) + row_at + col_at[m * KW + tx]);
           win.emplace(std::make_tuple(r, e, m, tx),
-                      k.let("x" + tag, select(rok && *col_ok[m * KW + tx], v, Val<T>(0.0f))));
+                      k.let("x" + tag, select(rok && col_ok[m * KW + tx], v, Val<T>(0.0f))));
         }
       }
     }
@@ -212,14 +217,12 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   // Columns across lanes: element (row r, channel ci, pixel m) at column q0 + gl + 8m - PW + tl.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win_tx;
   auto load_row_tx = [&](std::uint32_t r) {
-    auto ih = k.let("ih" + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
-    auto rok = k.let("rok" + std::to_string(r), cast<u32>(ih) < H);
-    auto row_at = k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd);
+    const auto [rok, row_at] = row_of(r);
     for (std::uint32_t ci = 0; ci < 8; ++ci) {
       for (std::uint32_t m = 0; m < 2; ++m) {
         const std::string tag = std::to_string(r) + "_" + std::to_string(ci) + std::to_string(m);
         auto v = load(x, bg * (8 * H * Wd) + ci * (H * Wd) + row_at + col_at[m * KW]);
-        win_tx.emplace(std::make_tuple(r, ci, m), k.let("x" + tag, select(rok && *col_ok[m * KW], v, Val<T>(0.0f))));
+        win_tx.emplace(std::make_tuple(r, ci, m), k.let("x" + tag, select(rok && col_ok[m * KW], v, Val<T>(0.0f))));
       }
     }
   };
