@@ -6,6 +6,7 @@
 // "OC", "VH", "VW", default 2, 4, 8).
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -84,36 +85,29 @@ void register_conv2d_grouped(harness::Registry& r) {
       {{4, 2, 8}, {8, 1, 8}});  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
   // The tensor-core kernel (grouped_conv_mma.hpp; f16/bf16, f32 runs the FMA kernel): 16 output
   // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
-  // tap), asymmetric padding, no padding, tail warps; and the FMA kernel on an 8-channel group.
+  // tap) and a 3-column window (a zero tap column), asymmetric padding, no padding, tail warps;
+  // and the FMA kernel on an 8-channel group.
   const auto with = [&](const ConvCase& c, const std::vector<std::pair<std::string, std::int64_t>>& extra) {
     auto p = conv_params(f, c);
     for (const auto& [key, v] : extra) p[key] = v;
     return p;
   };
-  s.tests.push_back(
-      {"cpg8_og16_g3_9x21_pad1_bias_r4",
-       with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"mmatx", 0}})});
-  s.tests.push_back({"cpg8_g2_6x16_k5x3_pad2x1_r3",
-                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 3}, .pad = {2, 1}},
-                          {{"rows", 3}, {"mmatx", 0}})});
-  s.tests.push_back(
-      {"cpg8_g1_5x40_nopad_b3_r2",
-       with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}, {"mmatx", 0}})});
+  // Both reduction orders ("_ch": channels across lanes, "_tx": tap columns across lanes, kw <= 4).
+  for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+           {"cpg8_og16_g3_9x21_pad1_bias_r4",
+            {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            4},
+           {"cpg8_g2_6x16_k5x4_pad2x1_r3",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
+            3},
+           {"cpg8_g1_5x40_nopad_b3_r2", {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, 2}}) {
+    for (const std::int64_t tx : {0, 1}) {
+      s.tests.push_back({name + (tx ? "_tx" : "_ch"), with(c, {{"rows", rows}, {"mmatx", tx}})});
+    }
+  }
   // a 5-column window: channels across lanes by default (the columns-across-lanes order needs kw <= 4)
   s.tests.push_back({"cpg8_g2_7x12_k3x5_pad1x2_default",
                      with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 12}, .k = {3, 5}, .pad = {1, 2}}, {})});
-  // the columns-across-lanes reduction order (the default for kw <= 4; kw = 3 leaves a zero column)
-  s.tests.push_back(
-      {"cpg8_og16_g3_9x21_pad1_bias_r4_tx",
-       with({.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"mmatx", 1}})});
-  s.tests.push_back({"cpg8_g2_6x16_k5x4_pad2x1_r3_tx",
-                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
-                          {{"rows", 3}, {"mmatx", 1}})});
-  s.tests.push_back(
-      {"cpg8_g1_5x40_nopad_b3_r2_tx",
-       with({.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, {{"rows", 2}, {"mmatx", 1}})});
   s.tests.push_back(
       {"cpg8_g2_7x13_pad1_bias_b2_fma",
        with({.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
