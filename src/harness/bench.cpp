@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
+#include <stdexcept>
 
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
@@ -13,11 +15,6 @@
 namespace ingot::harness {
 
 namespace {
-
-// Whether bench case `name` passes the --cases regex ("" passes every case).
-bool case_selected(const std::string& name, const std::string& cases) {
-  return cases.empty() || std::regex_search(name, std::regex(cases));
-}
 
 using nlohmann::json;
 
@@ -28,6 +25,36 @@ double median(std::vector<double> v) {
 }
 
 bool selected(const KernelSpec& k, const std::string& filter) { return k.matches(filter); }
+
+struct Job {
+  const KernelSpec* k;
+  DType t;
+  const BenchCase* c;
+};
+
+// The (kernel, dtype, case) triples the options select, in registry order.
+std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
+  std::optional<std::regex> cases;
+  if (!options.cases.empty()) {
+    try {
+      cases.emplace(options.cases);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("the bench case filter (--cases) '" + options.cases +
+                                  "' is not a valid regular expression: " + e.what());
+    }
+  }
+  std::vector<Job> jobs;
+  for (const auto& k : reg.kernels()) {
+    if (!selected(k, options.filter)) continue;
+    for (DType t : k.dtypes) {
+      if (options.dtype && *options.dtype != t) continue;
+      for (const auto& c : k.bench) {
+        if (!cases || std::regex_search(c.name, *cases)) jobs.push_back({&k, t, &c});
+      }
+    }
+  }
+  return jobs;
+}
 
 // f32 FMA chains: 8 independent accumulators per thread, 64 unrolled steps per loop trip.
 ir::Kernel fma_kernel() {
@@ -112,21 +139,7 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
 
 std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
                                 const Ceilings& ceilings, const BenchOptions& options) {
-  struct Job {
-    const KernelSpec* k;
-    DType t;
-    const BenchCase* c;
-  };
-  std::vector<Job> jobs;
-  for (const auto& k : reg.kernels()) {
-    if (!selected(k, options.filter)) continue;
-    for (DType t : k.dtypes) {
-      if (options.dtype && *options.dtype != t) continue;
-      for (const auto& c : k.bench) {
-        if (case_selected(c.name, options.cases)) jobs.push_back({&k, t, &c});
-      }
-    }
-  }
+  const std::vector<Job> jobs = bench_jobs(reg, options);
   std::vector<BenchRow> rows;
   const auto add = [&](BenchRow r) {
     rows.push_back(std::move(r));
@@ -215,19 +228,13 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
 
 std::string bench_cases_json(const Registry& reg, const BenchOptions& options) {
   json j = json::array();
-  for (const auto& k : reg.kernels()) {
-    if (!selected(k, options.filter)) continue;
-    for (DType t : k.dtypes) {
-      if (options.dtype && *options.dtype != t) continue;
-      for (const auto& c : k.bench) {
-        if (!case_selected(c.name, options.cases)) continue;
-        BenchRow r;
-        r.kernel = k.name;
-        r.dtype = std::string(dtype_name(t));
-        r.case_name = c.name;
-        j.push_back({{"key", r.key()}, {"kernel", k.name}, {"dtype", r.dtype}, {"case", c.name}, {"params", c.params}});
-      }
-    }
+  for (const Job& job : bench_jobs(reg, options)) {
+    BenchRow r;
+    r.kernel = job.k->name;
+    r.dtype = std::string(dtype_name(job.t));
+    r.case_name = job.c->name;
+    j.push_back(
+        {{"key", r.key()}, {"kernel", r.kernel}, {"dtype", r.dtype}, {"case", r.case_name}, {"params", job.c->params}});
   }
   return j.dump(2);
 }

@@ -99,3 +99,25 @@ TEST(Bench, ReferenceMergeBaselineAndDiff) {
   EXPECT_EQ(d.unchanged.size(), 1u);
   EXPECT_TRUE(d.gains.empty());
 }
+
+// --cases: a regular expression over the case names selects the cases of both the run and the
+// emitted case list; a bad expression is an error that names it.
+TEST(Bench, CaseFilterSelectsCasesByRegex) {
+  const Registry reg = builtin_registry();
+  BenchOptions o;
+  o.filter = "conv2d_grouped";
+  o.dtype = DType::bf16;
+  const auto all = nlohmann::json::parse(bench_cases_json(reg, o));
+  o.cases = "_g32$";
+  const auto some = nlohmann::json::parse(bench_cases_json(reg, o));
+  ASSERT_EQ(some.size(), 1u);
+  EXPECT_EQ(some[0].at("case"), "N32_C256_56x56_3x3_g32");
+  EXPECT_GT(all.size(), some.size());
+  o.cases = "(";
+  try {
+    (void)bench_cases_json(reg, o);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'(' is not a valid regular expression"), std::string::npos) << e.what();
+  }
+}
