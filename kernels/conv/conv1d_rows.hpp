@@ -213,7 +213,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   std::vector<Val<f32>> shared_x;
   if (g.chunk_shuffle) {
     const auto refuse = [&](const std::string& why) {
-      throw std::invalid_argument("conv1d_rows: the chunk exchange (shfl) " + why);
+      throw std::invalid_argument("conv1d_rows: the chunk exchange (shfl) " + why + "; use shfl = 0");
     };
     if (W == 1) refuse("needs vector chunks (L and V must admit 4-, 8- or 16-byte vectors)");
     if (io.has_init) refuse("does not take an initial state");

@@ -1,6 +1,8 @@
 // The checked interpreter: lockstep execution of each work-group under an active-lane mask.
 #include "ingot/runtime/interp.hpp"
 
+#include <array>
+#include <bit>
 #include <cstring>
 #include <sstream>
 
@@ -84,7 +86,7 @@ class GroupRunner {
            "work-groups of " + std::to_string(lanes_) + " threads: launch work-groups of a multiple of " +
                std::to_string(ir::kMmaLanes) + " threads");
     }
-    std::vector<const std::uint64_t*> ops(ir::kMmaOperands);
+    std::array<const std::uint64_t*, ir::kMmaOperands> ops{};
     for (std::size_t j = 0; j < ops.size(); ++j) ops[j] = eval(s.values[j], mask);
     const auto f32_at = [&](std::size_t j, std::size_t lane) {
       return std::bit_cast<float>(static_cast<std::uint32_t>(ops[j][lane]));
