@@ -100,8 +100,8 @@ Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint3
   return io;
 }
 
-// Lanes of the chunk exchange (a warp on CUDA; the IR's shuffle width).
-inline constexpr std::uint32_t kChunkLanes = 32;
+// Lanes of the chunk exchange: the sub-group every work-group of a shuffling kernel is made of.
+inline constexpr std::uint32_t kChunkLanes = ir::kShuffleGroupMultiple;
 
 // What the after-hook sees of its thread: the store guard (not a tail thread), the row r
 // (b*C + c) and the group's first output o0 (i32, may be negative).

@@ -151,7 +151,7 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
 struct HaloExchange {
   dsl::Val<u32> lane;  // local_id(0) % 32
 };
-inline constexpr std::uint32_t kHaloLanes = 32;
+inline constexpr std::uint32_t kHaloLanes = ir::kShuffleGroupMultiple;  // the sub-group of the exchange
 
 // Per chunk: where a halo exchange takes it from: 0 its own load, -1 the left neighbour's chunk
 // ch + VW/Wv, +1 the right neighbour's chunk ch - VW/Wv (only narrow chunks whose source is a
