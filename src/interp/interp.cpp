@@ -119,7 +119,7 @@ class GroupRunner {
   }
 
   // ---------------------------------------------------------------- errors
-  // A barrier or shuffle must be reached by every thread of the work-group.
+  // A barrier, shuffle or mma must be reached by every thread of the work-group.
   void require_whole_group(const Mask& mask, const std::string& what) const {
     std::size_t active = 0;
     std::size_t first_missing = lanes_;

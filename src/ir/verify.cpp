@@ -33,6 +33,13 @@ class Verifier {
 
   static std::string tn(DType t) { return std::string(dtype_name(t)); }
 
+  // Sub-group statements (Shuffle, Mma; `what` names them) need launch bounds of whole warps.
+  void require_warp_bounds(const Stmt& s, const std::string& what) {
+    if (k_.bounds.max_group_threads && k_.bounds.max_group_threads % kShuffleGroupMultiple == 0) return;
+    stmt_error(s, "a kernel with " + what + " must declare launch bounds whose max_group_threads is a multiple of " +
+                      std::to_string(kShuffleGroupMultiple) + " (KernelBuilder::launch_bounds)");
+  }
+
   void check_nodes() {
     for (ExprId id = 0; id < k_.exprs.size(); ++id) {
       const Node& n = k_.exprs[id];
@@ -278,11 +285,7 @@ class Verifier {
           if (s.lanes < 2 || s.lanes > 32 || (s.lanes & (s.lanes - 1)) != 0) {
             stmt_error(s, "shuffle lanes must be a power of two in [2, 32]");
           }
-          if (!k_.bounds.max_group_threads || k_.bounds.max_group_threads % kShuffleGroupMultiple != 0) {
-            std::string why = "a kernel with shuffles must declare launch bounds whose max_group_threads is a ";
-            why += "multiple of " + std::to_string(kShuffleGroupMultiple) + " (KernelBuilder::launch_bounds)";
-            stmt_error(s, why);
-          }
+          require_warp_bounds(s, "shuffles");
           if (s.a >= k_.exprs.size() || s.b >= k_.exprs.size() || s.var >= k_.vars.size()) break;
           const DType t = k_.exprs[s.a].type;
           if (t != DType::f32 && t != DType::i32 && t != DType::u32) stmt_error(s, "shuffles move f32, i32 or u32");
@@ -299,11 +302,7 @@ class Verifier {
             stmt_error(s, "mma takes 16 operands (8 of A, 4 of B, 4 of C) and declares 4 results");
           }
           if (s.elem != DType::f16 && s.elem != DType::bf16) stmt_error(s, "mma multiplies f16 or bf16");
-          if (!k_.bounds.max_group_threads || k_.bounds.max_group_threads % kShuffleGroupMultiple != 0) {
-            std::string why = "a kernel with mma must declare launch bounds whose max_group_threads is a ";
-            why += "multiple of " + std::to_string(kShuffleGroupMultiple) + " (KernelBuilder::launch_bounds)";
-            stmt_error(s, why);
-          }
+          require_warp_bounds(s, "mma");
           for (ExprId v : s.values) {
             if (v < k_.exprs.size() && k_.exprs[v].type != DType::f32) stmt_error(s, "mma operands must be f32");
           }
