@@ -33,7 +33,7 @@
 // Vector access. LoadVec/StoreVec move W consecutive elements mem[i .. i+W) as one access,
 //   W >= 2 and W * element size = 4, 8 or 16 bytes (any element type but bool and i64). The index i must be a multiple
 //   of W (a misaligned index is an error like an out-of-range one); backends allocate buffers at least 16-byte aligned,
-//   so the access is aligned. Every element must be in range. Shared arrays take only scalar accesses.
+//   so the access is aligned (shared arrays are declared 16-byte aligned too). Every element must be in range.
 // Tail threads. A launch is a whole number of work-groups, so threads past the problem size
 //   exist ("tail threads"). They run the kernel like any other thread; they may compute and
 //   load anything in range; the kernel must keep their accesses in range and skip their

@@ -48,6 +48,8 @@ Dialect cuda() {
   d.helper_prefix = "static __device__ __forceinline__";
   d.global_space = "";
   d.shared_space = "__shared__";
+  d.shared_pointer_space = "";
+  d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
   d.const_word = "const";
   d.restrict_word = "__restrict__";
   set_types(d, "float", "int", "unsigned int", "long long", "unsigned long long", "unsigned char", "signed char",
@@ -161,6 +163,8 @@ Dialect opencl() {
   d.helper_prefix = "static inline";
   d.global_space = "__global";
   d.shared_space = "__local";
+  d.shared_pointer_space = "__local";
+  d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
   d.const_word = "const";
   d.restrict_word = "restrict";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");
@@ -213,6 +217,8 @@ Dialect metal() {
   d.helper_prefix = "static inline";
   d.global_space = "device";
   d.shared_space = "threadgroup";
+  d.shared_pointer_space = "threadgroup";
+  d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
   d.const_word = "const";
   d.restrict_word = "";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");

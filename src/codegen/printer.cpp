@@ -71,7 +71,7 @@ class Printer {
     os << "\n" << signature() << " {\n";
     for (std::size_t i = 0; i < k_.shared.size(); ++i) {
       os << "  " << d_.shared_space << " " << type(k_.shared[i].type) << " " << shared_names_[i] << "["
-         << k_.shared[i].count << "];\n";
+         << k_.shared[i].count << "]" << d_.shared_align << ";\n";
     }
     os << body.str() << "}\n";
     return KernelSource{d_.target, entry_, os.str()};
@@ -144,7 +144,7 @@ class Printer {
     return m.space == ir::Space::Global ? param_names_.at(m.id) : shared_names_.at(m.id);
   }
   [[nodiscard]] std::string space_of(ir::MemRef m) const {
-    return m.space == ir::Space::Global ? d_.global_space : d_.shared_space;
+    return m.space == ir::Space::Global ? d_.global_space : d_.shared_pointer_space;
   }
 
   std::string signature() const {

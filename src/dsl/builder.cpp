@@ -107,10 +107,6 @@ ir::ExprId KernelBuilder::emit_load(ir::MemRef m, ir::ExprId index) {
 
 namespace {
 void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
-  if (m.space == ir::Space::Shared) {
-    throw TraceError("kernel '" + k.name + "': vector access to shared array '" + k.mem_name(m) +
-                     "': shared arrays take scalar accesses only");
-  }
   if (!ir::vector_width_ok(k.mem_type(m), width)) {
     throw TraceError("kernel '" + k.name + "': vector access of " + std::to_string(width) + " x " +
                      std::string(dtype_name(k.mem_type(m))) + " on '" + k.mem_name(m) + "' is " +
@@ -123,7 +119,7 @@ void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
 std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
   check_vec_width(k_, m, width);
   const DType t = k_.mem_type(m);
-  const std::string& hint = k_.params[m.id].name;  // a global buffer: check_vec_width refuses shared arrays
+  const std::string& hint = m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint;
   ir::Stmt s;
   s.kind = ir::StmtKind::LoadVec;
   s.mem = m;

@@ -219,7 +219,6 @@ class Verifier {
   }
 
   void check_vector(const Stmt& s, std::size_t width) {
-    if (s.mem.space == Space::Shared) stmt_error(s, "vector access to a shared array (use scalar accesses)");
     if (!vector_width_ok(k_.mem_type(s.mem), width)) {
       stmt_error(s, "vector access of " + std::to_string(width) + " elements of " +
                         std::string(dtype_name(k_.mem_type(s.mem))) +

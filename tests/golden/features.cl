@@ -28,7 +28,7 @@ __kernel void features(
     __global ushort* restrict y,
     __global int* restrict counts,
     __global float* restrict total) {
-  __local float tile_s0[64];
+  __local float tile_s0[64] __attribute__((aligned(16)));
   // shared array tile_s0 is declared at the top of the kernel
   const uint t0 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));
   const uint j_0 = ((t0 < n) ? t0 : 0u);

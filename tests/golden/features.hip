@@ -29,7 +29,7 @@ extern "C" __global__ void features(
     unsigned short* __restrict__ y,
     int* __restrict__ counts,
     float* __restrict__ total) {
-  __shared__ float tile_s0[64];
+  __shared__ float tile_s0[64] __attribute__((aligned(16)));
   // shared array tile_s0 is declared at the top of the kernel
   const unsigned int t0 = (blockIdx.x * blockDim.x + threadIdx.x);
   const unsigned int j_0 = ((t0 < n) ? t0 : 0u);

@@ -34,7 +34,7 @@ kernel void features(
     uint3 ingot_group_id [[threadgroup_position_in_grid]],
     uint3 ingot_group_size [[threads_per_threadgroup]],
     uint3 ingot_num_groups [[threadgroups_per_grid]]) {
-  threadgroup float tile_s0[64];
+  threadgroup float tile_s0[64] __attribute__((aligned(16)));
   // shared array tile_s0 is declared at the top of the kernel
   const uint t0 = (ingot_group_id.x * ingot_group_size.x + ingot_local_id.x);
   const uint j_0 = ((t0 < n) ? t0 : 0u);

@@ -91,6 +91,46 @@ void expect_vector_reverse(runtime::Backend& be, DType t, std::uint32_t width, c
   }
 }
 
+// Vector access to a shared array: in work-groups of 64 threads, thread l of group g loads its
+// chunk x[(64g + l)*W ..) with one load_vec, stores it as chunk 63 - l of a shared array (one
+// store_vec at `offset` + (63 - l)*W elements), and after a barrier takes chunk l of the array
+// with one load_vec and stores it reversed: y[(64g + l)*W + j] = x[(64g + 63 - l)*W + W-1-j].
+// offset (a multiple of W for a valid kernel) shifts every shared access.
+template <class T>
+ir::Kernel shared_vector_kernel(std::uint32_t width, std::uint32_t offset = 0) {
+  return trace("shared_vector", [=](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<T>("x", n);
+    auto y = b.out<T>("y", n);
+    auto tile = b.shared<T>("tile", 64 * width + offset);
+    b.launch_bounds(64);
+    auto l = b.let("l", b.local_id(0));
+    auto g = b.let("g", b.group_id(0) * 64u);
+    store_vec(tile, (63u - l) * width + offset, load_vec(x, (g + l) * width, width));
+    b.barrier();
+    auto v = load_vec(tile, l * width + offset, width);
+    std::vector<Val<T>> r(v.rbegin(), v.rend());
+    store_vec(y, (g + l) * width, r);
+  });
+}
+
+// Runs shared_vector_kernel<T>(width) on be over x (a multiple of 64*width elements) and checks it.
+template <class T>
+void expect_shared_vector(runtime::Backend& be, DType t, std::uint32_t width, const std::vector<double>& x) {
+  const auto k = passes::optimize(shared_vector_kernel<T>(width));
+  const auto n = static_cast<std::uint32_t>(x.size());
+  auto xb = runtime::make_buffer(be, t, x);
+  auto yb = be.allocate(t, n);
+  be.launch(k, runtime::grid_1d(n / width, 64), {runtime::scalar_arg<u32>(n), xb, yb});
+  const auto y = runtime::read_buffer(be, *yb);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t chunk = i / width, group = chunk / 64, lane = chunk % 64;
+    EXPECT_EQ(y[i], x[(group * 64 + 63 - lane) * width + width - 1 - i % width])
+        << be.name() << " " << dtype_name(t) << " x" << width << " at " << i;
+  }
+}
+
 // Sub-group shuffles over `lanes` lanes in 1-D work-groups: y[i] = x of lane (lane+1) % lanes of
 // thread i's sub-group (f32, a rotation), z[i] = s of lane lanes-1-lane (i32, a reversal; a
 // second exchange right after the first). Threads i >= n read element 0 and store nothing.

@@ -75,7 +75,7 @@ TEST(Codegen, DialectSpellings) {
   const auto cuda = codegen::emit(k, codegen::Target::CUDA).source;
   EXPECT_NE(cuda.find("extern \"C\" __global__ void features("), std::string::npos);
   EXPECT_NE(cuda.find("__syncthreads();"), std::string::npos);
-  EXPECT_NE(cuda.find("__shared__ float tile_s0[64];"), std::string::npos);
+  EXPECT_NE(cuda.find("__shared__ float tile_s0[64] __attribute__((aligned(16)));"), std::string::npos);
   EXPECT_NE(cuda.find("atomicAdd(&total[0u], "), std::string::npos);
   EXPECT_NE(cuda.find("erff("), std::string::npos);
   const auto hip = codegen::emit(k, codegen::Target::HIP).source;

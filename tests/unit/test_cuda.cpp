@@ -306,6 +306,7 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(scalars_kernel());
   expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8)));
   expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<i8>(4)));
+  expect_cubin(passes::optimize(ingot::testing::shared_vector_kernel<bf16>(8)));
   expect_cubin(copy_kernel());
   expect_cubin(passes::optimize(trace("features", examples::features)));
   expect_cubin(passes::optimize(ingot::testing::shuffle_kernel(8)));
@@ -506,6 +507,14 @@ std::vector<double> vector_reverse_input(DType t) {
     x[i] = (t == DType::i8 || t == DType::i32) ? static_cast<double>(i) - 60.0 : static_cast<double>(i) * 0.25 - 9.0;
   }
   return x;
+}
+
+TEST_F(CudaExec, SharedArraysTakeVectorAccess) {
+  std::vector<double> x(2 * 64 * 8);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
+  ingot::testing::expect_shared_vector<bf16>(*be_, DType::bf16, 8, x);
+  ingot::testing::expect_shared_vector<f32>(*be_, DType::f32, 4, x);
+  ingot::testing::expect_shared_vector<f16>(*be_, DType::f16, 2, x);
 }
 
 TEST_F(CudaExec, VectorAccessMovesWholeVectorsInLaneOrder) {

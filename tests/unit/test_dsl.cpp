@@ -203,8 +203,8 @@ TEST(Dsl, VectorAccessWidthsAreCheckedAtTrace) {
   }
   EXPECT_THROW((void)trace("shared_vec",
                            [](KernelBuilder& b) {
-                             auto t = b.shared<f32>("t", 8);
-                             store_vec(t, 0u, std::vector<Val<f32>>{1.0f, 2.0f});
+                             auto t = b.shared<f32>("t", 8);  // shared arrays: the same widths
+                             store_vec(t, 0u, std::vector<Val<f32>>{1.0f, 2.0f, 3.0f});
                            }),
                TraceError);
   EXPECT_THROW((void)trace("i64_vec",

@@ -93,6 +93,34 @@ TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
   ingot::testing::expect_vector_reverse<u8>(be, DType::u8, 8, iota_values(64, 0), 4);
 }
 
+// Shared arrays take vector accesses like buffers (16-byte aligned on every target).
+std::vector<double> shared_vector_input(std::size_t n) {
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
+  return x;
+}
+
+TEST(Interp, SharedArraysTakeVectorAccess) {
+  Interpreter be;
+  ingot::testing::expect_shared_vector<bf16>(be, DType::bf16, 8, shared_vector_input(2 * 64 * 8));
+  ingot::testing::expect_shared_vector<f32>(be, DType::f32, 4, shared_vector_input(64 * 4));
+  ingot::testing::expect_shared_vector<f16>(be, DType::f16, 2, shared_vector_input(64 * 2));
+}
+
+TEST(Interp, MisalignedSharedVectorAccessIsReported) {
+  Interpreter be;
+  const auto k = ingot::testing::shared_vector_kernel<f32>(4, /*offset=*/2);
+  auto x = make_buffer(be, DType::f32, iota_values(256));
+  auto y = be.allocate(DType::f32, 256);
+  try {
+    be.launch(k, grid_1d(64, 64), {scalar_arg<u32>(256), x, y});
+    FAIL() << "expected a misaligned-access report";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "misaligned store_vec");
+    EXPECT_NE(std::string(e.what()).find("is not a multiple of the vector width 4"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Interp, WorkGroupsLargerThanTheLaunchBoundsAreRefused) {
   Interpreter be;
   const auto k = passes::optimize(ingot::testing::vector_reverse_kernel<f32>(4));  // launch_bounds(64, 2)

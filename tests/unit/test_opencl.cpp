@@ -569,6 +569,15 @@ TEST(OpenCL, VectorAccessMatchesInterpreter) {
                         {scalar_arg<u32>(96), BufferInit{DType::i32, ints}, BufferInit{DType::i32, {}, 96}});
 }
 
+TEST(OpenCL, SharedArraysTakeVectorAccess) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  std::vector<double> x(2 * 64 * 8);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
+  ingot::testing::expect_shared_vector<bf16>(*be, DType::bf16, 8, x);
+  ingot::testing::expect_shared_vector<f32>(*be, DType::f32, 4, x);
+  ingot::testing::expect_shared_vector<f16>(*be, DType::f16, 2, x);
+}
+
 TEST(OpenCL, AtomicsMatchInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   const auto k = trace("histogram", [](KernelBuilder& b) {

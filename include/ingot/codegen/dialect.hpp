@@ -50,7 +50,9 @@ struct Dialect {
   LaunchBoundsPlace launch_bounds_place = LaunchBoundsPlace::AfterPrefix;
   std::string helper_prefix;                  // before helper function definitions
   std::string global_space;                   // address space of buffer pointers
-  std::string shared_space;                   // address space of shared arrays
+  std::string shared_space;                   // address space of shared arrays (their declarations)
+  std::string shared_pointer_space;           // ... in a pointer type ("" where pointers carry none)
+  std::string shared_align;                   // after a shared array's declarator: aligns it to 16 bytes
   std::string const_word;                     // "const" qualifier for read-only buffers
   std::string restrict_word;                  // after the '*' of every buffer pointer ("" where the language has none);
                                               // check_args refuses aliasing buffers, so the promise holds
