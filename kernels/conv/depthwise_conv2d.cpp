@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "depthwise_conv2d_nchw.hpp"
+#include "depthwise_conv2d_nchw_smem.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -41,9 +42,14 @@ DepthwiseConv2dTile tile_of(DType t, const Params& p) {
   using Shuffle = DepthwiseConv2dTile::Shuffle;
   Shuffle shfl = d.halo_shuffle;
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
+  const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
+  if (smem && shfl == Shuffle::On) {
+    throw std::invalid_argument("depthwise_conv2d: shfl = 1 with smem = 1: the staged plane has no halo to exchange");
+  }
+  if (smem) shfl = Shuffle::Off;
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
           bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
-          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1, shfl};
+          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1, shfl, smem};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -66,6 +72,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("VW");
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
+  s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -126,6 +133,40 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["preload"] = 1;
     s.tests.push_back({"c2_13x13_7x7_pad3_b2_t2x8_preload", p});
   }
+  // One plane per work-group in shared memory: scalar rows (W odd), 16-byte rows with a partial
+  // tile row, two rounds of tiles per work-group (392 tiles of 1x8), stride, dilation, no padding,
+  // 7x7, bias, several planes.
+  for (const auto& [name, c, vh, vw] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
+           {"c3_7x9_3x3_pad1_bias_smem_t2x8",
+            {.B = 1, .C = 3, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            2,
+            8},
+           {"c3_11x56_3x3_pad1_smem_t2x8", {.B = 2, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}}, 2, 8},
+           {"c2_56x56_3x3_pad1_bias_smem_t1x8",
+            {.B = 1, .C = 2, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1,
+            8},
+           {"kh3_kw5_s2x1_p1x2_batch2_smem_t2x4",
+            {.B = 2, .C = 8, .size = {15, 17}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}},
+            2,
+            4},
+           {"c3_16x32_3x5_s2_p1x2_smem_t2x8",
+            {.B = 2, .C = 3, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
+            2,
+            8},
+           {"d2x3_p2x3_batch2_smem_t2x8",
+            {.B = 2, .C = 5, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}},
+            2,
+            8},
+           {"k2x4_s2_nopad_smem_t1x4", {.B = 1, .C = 2, .size = {9, 16}, .k = {2, 4}, .stride = {2, 2}}, 1, 4},
+           {"c2_13x16_7x7_pad3_bias_smem_t2x8",
+            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            2,
+            8}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["smem"] = 1;
+    s.tests.push_back({name, p});
+  }
   // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
   // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
   // 16x8, 8x4, 2x4, 2x16, 4x16, 1x16, register caps, preloading 7x7 rows.)
@@ -145,6 +186,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["shfl"] = 1;
     s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl", p});
   }
+  // One plane per work-group in shared memory.
+  for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
+           {b3, "3x3", 1}, {b3, "3x3", 2}, {b3, "3x3", 4}, {b7, "7x7", 2}}) {
+    auto p = with_tile(conv_params(f, c), vh, 8);
+    p["smem"] = 1;
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x8_smem", p});
+  }
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
@@ -154,14 +202,22 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const auto tile = tile_of(t, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       apply_launch_bounds(k, p, 256, tile.may_shuffle());  // shuffles need declared bounds
-      depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
+      if (tile.smem) {
+        depthwise_conv2d_nchw_smem<typename decltype(tag)::type>(k, sp, tile);
+      } else {
+        depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
+      }
     });
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
-    return runtime::grid_1d(
-        static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels * depthwise_conv2d_nchw_tiles(sp, tile_of(t, p)),
-        256);
+    const DepthwiseConv2dTile tile = tile_of(t, p);
+    const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
+    if (tile.smem) {
+      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
+      return runtime::grid_1d(planes * group, group);
+    }
+    return runtime::grid_1d(planes * depthwise_conv2d_nchw_tiles(sp, tile), 256);
   };
   r.add(std::move(s));
 }

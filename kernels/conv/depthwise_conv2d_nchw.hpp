@@ -47,6 +47,9 @@ struct DepthwiseConv2dTile {
   // WhereItApplies (the f32 default) falls back to loads there.
   enum class Shuffle { Off, On, WhereItApplies };
   Shuffle halo_shuffle = Shuffle::Off;
+  // One plane per work-group, staged in shared memory (depthwise_conv2d_nchw_smem.hpp); preload
+  // and halo_shuffle do not apply (On is refused).
+  bool smem = false;
   // Launch bounds must be declared (a shuffle may be emitted).
   [[nodiscard]] bool may_shuffle() const { return halo_shuffle != Shuffle::Off; }
 };

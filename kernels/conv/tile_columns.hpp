@@ -41,17 +41,11 @@ struct TileColumns {
   [[nodiscard]] std::size_t chunks() const { return used.size(); }
 };
 
-// Declares the chunk columns of the tile starting at output column ow0. Wd: input row length;
-// PW: left padding; TW: tiles per row (for the trace-time bounds); elem_bytes: size of an input element.
-inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0, std::uint32_t VW, std::uint32_t KW,
-                                std::uint32_t SW, std::uint32_t DW, std::uint32_t PW, std::uint32_t Wv,
-                                std::uint32_t Wd, std::uint32_t TW, std::uint32_t elem_bytes) {
-  using namespace ingot::dsl;
-  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+// The chunk layout alone (used, first, width, shift: trace-time), without the index expressions
+// (idx and ok are sized but unset); tile_columns fills them for a global row.
+inline TileColumns tile_column_layout(std::uint32_t VW, std::uint32_t KW, std::uint32_t SW, std::uint32_t DW,
+                                      std::uint32_t PW, std::uint32_t Wv, std::uint32_t elem_bytes) {
   TileColumns tc{VW, KW, SW, DW, Wv, (Wv - PW % Wv) % Wv, {}, {}, {}, {}, {}};
-  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + tc.shift));
-  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + tc.shift);
-  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
   const std::uint32_t nch = tc.col(VW - 1, KW - 1) / Wv + 1;
   tc.used.assign(nch, false);
   tc.idx.resize(nch);
@@ -75,7 +69,38 @@ inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0,
     tc.width[ch] = wd;
     tc.first[ch] = lo[ch] / wd * wd;
   }
-  for (std::uint32_t ch = 0; ch < nch; ++ch) {
+  return tc;
+}
+
+// The first column (relative to cbase) some chunk part of the layout loads.
+inline std::uint32_t tile_first_loaded_column(const TileColumns& tc) {
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+    if (tc.used[ch]) return ch * tc.Wv + tc.first[ch];
+  }
+  return 0;
+}
+
+// The last column (relative to cbase) some chunk part of the layout loads.
+inline std::uint32_t tile_last_loaded_column(const TileColumns& tc) {
+  std::uint32_t last = 0;
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+    if (tc.used[ch]) last = std::max(last, ch * tc.Wv + tc.first[ch] + tc.width[ch] - 1);
+  }
+  return last;
+}
+
+// Declares the chunk columns of the tile starting at output column ow0. Wd: input row length;
+// PW: left padding; TW: tiles per row (for the trace-time bounds); elem_bytes: size of an input element.
+inline TileColumns tile_columns(dsl::KernelBuilder& k, const dsl::Val<u32>& ow0, std::uint32_t VW, std::uint32_t KW,
+                                std::uint32_t SW, std::uint32_t DW, std::uint32_t PW, std::uint32_t Wv,
+                                std::uint32_t Wd, std::uint32_t TW, std::uint32_t elem_bytes) {
+  using namespace ingot::dsl;
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  TileColumns tc = tile_column_layout(VW, KW, SW, DW, PW, Wv, elem_bytes);
+  auto cbase = k.let("cbase", cast<i32>(ow0 * SW) - i32c(PW + tc.shift));
+  const std::int64_t cb_min = -static_cast<std::int64_t>(PW + tc.shift);
+  const std::int64_t cb_max = static_cast<std::int64_t>(TW - 1) * VW * SW + cb_min;
+  for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
     if (!tc.used[ch]) continue;
     const std::string tag = std::to_string(ch);
     auto pos = k.let("cp" + tag, cbase + i32c(ch * Wv));
@@ -101,15 +126,28 @@ struct TileRows {
   std::vector<dsl::Val<u32>> in_range;
 };
 
+// Per input row rr of a tile of VH output rows ((VH-1)*SH + (KH-1)*DH + 1 rows): the (output row,
+// tap row) pairs it feeds, r*SH + a*DH == rr.
+inline std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> tile_row_uses(std::uint32_t VH,
+                                                                                       std::uint32_t KH,
+                                                                                       std::uint32_t SH,
+                                                                                       std::uint32_t DH) {
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses((VH - 1) * SH + (KH - 1) * DH + 1);
+  for (std::uint32_t r = 0; r < VH; ++r) {
+    for (std::uint32_t a = 0; a < KH; ++a) uses[r * SH + a * DH].emplace_back(r, a);
+  }
+  return uses;
+}
+
 // Declares the input rows of the tile starting at output row oh0. H: input height; TH: tiles per
 // column (for the trace-time bounds).
 inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::uint32_t VH, std::uint32_t KH,
                           std::uint32_t SH, std::uint32_t DH, std::uint32_t PH, std::uint32_t H, std::uint32_t TH) {
   using namespace ingot::dsl;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
-  const std::uint32_t rows = (VH - 1) * SH + (KH - 1) * DH + 1;
   TileRows tr;
-  tr.uses.resize(rows);
+  tr.uses = tile_row_uses(VH, KH, SH, DH);
+  const auto rows = static_cast<std::uint32_t>(tr.uses.size());
   tr.ih.resize(rows);
   tr.ok.resize(rows);
   tr.in_range.resize(rows);
@@ -117,11 +155,6 @@ inline TileRows tile_rows(dsl::KernelBuilder& k, const dsl::Val<u32>& oh0, std::
   const std::int64_t rb_min = -static_cast<std::int64_t>(PH);
   const std::int64_t rb_max = static_cast<std::int64_t>(TH - 1) * VH * SH + rb_min;
   for (std::uint32_t rr = 0; rr < rows; ++rr) {
-    for (std::uint32_t r = 0; r < VH; ++r) {
-      for (std::uint32_t a = 0; a < KH; ++a) {
-        if (r * SH + a * DH == rr) tr.uses[rr].emplace_back(r, a);
-      }
-    }
     if (tr.uses[rr].empty()) continue;
     const std::string rt = std::to_string(rr);
     tr.ih[rr] = k.let("ih" + rt, rbase + i32c(rr));
@@ -190,11 +223,11 @@ inline bool halo_exchange_applies(const TileColumns& tc, std::uint32_t PW, std::
   return any;
 }
 
-// Loads the used chunks of the input row starting at `row` and converts every column a window
-// reads to f32 once; chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value.
-// With hx, halo chunks come from the neighbour lanes (HaloExchange).
-template <class T>
-std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::In<T>& x,
+// Loads the used chunks of the input row starting at `row` (of a buffer or shared array) and converts every column a
+// window reads to f32 once; chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value. With hx, halo
+// chunks come from the neighbour lanes (HaloExchange).
+template <class T, dsl::Access A>
+std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x,
                                                      const dsl::Val<u32>& row, const TileColumns& tc,
                                                      const std::string& tag,
                                                      const std::optional<HaloExchange>& hx = std::nullopt) {
