@@ -1,0 +1,135 @@
+// kernels/conv/plane_smem.hpp — one (b, c) input plane staged in a work-group's shared array with
+// a zero border, for the work-group-per-plane depthwise kernels (depthwise_conv2d_nchw_smem.hpp,
+// depthwise_conv2d_nchw_mma.hpp).
+//
+// Layout: input element (ih, iw) at (ih + top)*ws + off + iw; the rows [-top, 0) and
+// [H, rows - top) and the columns [-left, 0) and [W, W + right) of every row hold zeros (the
+// padding the windows read), nothing else outside the plane is written or may be read. off and ws
+// are multiples of the copy's vector width and of the reader's alignment, so aligned vectors of
+// the plane stay aligned in the array.
+// Copy: every element of the plane is read once from global memory with aligned vector loads of
+// vc elements (the widest of 16, 8 or 4 bytes dividing W, so no vector crosses a row; scalar
+// loads when none does), all loads of a thread first, then the zeros, then the stores, then a
+// barrier.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ingot/dsl.hpp"
+#include "vector_width.hpp"
+
+namespace ingot::kernels {
+
+// Largest shared array the kernels use (the portable static limit of CUDA, HIP and OpenCL devices).
+inline constexpr std::uint64_t kPlaneSmemBytes = 48 * 1024;
+
+struct PlaneSmem {
+  std::uint32_t H = 0, W = 0;  // the plane
+  std::uint32_t vc = 1;        // copy vector width (elements; 1 = scalar copies)
+  std::uint32_t off = 0;       // column of input column 0
+  std::uint32_t ws = 0;        // row stride (elements)
+  std::uint32_t top = 0;       // zero rows above the plane
+  std::uint32_t rows = 0;      // rows of the layout
+  std::uint32_t left = 0;      // zero columns left of the plane
+  std::uint32_t right = 0;     // zero columns right of the plane
+  [[nodiscard]] std::uint64_t elements() const { return static_cast<std::uint64_t>(rows) * ws; }
+};
+
+// The layout for windows that read input rows [row_lo, row_hi] and columns [col_lo, col_hi]
+// (zero outside the plane) with reads aligned to `align` elements (a power of two). Throws
+// std::invalid_argument, naming `who`, when the array would exceed kPlaneSmemBytes.
+inline PlaneSmem plane_smem_layout(const std::string& who, std::uint32_t H, std::uint32_t W, std::size_t elem_bytes,
+                                   std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi,
+                                   std::uint32_t align) {
+  PlaneSmem L;
+  L.H = H;
+  L.W = W;
+  L.vc = row_vector_width(static_cast<std::uint32_t>(elem_bytes), W, W);
+  const std::int64_t a = std::max<std::int64_t>(L.vc, align);
+  const auto round_up = [a](std::int64_t v) { return (v + a - 1) / a * a; };
+  const std::int64_t left = std::max<std::int64_t>(0, -col_lo), top = std::max<std::int64_t>(0, -row_lo);
+  const std::int64_t off = round_up(left);
+  const std::int64_t ws = round_up(off + std::max<std::int64_t>(W, col_hi + 1));
+  const std::int64_t rows = top + std::max<std::int64_t>(H, row_hi + 1);
+  const auto bytes = static_cast<std::uint64_t>(rows * ws) * elem_bytes;
+  if (bytes > kPlaneSmemBytes) {
+    throw std::invalid_argument(who + " stages a whole " + std::to_string(H) + "x" + std::to_string(W) +
+                                " plane with its border in shared memory: " + std::to_string(bytes) +
+                                " bytes, more than " + std::to_string(kPlaneSmemBytes) + "; use smem = 0 and mma = 0");
+  }
+  L.off = static_cast<std::uint32_t>(off);
+  L.ws = static_cast<std::uint32_t>(ws);
+  L.top = static_cast<std::uint32_t>(top);
+  L.rows = static_cast<std::uint32_t>(rows);
+  L.left = static_cast<std::uint32_t>(left);
+  L.right = static_cast<std::uint32_t>(std::max<std::int64_t>(0, col_hi + 1 - W));
+  return L;
+}
+
+// Runs body(index, round) for index = lid + round*G < n, the rounds unrolled at trace time. Only a
+// partial last round tests the bound: under an if when `guarded`, else by clamping the index to
+// n - 1 (every thread runs the body: what a barrier or sub-group operation inside needs).
+inline void for_group_rounds(dsl::KernelBuilder& k, const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t n,
+                             const std::string& tag, bool guarded,
+                             const std::function<void(const dsl::Val<u32>&, std::uint32_t)>& body) {
+  using namespace ingot::dsl;
+  for (std::uint32_t r = 0; r * G < n; ++r) {
+    auto idx = k.let(tag + std::to_string(r), lid + r * G);
+    if ((r + 1) * G <= n) {
+      body(idx, r);
+    } else if (guarded) {
+      if_(idx < n, [&] { body(idx, r); });
+    } else {
+      body(k.let(tag + "c" + std::to_string(r), min(idx, n - 1)), r);
+    }
+  }
+}
+
+// Copies the plane at x[x_plane ..) into xs (layout L) with the G threads of the work-group (lid:
+// local id), writes the border zeros, and ends with a barrier (every thread must reach it).
+template <class T, dsl::Access A>
+void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
+                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G) {
+  using namespace ingot::dsl;
+  const std::uint32_t H = L.H, Wd = L.W, per_row = Wd / L.vc, chunks = H * per_row;
+  std::vector<std::vector<Val<T>>> got;
+  for_group_rounds(k, lid, G, chunks, "ld", false, [&](const Val<u32>& ch, std::uint32_t) {
+    const auto at = x_plane + ch * L.vc;
+    got.push_back(L.vc == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, L.vc));
+  });
+  // zero rows: `top` above, the rest below (whole rows, in vectors of vc where that is >= 4 bytes)
+  const std::uint32_t zrows = L.rows - H, zv = L.vc >= 2 && L.vc * sizeof(T) >= 4 ? L.vc : 1;
+  for_group_rounds(k, lid, G, zrows * L.ws / zv, "zr", true, [&](const Val<u32>& i, std::uint32_t) {
+    auto at = k.let("zr_at", i * zv);
+    at = select(at < L.top * L.ws, at, at + H * L.ws);
+    if (zv == 1) {
+      store(xs, at, 0.0f);
+    } else {
+      store_vec(xs, at, std::vector<Val<f32>>(zv, Val<f32>(0.0f)));
+    }
+  });
+  if (const std::uint32_t side = L.left + L.right) {
+    for_group_rounds(k, lid, G, H * side, "zc", true, [&](const Val<u32>& i, std::uint32_t) {
+      auto row = k.let("zc_row", i / side);
+      auto kk = k.let("zc_k", i % side);
+      auto col = select(kk < L.left, kk + (L.off - L.left), kk + (L.off + Wd - L.left));
+      store(xs, (row + L.top) * L.ws + col, 0.0f);
+    });
+  }
+  for_group_rounds(k, lid, G, chunks, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
+    auto at = k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off);
+    if (L.vc == 1) {
+      store(xs, at, got[r][0]);
+    } else {
+      store_vec(xs, at, got[r]);
+    }
+  });
+  k.barrier();
+}
+
+}  // namespace ingot::kernels
