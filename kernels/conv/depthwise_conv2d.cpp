@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "depthwise_conv2d_nchw.hpp"
+#include "depthwise_conv2d_nchw_mma.hpp"
 #include "depthwise_conv2d_nchw_smem.hpp"
 #include "register.hpp"
 
@@ -47,9 +48,16 @@ DepthwiseConv2dTile tile_of(DType t, const Params& p) {
     throw std::invalid_argument("depthwise_conv2d: shfl = 1 with smem = 1: the staged plane has no halo to exchange");
   }
   if (smem) shfl = Shuffle::Off;
+  const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, d.mma ? 1 : 0, "depthwise_conv2d") == 1;
+  if (mma && (smem || shfl == Shuffle::On)) {
+    throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");
+  }
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
           bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
-          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1, shfl, smem};
+          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1,
+          mma ? Shuffle::Off : shfl,
+          smem,
+          mma};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -73,6 +81,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
+  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -167,6 +176,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["smem"] = 1;
     s.tests.push_back({name, p});
   }
+  // Tensor cores (f16/bf16; the f32 runs take the tiled kernel): odd sizes (partial bands and
+  // column groups, Q odd: stores per element), even padding (s = 0), kh != kw, 7x7, 1x1, bias,
+  // more tiles than warps (several rounds), several planes.
+  for (const auto& [name, c] : std::vector<std::pair<std::string, ConvCase>>{
+           {"c3_7x9_3x3_pad1_bias_mma", {.B = 1, .C = 3, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true}},
+           {"c3_21x56_3x3_pad1_mma", {.B = 2, .C = 3, .size = {21, 56}, .k = {3, 3}, .pad = {1, 1}}},
+           {"c2_40x72_3x3_pad1_bias_mma", {.B = 1, .C = 2, .size = {40, 72}, .k = {3, 3}, .pad = {1, 1}, .bias = true}},
+           {"c2_13x16_7x7_pad3_bias_mma", {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}},
+           {"c2_10x20_5x4_pad2x2_mma", {.B = 1, .C = 2, .size = {10, 20}, .k = {5, 4}, .pad = {2, 2}}},
+           {"c4_6x11_2x8_pad0x4_mma", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}},
+           {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    s.tests.push_back({name, p});
+  }
   // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
   // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
   // 16x8, 8x4, 2x4, 2x16, 4x16, 1x16, register caps, preloading 7x7 rows.)
@@ -186,6 +210,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["shfl"] = 1;
     s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl", p});
   }
+  for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
+  }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
            {b3, "3x3", 1}, {b3, "3x3", 2}, {b3, "3x3", 4}, {b7, "7x7", 2}}) {
@@ -201,11 +230,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(t, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
-      apply_launch_bounds(k, p, 256, tile.may_shuffle());  // shuffles need declared bounds
+      using T = typename decltype(tag)::type;
+      apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
+      if constexpr (sizeof(T) == 2) {
+        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp);
+      }
       if (tile.smem) {
-        depthwise_conv2d_nchw_smem<typename decltype(tag)::type>(k, sp, tile);
+        depthwise_conv2d_nchw_smem<T>(k, sp, tile);
       } else {
-        depthwise_conv2d_nchw<typename decltype(tag)::type>(k, sp, tile);
+        depthwise_conv2d_nchw<T>(k, sp, tile);
       }
     });
   };
@@ -213,6 +246,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const ConvSpec sp = conv_spec(f, p);
     const DepthwiseConv2dTile tile = tile_of(t, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
+    if (tile.mma) {
+      const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t)).group();
+      return runtime::grid_1d(planes * group, group);
+    }
     if (tile.smem) {
       const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
       return runtime::grid_1d(planes * group, group);

@@ -50,6 +50,9 @@ struct DepthwiseConv2dTile {
   // One plane per work-group, staged in shared memory (depthwise_conv2d_nchw_smem.hpp); preload
   // and halo_shuffle do not apply (On is refused).
   bool smem = false;
+  // 16-bit elements: the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp; the tile fields do not
+  // apply); f32 has no tensor-core path and runs the tiled kernel.
+  bool mma = false;
   // Launch bounds must be declared (a shuffle may be emitted).
   [[nodiscard]] bool may_shuffle() const { return halo_shuffle != Shuffle::Off; }
 };

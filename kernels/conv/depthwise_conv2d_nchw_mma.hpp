@@ -1,0 +1,170 @@
+// kernels/conv/depthwise_conv2d_nchw_mma.hpp — depthwise 2-D convolution, NCHW, f16/bf16, on the
+// sub-group matrix multiply-accumulate (tensor cores on CUDA), one (b, c) plane per work-group
+// staged in shared memory (depthwise_conv2d with mma = 1).
+//
+// Per channel and tap row ky, 16 output rows x 8 output columns are one product of the 16 x 16
+// input block A[m][k] = x[y0 + m + ky - PH][x0 - PW - s + k] (s = PW % 2 keeps pairs of columns
+// 4-byte aligned) and a banded 16 x 8 weight matrix B_ky[k][n] = w[ky][k - n - s] (0 outside
+// [0, kw)): out[y0 + m][x0 + n] = bias + sum_ky (A_ky B_ky)[m][n]. So a tile of 128 outputs costs
+// kh mma steps, each fed by four 4-byte shared-memory loads per lane (lane l, g = l/4, t = l%4:
+// the column pairs 2t and 2t + 8 of rows g and g + 8, ir.hpp's fragment layout; no bank
+// conflicts when the row stride is 4 words mod 32). The B fragments (4 per lane per tap row) are
+// built once per plane. The work-group stages the plane with its zero border (plane_smem.hpp),
+// then each warp takes tiles (16-row band, 8-column group) warp + r*warps, clamped past the last
+// (every lane reaches every mma) with the stores skipped; D is stored as pairs (4 bytes) where Q
+// is even, else per element, rows past P and columns past Q skipped.
+// Applies to 16-bit elements, stride 1, dilation 1 and kw <= 8 (8 + kw - 1 + s <= 16 columns).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "depthwise_conv2d_nchw.hpp"
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+#include "plane_smem.hpp"
+
+namespace ingot::kernels {
+
+// Why the tensor-core kernel cannot run spec s with elements of elem_bytes ("" when it can).
+inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
+  if (elem_bytes != 2) return "needs f16 or bf16 elements";
+  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
+    return "needs stride 1 and dilation 1";
+  }
+  if (s.ksize[1] > 8) return "needs a window at most 8 columns wide (has " + std::to_string(s.ksize[1]) + ")";
+  return "";
+}
+
+struct DepthwiseMmaPlan {
+  PlaneSmem plane;
+  std::uint32_t s = 0;      // PW % 2
+  std::uint32_t tw = 0;     // 8-column groups per plane
+  std::uint32_t tasks = 0;  // tiles (16-row bands x 8-column groups) per plane
+  std::uint32_t warps = 0;  // warps per work-group
+  [[nodiscard]] std::uint32_t group() const { return 32 * warps; }
+};
+
+// Throws std::invalid_argument with the reason unless the kernel applies (or the plane does not
+// fit the shared array).
+inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes) {
+  check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
+  if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
+                                "; use mma = 0");
+  }
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
+  DepthwiseMmaPlan plan;
+  plan.s = s.pad[1] % 2;
+  const std::uint32_t tm = (P + 15) / 16;
+  plan.tw = (Q + 7) / 8;
+  plan.tasks = tm * plan.tw;
+  // As few warps as give the least tiles per warp (at most 8 warps).
+  const std::uint32_t per = (plan.tasks + 7) / 8;
+  plan.warps = (plan.tasks + per - 1) / per;
+  const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
+  const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
+  plan.plane = plane_smem_layout(s.name + ": mma = 1 (depthwise_conv2d)", s.in_size[0], s.in_size[1], elem_bytes, -PH,
+                                 row_hi, col_lo, col_hi, 2);
+  return plan;
+}
+
+template <class T>
+void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s) {
+  using namespace ingot::dsl;
+  static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
+  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T));
+  const PlaneSmem& L = plan.plane;
+  const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+  const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PW = s.pad[1], G = plan.group();
+  if (k.kernel().bounds.max_group_threads < G || k.kernel().bounds.max_group_threads % 32 != 0) {
+    throw std::invalid_argument(s.name +
+                                ": the tensor-core kernel needs launch bounds of a multiple of 32 threads, at least " +
+                                std::to_string(G));
+  }
+
+  auto batch = k.scalar<u32>("batch");
+  auto x = k.in<T>("x", batch * (C * H * Wd));
+  auto w = k.in<T>("w", C * KH * KW);
+  In<T> bias;
+  if (s.bias) bias = k.in<T>("bias", C);
+  auto y = k.out<T>("y", batch * (C * P * Q));
+  auto xs = k.shared<T>("xs", u(L.elements()));
+
+  // A group past the planes takes plane 0's operands and stores nothing.
+  auto g = k.let("g", k.group_id(0));
+  auto plane_ok = k.let("plane_ok", g < batch * C);
+  auto plane = k.let("plane", select(plane_ok, g, 0u));
+  auto lid = k.let("lid", k.local_id(0));
+  auto c = k.let("c", plane % C);
+  auto warp = k.let("warp", lid / 32u);
+  auto gl = k.let("gl", (lid % 32u) / 4u);
+  auto tl = k.let("tl", lid % 4u);
+
+  // B fragments: b_i = B_ky[k_i][gl], k_i = 2tl + i%2 + 8(i/2): weight w[c][ky][k_i - gl - s] or 0.
+  std::array<Val<bool>, 4> kx_ok;
+  std::array<Val<u32>, 4> kx_at;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    auto kx = k.let("kx" + std::to_string(i),
+                    cast<i32>(tl * 2u + (i % 2 + 8 * (i / 2))) - cast<i32>(gl) - static_cast<std::int32_t>(plan.s));
+    kx_ok[i] = k.let("kx_ok" + std::to_string(i), cast<u32>(kx) < KW);  // negative wraps
+    kx_at[i] = k.let("kx_at" + std::to_string(i), select(kx_ok[i], cast<u32>(kx), 0u));
+  }
+  std::vector<std::array<Val<f32>, 4>> bfrag(KH);
+  for (std::uint32_t ky = 0; ky < KH; ++ky) {
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      auto wv = load(w, c * (KH * KW) + ky * KW + kx_at[i]);
+      bfrag[ky][i] =
+          cast<f32>(k.let("b" + std::to_string(ky) + "_" + std::to_string(i), select(kx_ok[i], wv, Val<T>(0.0f))));
+    }
+  }
+  Val<f32> init = 0.0f;
+  if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
+
+  stage_plane(k, x, xs, L, k.let("x_plane", plane * (H * Wd)), lid, G);
+  auto y_plane = k.let("y_plane", plane * (P * Q));
+
+  // Tiles: band tb = task / tw (rows 16tb ..), column group task % tw (columns 8(task % tw) ..).
+  // Input row ih = y0 + m + ky - PH is layout row y0 + m + ky (top = PH); the A block's column k is
+  // input column x0 - PW - s + k, layout column off + x0 - PW - s + k (off >= PW + s).
+  const std::uint32_t col0 = L.off - PW - plan.s;
+  for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
+    const std::string rt = "r" + std::to_string(r) + "_";
+    Val<bool> live = plane_ok;
+    if ((r + 1) * plan.warps > plan.tasks) live = k.let(rt + "live", plane_ok && warp + r * plan.warps < plan.tasks);
+    auto y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
+    auto x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
+    auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0);
+    std::array<Val<f32>, 4> acc{init, init, init, init};
+    for (std::uint32_t ky = 0; ky < KH; ++ky) {
+      std::array<Val<f32>, 8> a;
+      for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
+        const auto pair = load_vec(xs, at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
+        a[2 * q] = cast<f32>(pair[0]);
+        a[2 * q + 1] = cast<f32>(pair[1]);
+      }
+      acc = mma_m16n8k16<T>(k, a, bfrag[ky], acc);
+    }
+    // d_{2h}, d_{2h+1}: output row y0 + gl + 8h, columns x0 + 2tl, + 1.
+    auto q0 = k.let(rt + "q", x0 + tl * 2u);
+    for (std::uint32_t h = 0; h < 2; ++h) {
+      auto p = k.let(rt + "p" + std::to_string(h), y0 + gl + 8 * h);
+      auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
+      if (Q % 2 == 0) {
+        if_(live && p < P && q0 < Q, [&] { store_vec(y, at, std::vector<Val<f32>>{acc[2 * h], acc[2 * h + 1]}); });
+      } else {
+        for (std::uint32_t e = 0; e < 2; ++e) {
+          if_(live && p < P && q0 + e < Q, [&] { store(y, at + e, acc[2 * h + e]); });
+        }
+      }
+    }
+  });
+}
+
+}  // namespace ingot::kernels
