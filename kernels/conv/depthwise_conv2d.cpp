@@ -60,6 +60,12 @@ DepthwiseConv2dTile tile_of(DType t, const Params& p) {
           mma};
 }
 
+// Images per work-group of the tensor-core kernel: "imgs" (default 4), at most the batch.
+std::uint32_t mma_images(const Params& p) {
+  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, 4, "depthwise_conv2d");
+  return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
+}
+
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
   p["VH"] = vh;
   p["VW"] = vw;
@@ -82,6 +88,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
+  s.spec_params.emplace_back("imgs");     // tensor cores: images per work-group (default 4)
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -186,10 +193,18 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_13x16_7x7_pad3_bias_mma", {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}},
            {"c2_10x20_5x4_pad2x2_mma", {.B = 1, .C = 2, .size = {10, 20}, .k = {5, 4}, .pad = {2, 2}}},
            {"c4_6x11_2x8_pad0x4_mma", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}},
-           {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}}}) {
+           {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}},
+           // 4 images per work-group (the default) over 7: the second group's last image is past the batch
+           {"c2_8x24_3x3_pad1_b7_mma", {.B = 7, .C = 2, .size = {8, 24}, .k = {3, 3}, .pad = {1, 1}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     s.tests.push_back({name, p});
+  }
+  {
+    auto p = conv_params(f, {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true});
+    p["mma"] = 1;
+    p["imgs"] = 2;
+    s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_imgs2_mma", p});
   }
   // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
   // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
@@ -214,6 +229,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
+    for (const int imgs : {1, 2, 8}) {
+      p["imgs"] = imgs;
+      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs" + std::to_string(imgs), p});
+    }
   }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
@@ -233,7 +252,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
-        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp);
+        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p));
       }
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile);
@@ -248,7 +267,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
       const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t)).group();
-      return runtime::grid_1d(planes * group, group);
+      return runtime::grid_1d(
+          depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(p)) * group, group);
     }
     if (tile.smem) {
       const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;

@@ -74,8 +74,16 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t
   return plan;
 }
 
+// Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).
+inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_t batch, std::uint32_t images) {
+  return static_cast<std::uint64_t>(s.in_channels) * ((batch + images - 1) / images);
+}
+
+// images: planes of one channel per work-group (images b0 .. b0 + images - 1 of channel c), so the
+// weights and the border are set up once and the next plane's loads are in flight during the
+// current plane's arithmetic.
 template <class T>
-void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s) {
+void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T));
@@ -97,12 +105,13 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s) {
   auto y = k.out<T>("y", batch * (C * P * Q));
   auto xs = k.shared<T>("xs", u(L.elements()));
 
-  // A group past the planes takes plane 0's operands and stores nothing.
+  if (images < 1) throw std::invalid_argument(s.name + ": images per work-group must be >= 1");
+  // Group g: channel c = g % C, images b0 = (g / C) * images ..; an image past the batch takes
+  // image 0's plane of the channel and stores nothing.
   auto g = k.let("g", k.group_id(0));
-  auto plane_ok = k.let("plane_ok", g < batch * C);
-  auto plane = k.let("plane", select(plane_ok, g, 0u));
+  auto c = k.let("c", g % C);
+  auto b0 = k.let("b0", (g / C) * images);
   auto lid = k.let("lid", k.local_id(0));
-  auto c = k.let("c", plane % C);
   auto warp = k.let("warp", lid / 32u);
   auto gl = k.let("gl", (lid % 32u) / 4u);
   auto tl = k.let("tl", lid % 4u);
@@ -127,44 +136,59 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s) {
   Val<f32> init = 0.0f;
   if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
 
-  stage_plane(k, x, xs, L, k.let("x_plane", plane * (H * Wd)), lid, G);
-  auto y_plane = k.let("y_plane", plane * (P * Q));
+  std::vector<Val<bool>> image_ok;
+  std::vector<Val<u32>> plane;
+  for (std::uint32_t i = 0; i < images; ++i) {
+    const std::string it = std::to_string(i);
+    image_ok.push_back(k.let("img_ok" + it, b0 + i < batch));
+    plane.push_back(k.let("plane" + it, select(image_ok[i], (b0 + i) * C + c, c)));
+  }
 
   // Tiles: band tb = task / tw (rows 16tb ..), column group task % tw (columns 8(task % tw) ..).
   // Input row ih = y0 + m + ky - PH is layout row y0 + m + ky (top = PH); the A block's column k is
   // input column x0 - PW - s + k, layout column off + x0 - PW - s + k (off >= PW + s).
   const std::uint32_t col0 = L.off - PW - plan.s;
-  for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
-    const std::string rt = "r" + std::to_string(r) + "_";
-    Val<bool> live = plane_ok;
-    if ((r + 1) * plan.warps > plan.tasks) live = k.let(rt + "live", plane_ok && warp + r * plan.warps < plan.tasks);
-    auto y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
-    auto x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
-    auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0);
-    std::array<Val<f32>, 4> acc{init, init, init, init};
-    for (std::uint32_t ky = 0; ky < KH; ++ky) {
-      std::array<Val<f32>, 8> a;
-      for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
-        const auto pair = load_vec(xs, at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
-        a[2 * q] = cast<f32>(pair[0]);
-        a[2 * q + 1] = cast<f32>(pair[1]);
+  auto got = load_plane(k, x, L, k.let("x_plane0", plane[0] * (H * Wd)), lid, G);
+  zero_plane_border(k, xs, L, lid, G);
+  for (std::uint32_t img = 0; img < images; ++img) {
+    store_plane(k, xs, L, got, lid, G);
+    k.barrier();
+    if (img + 1 < images) got = load_plane(k, x, L, k.let("x_plane", plane[img + 1] * (H * Wd)), lid, G);
+    auto y_plane = k.let("y_plane", plane[img] * (P * Q));
+    const auto tile = [&](const Val<u32>& task, std::uint32_t r) {
+      const std::string rt = "r" + std::to_string(r) + "_";
+      Val<bool> live = image_ok[img];
+      if ((r + 1) * plan.warps > plan.tasks) live = k.let(rt + "live", live && warp + r * plan.warps < plan.tasks);
+      auto y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
+      auto x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
+      auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0);
+      std::array<Val<f32>, 4> acc{init, init, init, init};
+      for (std::uint32_t ky = 0; ky < KH; ++ky) {
+        std::array<Val<f32>, 8> a;
+        for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
+          const auto pair = load_vec(xs, at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
+          a[2 * q] = cast<f32>(pair[0]);
+          a[2 * q + 1] = cast<f32>(pair[1]);
+        }
+        acc = mma_m16n8k16<T>(k, a, bfrag[ky], acc);
       }
-      acc = mma_m16n8k16<T>(k, a, bfrag[ky], acc);
-    }
-    // d_{2h}, d_{2h+1}: output row y0 + gl + 8h, columns x0 + 2tl, + 1.
-    auto q0 = k.let(rt + "q", x0 + tl * 2u);
-    for (std::uint32_t h = 0; h < 2; ++h) {
-      auto p = k.let(rt + "p" + std::to_string(h), y0 + gl + 8 * h);
-      auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
-      if (Q % 2 == 0) {
-        if_(live && p < P && q0 < Q, [&] { store_vec(y, at, std::vector<Val<f32>>{acc[2 * h], acc[2 * h + 1]}); });
-      } else {
-        for (std::uint32_t e = 0; e < 2; ++e) {
-          if_(live && p < P && q0 + e < Q, [&] { store(y, at + e, acc[2 * h + e]); });
+      // d_{2h}, d_{2h+1}: output row y0 + gl + 8h, columns x0 + 2tl, + 1.
+      auto q0 = k.let(rt + "q", x0 + tl * 2u);
+      for (std::uint32_t h = 0; h < 2; ++h) {
+        auto p = k.let(rt + "p" + std::to_string(h), y0 + gl + 8 * h);
+        auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
+        if (Q % 2 == 0) {
+          if_(live && p < P && q0 < Q, [&] { store_vec(y, at, std::vector<Val<f32>>{acc[2 * h], acc[2 * h + 1]}); });
+        } else {
+          for (std::uint32_t e = 0; e < 2; ++e) {
+            if_(live && p < P && q0 + e < Q, [&] { store(y, at + e, acc[2 * h + e]); });
+          }
         }
       }
-    }
-  });
+    };
+    for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, tile);
+    if (img + 1 < images) k.barrier();  // every warp is done with the plane before the next one lands
+  }
 }
 
 }  // namespace ingot::kernels

@@ -90,18 +90,27 @@ inline void for_group_rounds(dsl::KernelBuilder& k, const dsl::Val<u32>& lid, st
   }
 }
 
-// Copies the plane at x[x_plane ..) into xs (layout L) with the G threads of the work-group (lid:
-// local id), writes the border zeros, and ends with a barrier (every thread must reach it).
+// The plane's chunks at x[x_plane ..), loaded by the G threads of the work-group (lid: local
+// id): round r of this thread in element r (a partial last round loads a clamped chunk).
 template <class T, dsl::Access A>
-void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
-                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G) {
+std::vector<std::vector<dsl::Val<T>>> load_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const PlaneSmem& L,
+                                                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid,
+                                                 std::uint32_t G) {
   using namespace ingot::dsl;
-  const std::uint32_t H = L.H, Wd = L.W, per_row = Wd / L.vc, chunks = H * per_row;
   std::vector<std::vector<Val<T>>> got;
-  for_group_rounds(k, lid, G, chunks, "ld", false, [&](const Val<u32>& ch, std::uint32_t) {
+  for_group_rounds(k, lid, G, L.H * (L.W / L.vc), "ld", false, [&](const Val<u32>& ch, std::uint32_t) {
     const auto at = x_plane + ch * L.vc;
     got.push_back(L.vc == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, L.vc));
   });
+  return got;
+}
+
+// Writes the border zeros of layout L (the copies never overwrite them).
+template <class T>
+void zero_plane_border(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSmem& L, const dsl::Val<u32>& lid,
+                       std::uint32_t G) {
+  using namespace ingot::dsl;
+  const std::uint32_t H = L.H, Wd = L.W;
   // zero rows: `top` above, the rest below (whole rows, in vectors of vc where that is >= 4 bytes)
   const std::uint32_t zrows = L.rows - H, zv = L.vc >= 2 && L.vc * sizeof(T) >= 4 ? L.vc : 1;
   for_group_rounds(k, lid, G, zrows * L.ws / zv, "zr", true, [&](const Val<u32>& i, std::uint32_t) {
@@ -121,7 +130,15 @@ void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::S
       store(xs, (row + L.top) * L.ws + col, 0.0f);
     });
   }
-  for_group_rounds(k, lid, G, chunks, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
+}
+
+// Stores the chunks load_plane gave into the plane's place in xs.
+template <class T>
+void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSmem& L,
+                 const std::vector<std::vector<dsl::Val<T>>>& got, const dsl::Val<u32>& lid, std::uint32_t G) {
+  using namespace ingot::dsl;
+  const std::uint32_t per_row = L.W / L.vc;
+  for_group_rounds(k, lid, G, L.H * per_row, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
     auto at = k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off);
     if (L.vc == 1) {
       store(xs, at, got[r][0]);
@@ -129,6 +146,16 @@ void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::S
       store_vec(xs, at, got[r]);
     }
   });
+}
+
+// Copies the plane at x[x_plane ..) into xs (layout L) with the G threads of the work-group (lid:
+// local id), writes the border zeros, and ends with a barrier (every thread must reach it).
+template <class T, dsl::Access A>
+void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
+                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G) {
+  const auto got = load_plane(k, x, L, x_plane, lid, G);  // every load in flight first
+  zero_plane_border(k, xs, L, lid, G);
+  store_plane(k, xs, L, got, lid, G);
   k.barrier();
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -102,20 +103,55 @@ class Printer {
   }
   // Variables some expression reads (a vector load's unread lanes are not declared: compilers
   // warn about unused variables).
+  // A vector copied as it was loaded (loaded_vector) and mma operand pairs that are words of a
+  // vector load (loaded_word) read the printed vector, not the element variables.
   void find_read_vars() {
     var_read_.assign(k_.vars.size(), false);
     std::vector<bool> seen(k_.exprs.size(), false);
     std::vector<ExprId> stack;
-    std::vector<const ir::Block*> blocks{&k_.body};
-    while (!blocks.empty()) {
-      const ir::Block* b = blocks.back();
-      blocks.pop_back();
-      for (const ir::Stmt& st : *b) {
-        ir::for_each_operand(st, [&](ExprId r) { stack.push_back(r); });
-        blocks.push_back(&st.body);
-        blocks.push_back(&st.else_body);
+    const auto walk = [&](const std::function<void(const ir::Stmt&)>& f) {
+      std::vector<const ir::Block*> blocks{&k_.body};
+      while (!blocks.empty()) {
+        const ir::Block* b = blocks.back();
+        blocks.pop_back();
+        for (const ir::Stmt& st : *b) {
+          f(st);
+          blocks.push_back(&st.body);
+          blocks.push_back(&st.else_body);
+        }
       }
-    }
+    };
+    walk([&](const ir::Stmt& st) {
+      if (st.kind != ir::StmtKind::LoadVec) return;
+      const DType t = k_.mem_type(st.mem);
+      const std::size_t words = st.vars.size() * dtype_size(t) / 4;
+      for (std::size_t j = 0; j < st.vars.size(); ++j) {
+        loaded_[st.vars[j]] = LoadedElement{"ingot_vec" + std::to_string(st.loc), words, j, t};
+      }
+    });
+    walk([&](const ir::Stmt& st) {
+      if (st.kind == ir::StmtKind::StoreVec) {
+        if (const std::string v = loaded_vector(st.values, k_.mem_type(st.mem)); !v.empty()) {
+          vec_used_.insert(v);
+          stack.push_back(st.a);
+          return;
+        }
+      }
+      if (st.kind == ir::StmtKind::Mma && d_.mma_m16n8k16.count(st.elem)) {
+        for (std::size_t j = 0; j < st.values.size(); ++j) {
+          if (j < 12 && j % 2 == 0) {
+            if (const std::string w = mma_loaded_word(st, j); !w.empty()) {
+              vec_used_.insert(loaded_element(k_.exprs[st.values[j]].a)->vec);
+              ++j;
+              continue;
+            }
+          }
+          stack.push_back(st.values[j]);
+        }
+        return;
+      }
+      ir::for_each_operand(st, [&](ExprId r) { stack.push_back(r); });
+    });
     for (const auto& p : k_.params) {
       if (p.extent != ir::kNoExpr) stack.push_back(p.extent);
     }
@@ -530,6 +566,10 @@ class Printer {
     };
     std::vector<std::string> words;
     for (std::size_t j = 0; j < 12; j += 2) {
+      if (std::string w = mma_loaded_word(s, j); !w.empty()) {  // a word of a vector load, as it is
+        words.push_back(std::move(w));
+        continue;
+      }
       const std::string lo = bits(s.values[j]), hi = bits(s.values[j + 1]);
       if (!lo.empty() && !hi.empty()) {  // already of the type: the bits, no rounding
         std::string w = "(";
@@ -569,13 +609,57 @@ class Printer {
     return words == 1 ? v : v + comp[w];
   }
 
+  // Where a vector load's element variables came from: the printed vector and the element's place.
+  struct LoadedElement {
+    std::string vec;
+    std::size_t words = 0, index = 0;
+    DType type{};
+  };
+  [[nodiscard]] const LoadedElement* loaded_element(ir::ExprId e) const {
+    const ir::Node& n = k_.exprs[e];
+    if (n.op != ir::Op::VarRef) return nullptr;
+    const auto it = loaded_.find(static_cast<ir::VarId>(n.imm));
+    return it == loaded_.end() ? nullptr : &it->second;
+  }
+  // The 32-bit word of a vector load that holds exactly the 16-bit elements lo, hi (in that order),
+  // or "": such a pair is moved as the word, without unpacking and packing it again.
+  [[nodiscard]] std::string loaded_word(ir::ExprId lo, ir::ExprId hi) const {
+    const LoadedElement* a = loaded_element(lo);
+    const LoadedElement* b = loaded_element(hi);
+    if (!a || !b || a->vec != b->vec || dtype_size(a->type) != 2 || a->index % 2 != 0 || b->index != a->index + 1) {
+      return "";
+    }
+    return word_part(a->vec, a->words, a->index / 2);
+  }
+  // Mma operands j, j + 1 (j even) when they are a word of a vector load of the mma's element type
+  // converted to f32 (loaded_word), else "".
+  [[nodiscard]] std::string mma_loaded_word(const ir::Stmt& s, std::size_t j) const {
+    const ir::Node &lo = k_.exprs[s.values[j]], &hi = k_.exprs[s.values[j + 1]];
+    if (lo.op != ir::Op::Cast || hi.op != ir::Op::Cast || k_.exprs[lo.a].type != s.elem ||
+        k_.exprs[hi.a].type != s.elem) {
+      return "";
+    }
+    return loaded_word(lo.a, hi.a);
+  }
+  // The printed vector when values are exactly the elements of one vector load of the same type, in
+  // order (a copy): "" otherwise.
+  [[nodiscard]] std::string loaded_vector(const std::vector<ir::ExprId>& values, DType t) const {
+    const LoadedElement* first = values.empty() ? nullptr : loaded_element(values[0]);
+    if (!first || first->type != t || first->words * 4 != values.size() * dtype_size(t)) return "";
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      const LoadedElement* e = loaded_element(values[j]);
+      if (!e || e->vec != first->vec || e->index != j) return "";
+    }
+    return first->vec;
+  }
+
   void load_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.vars.size() * es / 4;
     const std::string v = "ingot_vec" + std::to_string(s.loc);
     bool any_read = false;
     for (const ir::VarId var : s.vars) any_read = any_read || var_read_[var];
-    if (!any_read) return;  // an unread load may be removed (ir.hpp)
+    if (!any_read && !vec_used_.count(v)) return;  // an unread load may be removed (ir.hpp)
     os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
       if (!var_read_[s.vars[j]]) continue;
@@ -596,6 +680,10 @@ class Printer {
   void store_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.values.size() * es / 4;
+    if (const std::string v = loaded_vector(s.values, t); !v.empty()) {  // a copy: the loaded words as they are
+      os << ind << "*" << word_pointer(s, words, false) << " = " << v << ";\n";
+      return;
+    }
     const std::string u = type(DType::u32);
     std::vector<std::string> word(words);
     const auto pack = d_.pack2_helpers.find(t);
@@ -687,6 +775,8 @@ class Printer {
   std::string entry_;
   std::vector<std::string> param_names_;
   std::vector<std::string> shared_names_;
+  std::map<ir::VarId, LoadedElement> loaded_;  // element variables of every vector load
+  std::set<std::string> vec_used_;             // vector loads read as vectors or words (find_read_vars)
   std::vector<std::string> var_names_;
   std::vector<bool> var_read_;
   std::set<std::string> helpers_used_;
