@@ -55,14 +55,16 @@ DepthwiseConv2dTile tile_of(DType t, const Params& p) {
   return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
           bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
           bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1,
+          bounded_param(p, "ahead", 0, 32, d.ahead, "depthwise_conv2d"),
           mma ? Shuffle::Off : shfl,
           smem,
           mma};
 }
 
-// Images per work-group of the tensor-core kernel: "imgs" (default 4), at most the batch.
+// Images per work-group of the tensor-core kernel: "imgs" (default 1: 2, 4 and 8 measured 1.6-6x
+// slower on the H200, 2026-12-01 fourth session), at most the batch.
 std::uint32_t mma_images(const Params& p) {
-  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, 4, "depthwise_conv2d");
+  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, 1, "depthwise_conv2d");
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
@@ -86,9 +88,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("VW");
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
+  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
-  s.spec_params.emplace_back("imgs");     // tensor cores: images per work-group (default 4)
+  s.spec_params.emplace_back("imgs");     // tensor cores: images per work-group (default 1)
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -149,6 +152,27 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["preload"] = 1;
     s.tests.push_back({"c2_13x13_7x7_pad3_b2_t2x8_preload", p});
   }
+  // Tall tiles with rows loaded 1 and 2 rows ahead of their arithmetic, halos by shuffle or loads:
+  // partial row tiles, 7x7, bias.
+  for (const auto& [name, c, vh, ahead, shfl] :
+       std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t, std::int64_t>>{
+           {"c3_19x56_3x3_pad1_bias_t8x8_ahead1_shfl",
+            {.B = 2, .C = 3, .size = {19, 56}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            8,
+            1,
+            1},
+           {"c2_13x16_7x7_pad3_t6x8_ahead2", {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}}, 6, 2, 0},
+           {"c3_21x24_3x3_pad1_t16x8_ahead2_shfl",
+            {.B = 1, .C = 3, .size = {21, 24}, .k = {3, 3}, .pad = {1, 1}},
+            16,
+            2,
+            1}}) {
+    auto p = with_tile(conv_params(f, c), vh, 8);
+    p["preload"] = 1;
+    p["ahead"] = ahead;
+    p["shfl"] = shfl;
+    s.tests.push_back({name, p});
+  }
   // One plane per work-group in shared memory: scalar rows (W odd), 16-byte rows with a partial
   // tile row, two rounds of tiles per work-group (392 tiles of 1x8), stride, dilation, no padding,
   // 7x7, bias, several planes.
@@ -193,9 +217,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_13x16_7x7_pad3_bias_mma", {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}},
            {"c2_10x20_5x4_pad2x2_mma", {.B = 1, .C = 2, .size = {10, 20}, .k = {5, 4}, .pad = {2, 2}}},
            {"c4_6x11_2x8_pad0x4_mma", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}},
-           {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}},
-           // 4 images per work-group (the default) over 7: the second group's last image is past the batch
-           {"c2_8x24_3x3_pad1_b7_mma", {.B = 7, .C = 2, .size = {8, 24}, .k = {3, 3}, .pad = {1, 1}}}}) {
+           {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     s.tests.push_back({name, p});
@@ -229,10 +251,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
-    for (const int imgs : {1, 2, 8}) {
-      p["imgs"] = imgs;
-      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs" + std::to_string(imgs), p});
-    }
+    p["imgs"] = 4;
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
   }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
@@ -240,6 +260,18 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = with_tile(conv_params(f, c), vh, 8);
     p["smem"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x8_smem", p});
+  }
+  // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap).
+  for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{
+           {4, 2, 1, 0}, {8, 1, 1, 0}, {8, 2, 1, 0}, {14, 2, 1, 0}, {8, 2, 0, 0}, {8, 1, 1, 4}}) {
+    auto p = with_tile(conv_params(f, b3), vh, 8);
+    p["preload"] = 1;
+    p["ahead"] = ahead;
+    p["shfl"] = shfl;
+    if (minb) p["minb"] = minb;
+    s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_ahead" + std::to_string(ahead) +
+                           (shfl ? "_shfl" : "") + (minb ? "_minb" + std::to_string(minb) : ""),
+                       p});
   }
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);

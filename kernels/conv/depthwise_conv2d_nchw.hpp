@@ -41,6 +41,9 @@ struct DepthwiseConv2dTile {
   // Load (and convert) every input row of the tile before the first multiply-add, so all of the
   // thread's loads are in flight at once; else each row is loaded just before its arithmetic.
   bool preload = true;
+  // With preload: 0 loads every row first; n > 0 loads each row n rows ahead of its arithmetic
+  // (tall tiles: rows rr .. rr + n in flight while row rr is multiplied, not all VH + kh - 1).
+  std::uint32_t ahead = 0;
   // Halo columns from the neighbouring lanes by sub-group shuffle instead of loads
   // (tile_columns.hpp HaloExchange); needs preload, stride 1 along W, halos that lie outside the
   // row for its first and last tiles, and launch bounds: On throws where it does not apply,
@@ -64,7 +67,7 @@ struct DepthwiseConv2dTile {
 // row (7x7 bf16: 0.139 ms against 0.151 ms with 1x8; preloading 8 rows of 14 columns needs ~145
 // registers). Measurements: docs/performance.md.
 inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh, std::size_t elem_bytes) {
-  if (kh < 5 && elem_bytes >= 4) return {1u, 8u, true, DepthwiseConv2dTile::Shuffle::WhereItApplies};
+  if (kh < 5 && elem_bytes >= 4) return {1u, 8u, true, 0u, DepthwiseConv2dTile::Shuffle::WhereItApplies};
   return {2u, 8u, kh < 5};
 }
 
@@ -164,8 +167,8 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   };
 
   // With tile.preload every input row of the tile is loaded (rows outside the input at the nearest
-  // in-range row) and converted first, so all of the thread's loads are in flight at once (else each
-  // row just before its arithmetic, under its branch); then rows in order, the
+  // in-range row) and converted first (or, with tile.ahead = n, n rows ahead of its arithmetic), so all of the thread's
+  // loads are in flight at once (else each row just before its arithmetic, under its branch); then rows in order, the
   // arithmetic of a row outside the input skipped by a branch (uniform but for warps that straddle a
   // plane edge); columns outside select 0. An output row is stored right after its last input row,
   // so only about kh*dh/sh rows of accumulators are live at a time.
@@ -175,11 +178,17 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
     auto row_at = k.let("xr" + std::to_string(rr), x_plane + ih * Wd);
     xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr), hx);
   };
-  for (std::uint32_t rr = 0; tile.preload && rr < tr.uses.size(); ++rr) {
-    if (!tr.uses[rr].empty()) load_row(rr, tr.in_range[rr]);
-  }
-  for (std::uint32_t rr = 0; rr < tr.uses.size(); ++rr) {
+  const auto rows = static_cast<std::uint32_t>(tr.uses.size());
+  std::uint32_t loaded = 0;  // preload: rows [0, loaded) are loaded
+  const auto load_through = [&](std::uint32_t last) {
+    for (; tile.preload && loaded < rows && loaded <= last; ++loaded) {
+      if (!tr.uses[loaded].empty()) load_row(loaded, tr.in_range[loaded]);
+    }
+  };
+  load_through(tile.ahead ? tile.ahead - 1 : rows - 1);
+  for (std::uint32_t rr = 0; rr < rows; ++rr) {
     if (tr.uses[rr].empty()) continue;
+    load_through(rr + tile.ahead);
     const auto row_taps = [&] {
       if (!tile.preload) load_row(rr, cast<u32>(tr.ih[rr]));  // under the row's branch
       const auto& xs = xrows[rr];

@@ -17,7 +17,7 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536]; absent keys
+// The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536], ahead in [0, 32]; absent keys
 // take the defaults for the window width (depthwise_nhwc_default_tiling).
 DepthwiseNhwcTiling tiling_of(const Params& p) {
   const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
@@ -25,8 +25,12 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
     return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
   };
   const bool preload = bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
-  return {get("V", d.V), get("VC", d.VC), get("VH", d.VH), preload,
-          bounded_param(p, "CL", 0, 1 << 16, d.CL, "depthwise_conv2d_nhwc")};
+  return {get("V", d.V),
+          get("VC", d.VC),
+          get("VH", d.VH),
+          preload,
+          bounded_param(p, "CL", 0, 1 << 16, d.CL, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "ahead", 0, 32, d.ahead, "depthwise_conv2d_nhwc")};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -58,6 +62,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("VC");
   s.spec_params.emplace_back("VH");
   s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
+  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("CL");       // channel vectors per pixel of consecutive threads
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
 
@@ -100,6 +105,17 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     p["preload"] = 0;
     s.tests.push_back({"c16_9x11_3x3_pad1_bias_v4_vh3_nopreload", p});
   }
+  // Rows loaded 1 and 2 rows ahead of their arithmetic: partial row tiles, 7x7, bias.
+  for (const auto& [name, c, ahead] : std::vector<std::tuple<std::string, ConvCase, int>>{
+           {"c16_19x11_3x3_pad1_bias_v2_vh8_ahead1",
+            {.B = 2, .C = 16, .size = {19, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1},
+           {"c8_13x10_7x7_pad3_v2_vh5_ahead2", {.B = 1, .C = 8, .size = {13, 10}, .k = {7, 7}, .pad = {3, 3}}, 2}}) {
+    auto p = with(conv_params(f, c), 2, 2, c.k[0] == 3 ? 8 : 5);
+    p["preload"] = 1;
+    p["ahead"] = ahead;
+    s.tests.push_back({name, p});
+  }
   // Channel blocks: C/VC = 6 channel vectors in blocks of 2, of 1.
   {
     auto p =
@@ -131,6 +147,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   variant(k3, "3x3", 4, 2, 1, 0);
   variant(k3, "3x3", 4, 2, 2, 1);  // the default of 28c8168
   variant(k7, "7x7", 4, 2, 1, 0);
+  // Tall tiles with rows loaded `ahead` rows ahead of their arithmetic.
+  for (const auto& [V, VH, ahead] : std::vector<std::tuple<int, int, int>>{{2, 8, 1}, {2, 16, 2}, {4, 8, 1}}) {
+    auto p = with(conv_params(f, k3), V, 2, VH);
+    p["preload"] = 1;
+    p["ahead"] = ahead;
+    s.bench.push_back(
+        {"N32_C384_56x56_3x3_v" + std::to_string(V) + "_vc2_vh" + std::to_string(VH) + "_ahead" + std::to_string(ahead),
+         p});
+  }
 
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);

@@ -79,6 +79,9 @@ struct DepthwiseNhwcTiling {
   // work-group covers a column of pixels of CL*VC channels (measured no faster on the H200 for
   // C = 384, so the default is 0: every channel of a pixel, then the next row group).
   std::uint32_t CL = 0;
+  // With preload: 0 loads every row first; n > 0 loads each row n rows ahead of its arithmetic
+  // (tall tiles: rows u .. u + n in flight while row u is multiplied).
+  std::uint32_t ahead = 0;
 };
 // The default tiling for narrow windows: V = 2 columns x VC = 2 channels x VH = 4 rows per
 // thread, input rows preloaded (3x3 on the H200, 2026-12-01 run 7: bf16/f16/f32 60/63/84% of copy
@@ -279,11 +282,17 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
       }
     }
   };
-  for (std::uint32_t u = 0; tiling.preload && u < tr.uses.size(); ++u) {
-    if (!tr.uses[u].empty()) load_row(u, tr.in_range[u]);
-  }
-  for (std::uint32_t u = 0; u < tr.uses.size(); ++u) {
+  const auto rows = static_cast<std::uint32_t>(tr.uses.size());
+  std::uint32_t loaded = 0;  // preload: rows [0, loaded) are loaded
+  const auto load_through = [&](std::uint32_t last) {
+    for (; tiling.preload && loaded < rows && loaded <= last; ++loaded) {
+      if (!tr.uses[loaded].empty()) load_row(loaded, tr.in_range[loaded]);
+    }
+  };
+  load_through(tiling.ahead ? tiling.ahead - 1 : rows - 1);
+  for (std::uint32_t u = 0; u < rows; ++u) {
     if (tr.uses[u].empty()) continue;
+    load_through(u + tiling.ahead);
     for (const auto& [rr, ty] : tr.uses[u]) need_weight_row(ty);
     auto row = [&] {
       if (!tiling.preload) load_row(u, cast<u32>(tr.ih[u]));  // under the row's branch
