@@ -1,8 +1,11 @@
 // depthwise_conv2d: depthwise 2-D convolution, NCHW in and out, weight [C, kh, kw], optional
 // bias; kh != kw allowed; stride, padding and dilation per axis. The cases, oracle and bench
-// arithmetic are direct_conv_registry's; the kernel is depthwise_conv2d_nchw.hpp (a VH x VW
-// tile of outputs per thread, spec parameters "VH", "VW", "preload", "shfl" and "minb", default
-// depthwise_conv2d_default_tile: per window height and element size).
+// arithmetic are direct_conv_registry's. Kernels: depthwise_conv2d_nchw.hpp (a VH x VW tile of
+// outputs per thread; spec parameters "VH", "VW", "preload", "ahead", "shfl", "minb"; default
+// depthwise_conv2d_default_tile, per window height and element size), depthwise_conv2d_nchw_mma.hpp
+// (f16/bf16 on tensor cores, "mma" and "imgs"; the default for windows of 5 or more rows where it
+// applies, tile_of) and depthwise_conv2d_nchw_smem.hpp (a plane per work-group in shared memory,
+// "smem").
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
@@ -35,8 +38,10 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// Absent VH/VW/preload take depthwise_conv2d_default_tile.
-DepthwiseConv2dTile tile_of(DType t, const Params& p) {
+// Absent VH/VW/preload take depthwise_conv2d_default_tile; absent mma: tensor cores for 16-bit
+// windows of 5 or more rows where they apply (7x7 bf16 on the H200, 2026-12-01 fourth session:
+// 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: 53% against 70-75%, so not there).
+DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   const DepthwiseConv2dTile d =
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"), dtype_size(t));
@@ -48,7 +53,11 @@ DepthwiseConv2dTile tile_of(DType t, const Params& p) {
     throw std::invalid_argument("depthwise_conv2d: shfl = 1 with smem = 1: the staged plane has no halo to exchange");
   }
   if (smem) shfl = Shuffle::Off;
-  const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, d.mma ? 1 : 0, "depthwise_conv2d") == 1;
+  // (a case that names a tile of the tiled kernels runs them)
+  bool tiled = false;
+  for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
+  const bool mma_default = !tiled && sp.ksize[0] >= 5 && depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
+  const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, mma_default ? 1 : 0, "depthwise_conv2d") == 1;
   if (mma && (smem || shfl == Shuffle::On)) {
     throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");
   }
@@ -247,10 +256,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["shfl"] = 1;
     s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl", p});
   }
+  // Tensor cores (the 7x7 16-bit default) for 3x3, and with 4 images per work-group.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
-    s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
+    if (shape == "3x3") s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
   }
@@ -276,10 +286,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
+  variant(b7, "7x7", 2, 8, 0);  // the 7x7 default before tensor cores (2026-12-01, fourth session)
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    const auto tile = tile_of(t, p);
+    const auto tile = tile_of(t, sp, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
@@ -295,7 +306,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
-    const DepthwiseConv2dTile tile = tile_of(t, p);
+    const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
       const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t)).group();

@@ -30,16 +30,6 @@
 
 namespace ingot::kernels {
 
-// Why the tensor-core kernel cannot run spec s with elements of elem_bytes ("" when it can).
-inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
-  if (elem_bytes != 2) return "needs f16 or bf16 elements";
-  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
-    return "needs stride 1 and dilation 1";
-  }
-  if (s.ksize[1] > 8) return "needs a window at most 8 columns wide (has " + std::to_string(s.ksize[1]) + ")";
-  return "";
-}
-
 struct DepthwiseMmaPlan {
   PlaneSmem plane;
   std::uint32_t s = 0;      // PW % 2
@@ -49,14 +39,8 @@ struct DepthwiseMmaPlan {
   [[nodiscard]] std::uint32_t group() const { return 32 * warps; }
 };
 
-// Throws std::invalid_argument with the reason unless the kernel applies (or the plane does not
-// fit the shared array).
-inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes) {
-  check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
-  if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes); !why.empty()) {
-    throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
-                                "; use mma = 0");
-  }
+// The plan for a valid depthwise NCHW spec, whether the kernel applies or not (see the refusal).
+inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes) {
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
   DepthwiseMmaPlan plan;
@@ -69,9 +53,34 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t
   plan.warps = (plan.tasks + per - 1) / per;
   const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
   const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
-  plan.plane = plane_smem_layout(s.name + ": mma = 1 (depthwise_conv2d)", s.in_size[0], s.in_size[1], elem_bytes, -PH,
-                                 row_hi, col_lo, col_hi, 2);
+  plan.plane = plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
   return plan;
+}
+
+// Why the tensor-core kernel cannot run spec s (a valid depthwise NCHW spec) with elements of
+// elem_bytes ("" when it can).
+inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
+  if (elem_bytes != 2) return "needs f16 or bf16 elements";
+  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
+    return "needs stride 1 and dilation 1";
+  }
+  if (s.ksize[1] > 8) return "needs a window at most 8 columns wide (has " + std::to_string(s.ksize[1]) + ")";
+  if (const std::uint64_t bytes = depthwise_conv2d_mma_geometry(s, elem_bytes).plane.bytes; bytes > kPlaneSmemBytes) {
+    return "stages a whole " + std::to_string(s.in_size[0]) + "x" + std::to_string(s.in_size[1]) +
+           " plane with its border in shared memory: " + std::to_string(bytes) + " bytes, more than " +
+           std::to_string(kPlaneSmemBytes);
+  }
+  return "";
+}
+
+// Throws std::invalid_argument with the reason unless the kernel applies.
+inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes) {
+  check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
+  if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
+                                "; use mma = 0");
+  }
+  return depthwise_conv2d_mma_geometry(s, elem_bytes);
 }
 
 // Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).

@@ -37,15 +37,16 @@ struct PlaneSmem {
   std::uint32_t rows = 0;      // rows of the layout
   std::uint32_t left = 0;      // zero columns left of the plane
   std::uint32_t right = 0;     // zero columns right of the plane
+  std::uint64_t bytes = 0;     // size of the array
   [[nodiscard]] std::uint64_t elements() const { return static_cast<std::uint64_t>(rows) * ws; }
 };
 
 // The layout for windows that read input rows [row_lo, row_hi] and columns [col_lo, col_hi]
-// (zero outside the plane) with reads aligned to `align` elements (a power of two). Throws
-// std::invalid_argument, naming `who`, when the array would exceed kPlaneSmemBytes.
-inline PlaneSmem plane_smem_layout(const std::string& who, std::uint32_t H, std::uint32_t W, std::size_t elem_bytes,
-                                   std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi,
-                                   std::uint32_t align) {
+// (zero outside the plane) with reads aligned to `align` elements (a power of two), whatever its
+// size; plane_smem_layout also checks that it fits.
+inline PlaneSmem plane_smem_geometry(std::uint32_t H, std::uint32_t W, std::size_t elem_bytes, std::int64_t row_lo,
+                                     std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi,
+                                     std::uint32_t align) {
   PlaneSmem L;
   L.H = H;
   L.W = W;
@@ -56,18 +57,26 @@ inline PlaneSmem plane_smem_layout(const std::string& who, std::uint32_t H, std:
   const std::int64_t off = round_up(left);
   const std::int64_t ws = round_up(off + std::max<std::int64_t>(W, col_hi + 1));
   const std::int64_t rows = top + std::max<std::int64_t>(H, row_hi + 1);
-  const auto bytes = static_cast<std::uint64_t>(rows * ws) * elem_bytes;
-  if (bytes > kPlaneSmemBytes) {
-    throw std::invalid_argument(who + " stages a whole " + std::to_string(H) + "x" + std::to_string(W) +
-                                " plane with its border in shared memory: " + std::to_string(bytes) +
-                                " bytes, more than " + std::to_string(kPlaneSmemBytes) + "; use smem = 0 and mma = 0");
-  }
   L.off = static_cast<std::uint32_t>(off);
   L.ws = static_cast<std::uint32_t>(ws);
   L.top = static_cast<std::uint32_t>(top);
   L.rows = static_cast<std::uint32_t>(rows);
   L.left = static_cast<std::uint32_t>(left);
   L.right = static_cast<std::uint32_t>(std::max<std::int64_t>(0, col_hi + 1 - W));
+  L.bytes = static_cast<std::uint64_t>(rows * ws) * elem_bytes;
+  return L;
+}
+
+// plane_smem_geometry, or std::invalid_argument naming `who` when the array would exceed kPlaneSmemBytes.
+inline PlaneSmem plane_smem_layout(const std::string& who, std::uint32_t H, std::uint32_t W, std::size_t elem_bytes,
+                                   std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi,
+                                   std::uint32_t align) {
+  const PlaneSmem L = plane_smem_geometry(H, W, elem_bytes, row_lo, row_hi, col_lo, col_hi, align);
+  if (L.bytes > kPlaneSmemBytes) {
+    throw std::invalid_argument(who + " stages a whole " + std::to_string(H) + "x" + std::to_string(W) +
+                                " plane with its border in shared memory: " + std::to_string(L.bytes) +
+                                " bytes, more than " + std::to_string(kPlaneSmemBytes) + "; use smem = 0 and mma = 0");
+  }
   return L;
 }
 
