@@ -330,6 +330,53 @@ TEST(ConvKernels, SizesBeyond32BitIndicesAreRefused) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f32, {{"OC", 5000}}).find("OC = 5000"), std::string::npos);
 }
 
+// The work-group-per-plane kernels of depthwise_conv2d: tensor cores (the 16-bit default for windows
+// of 5 or more rows, mma) and the shared-memory tiles (smem): their launches, and refusals with the reason.
+TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
+  const Registry reg = builtin_registry();
+  const auto& dw = spec(reg, "depthwise_conv2d");
+  Params p{{"B", 3},     {"C", 5},    {"H", 56},       {"W", 56},       {"kh", 7},    {"kw", 7},   {"pad_h", 3},
+           {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
+  // 7x7 bf16: tensor cores by default, one plane per work-group of 7 warps (4 bands x 7 column groups = 28 tiles)
+  ir::Kernel k7;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k7), "");
+  EXPECT_TRUE(ir::has_mma(k7));
+  EXPECT_EQ(dw.geometry(DType::bf16, p).total_threads(), 3u * 5 * 224);
+  EXPECT_EQ(dw.geometry(DType::bf16, p).group_size[0], 224u);
+  // f32 and a case naming a tile run the tiled kernel
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, p, &k7), "");
+  EXPECT_FALSE(ir::has_mma(k7));
+  Params tiled = p;
+  tiled["VH"] = 2;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, tiled, &k7), "");
+  EXPECT_FALSE(ir::has_mma(k7));
+  // 3x3 stays on the tiled kernel unless asked; 2 images per work-group halve the groups (rounded up)
+  Params p3 = p;
+  p3["kh"] = 3, p3["kw"] = 3, p3["pad_h"] = 1, p3["pad_w"] = 1;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p3, &k7), "");
+  EXPECT_FALSE(ir::has_mma(k7));
+  p3["mma"] = 1, p3["imgs"] = 2;
+  EXPECT_EQ(dw.geometry(DType::f16, p3).total_threads(), 5u * 2 * 224);
+  // refusals: stride, a window wider than 8 columns, a plane too large for shared memory
+  Params bad = p;
+  bad["mma"] = 1, bad["stride_w"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("needs stride 1 and dilation 1; use mma = 0"),
+            std::string::npos);
+  bad = p, bad["mma"] = 1, bad["kw"] = 9, bad["pad_w"] = 4;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("at most 8 columns wide"), std::string::npos);
+  bad = p, bad["mma"] = 1, bad["H"] = 200, bad["W"] = 200;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f16, bad).find("more than 49152"), std::string::npos);
+  bad.erase("mma");  // the default falls back to the tiled kernel where the plane does not fit
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f16, bad, &k7), "");
+  EXPECT_FALSE(ir::has_mma(k7));
+  bad["smem"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f16, bad).find("use smem = 0"), std::string::npos);
+  bad = p3, bad.erase("imgs"), bad["smem"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop smem and shfl"), std::string::npos);
+  bad.erase("mma"), bad["shfl"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("shfl = 1 with smem = 1"), std::string::npos);
+}
+
 // The 2-D depthwise tilings: default tiles per window (what the launch covers), and out-of-range
 // tiling parameters refused with the reason.
 TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
