@@ -130,7 +130,8 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
       if (uses[rr].empty()) continue;
       auto row_at = k.let(rt + "xr" + std::to_string(rr), (oh0 * SH + rr) * L.plane.ws);
       const auto xrow = load_tile_row(k, xs, row_at, tc, rt + std::to_string(rr));
-      for (const auto& [i, a] : uses[rr]) {
+      for (const auto& use : uses[rr]) {
+        const std::uint32_t i = use.first, a = use.second;  // output row, tap row
         for (std::uint32_t j = 0; j < VW; ++j) {
           Val<f32> sum = acc[i][j];
           for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xrow.at(tc.col(j, e)), wv[a * KW + e], sum);
