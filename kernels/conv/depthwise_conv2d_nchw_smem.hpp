@@ -73,7 +73,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
-  const std::uint32_t PH = s.pad[0], PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
+  const std::uint32_t PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
   const std::uint32_t VH = tile.vh, VW = tile.vw, TW = (Q + VW - 1) / VW, G = L.group;
   const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);  // output vector width
 
