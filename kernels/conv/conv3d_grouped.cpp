@@ -1,8 +1,15 @@
 // conv3d_grouped: grouped 3-D convolution, NCDHW input, weight [O, C/groups, kd, kh, kw],
 // optional bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
-// arithmetic are direct_conv_registry's; the kernel is grouped_conv_nchw.hpp (OC output channels
-// x a VH x VW tile of one depth slice per thread, spec parameters "OC", "VH", "VW", default 2, 4,
-// 8).
+// arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma.hpp (tensor cores: the
+// f16/bf16 default where it applies — 8 input channels per group, stride and dilation 1; spec
+// parameters "mma", "rows", "mmatx") and grouped_conv_nchw.hpp (OC output channels x a VH x VW tile
+// of one depth slice per thread, spec parameters "OC", "VH", "VW", default 2, 4, 8).
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "grouped_conv_registry.hpp"
 #include "register.hpp"
 
@@ -10,7 +17,7 @@ namespace ingot::kernels {
 
 void register_conv3d_grouped(harness::Registry& r) {
   const ConvForm f{"conv3d_grouped", 3, ConvLayout::ChannelsFirst, ConvChannels::Grouped};
-  r.add(grouped_conv_kernel(
+  auto s = grouped_conv_kernel(
       f,
       "grouped 3-D convolution: x[B,C,D,H,W] * w[O,C/groups,kd,kh,kw] (+bias[O]) -> y[B,O,P,Q,R]; stride, pad, "
       "dilation per axis",
@@ -67,7 +74,31 @@ void register_conv3d_grouped(harness::Registry& r) {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}}));  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+      {{4, 2, 8}, {8, 1, 8}});  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+  // The tensor-core kernel (grouped_conv_mma.hpp, rank 3; f16/bf16, f32 runs the FMA kernel): depth
+  // padding on both ends, a depth window of 2 (no depth padding), partial q-tiles and row bands, 16
+  // output channels per group, both reduction orders, bias, tail warps.
+  const auto with = [&](const ConvCase& c, const std::vector<std::pair<std::string, std::int64_t>>& extra) {
+    auto p = conv_params(f, c);
+    for (const auto& [key, v] : extra) p[key] = v;
+    return p;
+  };
+  for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+           {"cpg8_og16_g2_4x7x19_pad1_bias_r4",
+            {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 19}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+            4},
+           {"cpg8_g1_3x5x16_k2x3x4_pad0x1x1_b2_r3",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
+            3}}) {
+    for (const std::int64_t tx : {0, 1}) {
+      s.tests.push_back({name + (tx ? "_tx" : "_ch"), with(c, {{"rows", rows}, {"mmatx", tx}})});
+    }
+  }
+  // Bench: the default (tensor cores in 16-bit) against the FMA kernel's default and 2-row bands.
+  const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r2", with(g8, {{"rows", 2}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", with(g8, {{"mma", 0}})});
+  r.add(std::move(s));
 }
 
 }  // namespace ingot::kernels

@@ -56,18 +56,34 @@ struct GroupedConvMmaTile {
 
 inline constexpr std::uint32_t kGroupedMmaGroup = 128;  // threads per work-group (4 warps)
 
+// The sizes the kernel works with: rank 2 is rank 3 with one depth slice and a depth-1 window.
+struct GroupedMmaDims {
+  std::uint32_t D, H, W, OD, P, Q, KD, KH, KW, PD, PH, PW;
+};
+inline GroupedMmaDims grouped_mma_dims(const ConvSpec& s) {
+  const std::size_t r = s.rank();
+  const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+  const bool d3 = r == 3;
+  return {d3 ? s.in_size[0] : 1u, s.in_size[r - 2],    s.in_size[r - 1],     d3 ? u(s.out_len(0)) : 1u,
+          u(s.out_len(r - 2)),    u(s.out_len(r - 1)), d3 ? s.ksize[0] : 1u, s.ksize[r - 2],
+          s.ksize[r - 1],         d3 ? s.pad[0] : 0u,  s.pad[r - 2],         s.pad[r - 1]};
+}
+
 // Why the tensor-core kernel cannot run spec s with elements of elem_bytes ("" when it can).
 inline std::string grouped_conv_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
   if (elem_bytes != 2) return "needs f16 or bf16 elements (f32 has no tensor-core path here)";
-  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsFirst) return "needs a 2-D NCHW convolution";
+  if ((s.rank() != 2 && s.rank() != 3) || s.layout != ConvLayout::ChannelsFirst) {
+    return "needs a 2-D or 3-D channels-first convolution";
+  }
   if (s.in_per_group() != 8) return "needs 8 input channels per group (has " + std::to_string(s.in_per_group()) + ")";
   if (s.out_per_group() % 8 != 0) {
     return "needs a multiple of 8 output channels per group (has " + std::to_string(s.out_per_group()) + ")";
   }
-  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
-    return "needs stride 1 and dilation 1";
+  for (std::size_t a = 0; a < s.rank(); ++a) {
+    if (s.stride[a] != 1 || s.dilation[a] != 1) return "needs stride 1 and dilation 1";
   }
-  if (s.ksize[0] * s.ksize[1] > 64) return "needs at most 64 taps";
+  const GroupedMmaDims dm = grouped_mma_dims(s);
+  if (dm.KH * dm.KW > 64) return "needs at most 64 taps per depth slice";
   return "";
 }
 
@@ -77,7 +93,7 @@ inline void check_grouped_conv_mma(const ConvSpec& s, std::size_t elem_bytes, co
   if (const std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (mma = 1) " + why + "; use mma = 0");
   }
-  if (t.columns_across_lanes && s.ksize[1] > 4) {
+  if (t.columns_across_lanes && grouped_mma_dims(s).KW > 4) {
     throw std::invalid_argument(s.name +
                                 ": the tensor-core kernel's columns-across-lanes order (mmatx = 1) needs kw <= 4");
   }
@@ -88,8 +104,9 @@ inline void check_grouped_conv_mma(const ConvSpec& s, std::size_t elem_bytes, co
 
 // Threads per batch: 32 per warp task.
 inline std::uint64_t grouped_conv_mma_threads_per_batch(const ConvSpec& s, const GroupedConvMmaTile& t) {
-  const std::uint64_t P = s.out_len(0), Q = s.out_len(1);
-  return 32ull * s.groups * (s.out_per_group() / 8) * ((P + t.rows - 1) / t.rows) * ((Q + 15) / 16);
+  const GroupedMmaDims dm = grouped_mma_dims(s);
+  const std::uint64_t P = dm.P, Q = dm.Q;
+  return 32ull * s.groups * (s.out_per_group() / 8) * dm.OD * ((P + t.rows - 1) / t.rows) * ((Q + 15) / 16);
 }
 
 // Throws std::invalid_argument unless `batch` images' threads fit the kernel's u32 thread index.
@@ -108,13 +125,16 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   check_grouped_conv_mma(s, sizeof(T), tile);
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  const GroupedMmaDims dm = grouped_mma_dims(s);
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups;
-  const std::uint32_t H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
-  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], PW = s.pad[1];
+  const std::uint32_t D = dm.D, H = dm.H, Wd = dm.W, OD = dm.OD, P = dm.P, Q = dm.Q;
+  const std::uint32_t KD = dm.KD, KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
   const std::uint32_t R = tile.rows, NT = Og / 8, NB = (P + R - 1) / R, QT = (Q + 15) / 16;
   const bool tx_lanes = tile.columns_across_lanes;
-  const std::uint32_t taps = KH * KW, steps = tx_lanes ? (8 * KH + 3) / 4 : (taps + 1) / 2;
-  const std::uint32_t tasks = G * NT * NB * QT;  // per image
+  // per depth tap kd: the k-steps over (channel, tap row) or (channel, tap) of its kh x kw slice
+  const std::uint32_t taps2 = KH * KW, taps = KD * taps2, steps = tx_lanes ? (8 * KH + 3) / 4 : (taps2 + 1) / 2;
+  const std::uint32_t tasks = G * NT * OD * NB * QT;  // per image
+  (void)u;
 
   k.launch_bounds(kGroupedMmaGroup);
   const auto prm = declare_dense_conv_params<T>(k, s);
@@ -129,8 +149,9 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   auto task = k.let("task", select(live, warp, 0u));  // tail warps take task 0's operands
   auto qt = k.let("qt", task % QT);
   auto band = k.let("band", (task / QT) % NB);
-  auto nt = k.let("nt", (task / (QT * NB)) % NT);
-  auto bg = k.let("bg", task / (QT * NB * NT));  // b * groups + g
+  auto od = k.let("od", (task / (QT * NB)) % OD);
+  auto nt = k.let("nt", (task / (QT * NB * OD)) % NT);
+  auto bg = k.let("bg", task / (QT * NB * OD * NT));  // b * groups + g
   auto g = k.let("g", bg % G);
   auto lane = k.let("lane", k.local_id(0) % 32u);
   auto gl = k.let("gl", lane / 4u);
@@ -138,41 +159,45 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   auto q0 = k.let("q0", qt * 16u);
   auto p0 = k.let("p0", band * R);
   // The lane's two input channels (planes) and the first input column of its pixel gl (i32).
-  auto plane0 = k.let("plane0", (bg * 8u + tl * 2u) * (H * Wd));  // b*C + 8g + 2t, times H*W
+  auto plane0 = k.let("plane0", (bg * 8u + tl * 2u) * (D * H * Wd));  // b*C + 8g + 2t, times D*H*W
   auto col0 = k.let("col0", cast<i32>(q0 + gl) - i32c(PW));
 
-  // B fragments: per step s, b_i = w[oc][ci][tap] with oc = g*Og + 8nt + gl, ci = 2t + i%2, tap = 2s + i/2.
+  // B fragments of depth tap kd: per step s, b_i = w[oc][ci][kd][tap] with oc = g*Og + 8nt + gl.
   auto oc_b = k.let("oc_b", g * Og + nt * 8u + gl);
-  std::vector<std::array<Val<f32>, 4>> bfrag(steps);
   std::optional<Val<bool>> tx_ok;
   if (tx_lanes && KW < 4) tx_ok = k.let("tx_ok", tl < KW);
-  for (std::uint32_t st = 0; st < steps && tx_lanes; ++st) {
-    // b_i: k = 2t + i%2 + 8*(i/2): combination c = 4s + 2*(i/2) + i%2 -> (ci, ty), tap column tl
-    for (std::uint32_t i = 0; i < 4; ++i) {
-      const std::uint32_t c = 4 * st + 2 * (i / 2) + i % 2;
-      if (c >= 8 * KH) {
-        bfrag[st][i] = 0.0f;
-        continue;
+  const auto b_fragments = [&](std::uint32_t kd) {
+    std::vector<std::array<Val<f32>, 4>> bfrag(steps);
+    const std::string kt = KD > 1 ? std::to_string(kd) + "_" : "";
+    for (std::uint32_t st = 0; st < steps && tx_lanes; ++st) {
+      // b_i: k = 2t + i%2 + 8*(i/2): combination c = 4s + 2*(i/2) + i%2 -> (ci, ty), tap column tl
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        const std::uint32_t c = 4 * st + 2 * (i / 2) + i % 2;
+        if (c >= 8 * KH) {
+          bfrag[st][i] = 0.0f;
+          continue;
+        }
+        const std::uint32_t ci = c % 8, ty = c / 8;
+        auto idx = (oc_b * 8u + ci) * taps + (kd * taps2 + ty * KW) + (tx_ok ? select(*tx_ok, tl, 0u) : Val<u32>(tl));
+        Val<T> wv = load(w, idx);
+        if (tx_ok) wv = select(*tx_ok, wv, Val<T>(0.0f));
+        bfrag[st][i] = cast<f32>(k.let("w" + kt + std::to_string(st) + "_" + std::to_string(i), wv));
       }
-      const std::uint32_t ci = c % 8, ty = c / 8;
-      auto idx = (oc_b * 8u + ci) * taps + ty * KW + (tx_ok ? select(*tx_ok, tl, 0u) : Val<u32>(tl));
-      Val<T> wv = load(w, idx);
-      if (tx_ok) wv = select(*tx_ok, wv, Val<T>(0.0f));
-      bfrag[st][i] = cast<f32>(k.let("w" + std::to_string(st) + "_" + std::to_string(i), wv));
     }
-  }
-  for (std::uint32_t st = 0; st < steps && !tx_lanes; ++st) {
-    for (std::uint32_t i = 0; i < 4; ++i) {
-      const std::uint32_t tap = 2 * st + i / 2;
-      if (tap >= taps) {
-        bfrag[st][i] = 0.0f;
-        continue;
+    for (std::uint32_t st = 0; st < steps && !tx_lanes; ++st) {
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        const std::uint32_t tap = 2 * st + i / 2;
+        if (tap >= taps2) {
+          bfrag[st][i] = 0.0f;
+          continue;
+        }
+        auto wv = k.let("w" + kt + std::to_string(st) + "_" + std::to_string(i),
+                        load(w, (oc_b * 8u + tl * 2u + i % 2) * taps + kd * taps2 + tap));
+        bfrag[st][i] = cast<f32>(wv);
       }
-      auto wv = k.let("w" + std::to_string(st) + "_" + std::to_string(i),
-                      load(w, (oc_b * 8u + tl * 2u + i % 2) * taps + tap));
-      bfrag[st][i] = cast<f32>(wv);
     }
-  }
+    return bfrag;
+  };
   // C: the bias of the lane's output channels 8nt + 2t (+1), or 0.
   std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
   if (s.bias) {
@@ -181,9 +206,6 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
     }
   }
 
-  // The input row window: element (row r of the band's rows p0 - PH + r, channel e, pixel m, column tx).
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win;
-  const std::uint32_t rows_in = R + KH - 1;
   std::vector<Val<bool>> col_ok(2 * KW);  // per (m, tx): column inside [0, W)
   std::vector<Val<u32>> col_at(2 * KW);   // per (m, tx): the clamped column
   for (std::uint32_t m = 0; m < 2; ++m) {
@@ -195,66 +217,88 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
       col_at[m * KW + tx] = k.let("cat" + std::to_string(m) + "_" + std::to_string(tx), select(ok, cast<u32>(c), 0u));
     }
   }
-  // Window row r: input row p0 - PH + r, whether it lies inside [0, H), its clamped offset.
-  auto row_of = [&](std::uint32_t r) {
-    auto ih = k.let("ih" + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
-    auto rok = k.let("rok" + std::to_string(r), cast<u32>(ih) < H);
-    return std::make_pair(rok, k.let("ra" + std::to_string(r), select(rok, cast<u32>(ih), 0u) * Wd));
-  };
-  auto load_row = [&](std::uint32_t r) {
-    const auto [rok, row_at] = row_of(r);
-    for (std::uint32_t e = 0; e < 2; ++e) {
-      for (std::uint32_t m = 0; m < 2; ++m) {
-        for (std::uint32_t tx = 0; tx < KW; ++tx) {
-          const std::string tag = std::to_string(r) + "_" + std::to_string(e) + std::to_string(m) + std::to_string(tx);
-          auto v = load(x, plane0 + e * (H * Wd) + row_at + col_at[m * KW + tx]);
-          win.emplace(std::make_tuple(r, e, m, tx),
-                      k.let("x" + tag, select(rok && col_ok[m * KW + tx], v, Val<T>(0.0f))));
+  std::vector<std::array<Val<f32>, 4>> acc(R);
+  for (std::uint32_t pr = 0; pr < R; ++pr) acc[pr] = {bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
+  const std::uint32_t rows_in = R + KH - 1;
+  for (std::uint32_t kd = 0; kd < KD; ++kd) {
+    const std::string kt = KD > 1 ? std::to_string(kd) + "_" : "";
+    // The depth slice od + kd - PD of this tap (rank 2: the plane itself), whether it lies inside [0, D).
+    std::optional<Val<bool>> dok;
+    Val<u32> slice_at = 0u;
+    if (KD > 1 || D > 1) {
+      auto dd = k.let("dd" + kt, cast<i32>(od) + i32c(static_cast<std::int64_t>(kd) - PD));
+      dok = k.let("dok" + kt, cast<u32>(dd) < D);
+      slice_at = k.let("da" + kt, select(*dok, cast<u32>(dd), 0u) * (H * Wd));
+    }
+    const auto bfrag = b_fragments(kd);
+    // Window row r: input row p0 - PH + r of the slice, whether it lies inside, its clamped offset.
+    auto row_of = [&](std::uint32_t r) {
+      auto ih = k.let("ih" + kt + std::to_string(r), cast<i32>(p0) + i32c(static_cast<std::int64_t>(r) - PH));
+      Val<bool> rok = cast<u32>(ih) < H;
+      if (dok) rok = rok && *dok;
+      rok = k.let("rok" + kt + std::to_string(r), rok);
+      return std::make_pair(rok, k.let("ra" + kt + std::to_string(r), slice_at + select(rok, cast<u32>(ih), 0u) * Wd));
+    };
+    // The input row window of this slice: element (row r of the band's rows p0 - PH + r, channel e,
+    // pixel m, column tx).
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win;
+    auto load_row = [&](std::uint32_t r) {
+      const auto [rok, row_at] = row_of(r);
+      for (std::uint32_t e = 0; e < 2; ++e) {
+        for (std::uint32_t m = 0; m < 2; ++m) {
+          for (std::uint32_t tx = 0; tx < KW; ++tx) {
+            const std::string tag =
+                kt + std::to_string(r) + "_" + std::to_string(e) + std::to_string(m) + std::to_string(tx);
+            auto v = load(x, plane0 + e * (D * H * Wd) + row_at + col_at[m * KW + tx]);
+            win.emplace(std::make_tuple(r, e, m, tx),
+                        k.let("x" + tag, select(rok && col_ok[m * KW + tx], v, Val<T>(0.0f))));
+          }
         }
       }
-    }
-  };
-  // Columns across lanes: element (row r, channel ci, pixel m) at column q0 + gl + 8m - PW + tl.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win_tx;
-  auto load_row_tx = [&](std::uint32_t r) {
-    const auto [rok, row_at] = row_of(r);
-    for (std::uint32_t ci = 0; ci < 8; ++ci) {
-      for (std::uint32_t m = 0; m < 2; ++m) {
-        const std::string tag = std::to_string(r) + "_" + std::to_string(ci) + std::to_string(m);
-        auto v = load(x, bg * (8 * H * Wd) + ci * (H * Wd) + row_at + col_at[m * KW]);
-        win_tx.emplace(std::make_tuple(r, ci, m), k.let("x" + tag, select(rok && col_ok[m * KW], v, Val<T>(0.0f))));
+    };
+    // Columns across lanes: element (row r, channel ci, pixel m) at column q0 + gl + 8m - pad_w + tl.
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Val<T>> win_tx;
+    auto load_row_tx = [&](std::uint32_t r) {
+      const auto [rok, row_at] = row_of(r);
+      for (std::uint32_t ci = 0; ci < 8; ++ci) {
+        for (std::uint32_t m = 0; m < 2; ++m) {
+          const std::string tag = kt + std::to_string(r) + "_" + std::to_string(ci) + std::to_string(m);
+          auto v = load(x, bg * (8 * D * H * Wd) + ci * (D * H * Wd) + row_at + col_at[m * KW]);
+          win_tx.emplace(std::make_tuple(r, ci, m), k.let("x" + tag, select(rok && col_ok[m * KW], v, Val<T>(0.0f))));
+        }
       }
-    }
-  };
-  for (std::uint32_t r = 0; r < rows_in; ++r) tx_lanes ? load_row_tx(r) : load_row(r);
+    };
+    for (std::uint32_t r = 0; r < rows_in; ++r) tx_lanes ? load_row_tx(r) : load_row(r);
 
-  for (std::uint32_t pr = 0; pr < R; ++pr) {
-    // D = C + sum_s A_s B_s for output row p0 + pr; A value i of step s: channel e = i%2,
-    // pixel m = (i/2)%2, tap 2s + i/4 -> (ty, tx), input row pr + ty of the window.
-    std::array<Val<f32>, 4> acc{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
-    for (std::uint32_t st = 0; st < steps; ++st) {
-      std::array<Val<f32>, 8> a;
-      for (std::uint32_t i = 0; i < 8 && tx_lanes; ++i) {
-        // a_i: k = 2t + i%2 + 8*(i/4): combination c = 4s + 2*(i/4) + i%2, pixel m = (i/2)%2
-        std::uint32_t c = 4 * st + 2 * (i / 4) + i % 2;
-        if (c >= 8 * KH) c = 8 * KH - 1;  // zero weights: any finite value
-        a[i] = cast<f32>(win_tx.at(std::make_tuple(pr + c / 8, c % 8, (i / 2) % 2)));
+    for (std::uint32_t pr = 0; pr < R; ++pr) {
+      // acc += sum_s A_s B_s for output row p0 + pr; A value i of step s: channel e = i%2,
+      // pixel m = (i/2)%2, tap 2s + i/4 -> (ty, tx), input row pr + ty of the window.
+      for (std::uint32_t st = 0; st < steps; ++st) {
+        std::array<Val<f32>, 8> a;
+        for (std::uint32_t i = 0; i < 8 && tx_lanes; ++i) {
+          // a_i: k = 2t + i%2 + 8*(i/4): combination c = 4s + 2*(i/4) + i%2, pixel m = (i/2)%2
+          std::uint32_t c = 4 * st + 2 * (i / 4) + i % 2;
+          if (c >= 8 * KH) c = 8 * KH - 1;  // zero weights: any finite value
+          a[i] = cast<f32>(win_tx.at(std::make_tuple(pr + c / 8, c % 8, (i / 2) % 2)));
+        }
+        for (std::uint32_t i = 0; i < 8 && !tx_lanes; ++i) {
+          std::uint32_t tap = 2 * st + i / 4;
+          if (tap >= taps2) tap = taps2 - 1;  // zero weights: any finite value
+          const std::uint32_t ty = tap / KW, tx = tap % KW;
+          a[i] = cast<f32>(win.at(std::make_tuple(pr + ty, i % 2, (i / 2) % 2, tx)));
+        }
+        acc[pr] = mma_m16n8k16<T>(k, a, bfrag[st], acc[pr]);
       }
-      for (std::uint32_t i = 0; i < 8 && !tx_lanes; ++i) {
-        std::uint32_t tap = 2 * st + i / 4;
-        if (tap >= taps) tap = taps - 1;  // zero weights: any finite value
-        const std::uint32_t ty = tap / KW, tx = tap % KW;
-        a[i] = cast<f32>(win.at(std::make_tuple(pr + ty, i % 2, (i / 2) % 2, tx)));
-      }
-      acc = mma_m16n8k16<T>(k, a, bfrag[st], acc);
     }
-    // d_i: channel 8nt + 2t + i%2, pixel q0 + gl + 8*(i/2), row p0 + pr.
+  }
+  for (std::uint32_t pr = 0; pr < R; ++pr) {
+    // d_i: channel 8nt + 2t + i%2, pixel q0 + gl + 8*(i/2), row p0 + pr of depth slice od.
     auto p = k.let("p" + std::to_string(pr), p0 + pr);
     for (std::uint32_t i = 0; i < 4; ++i) {
       auto q = q0 + gl + 8 * (i / 2);
       auto oc = g * Og + nt * 8u + tl * 2u + i % 2;
-      auto at = ((bg / G) * O + oc) * (P * Q) + p * Q + q;
-      if_(live && p < P && q < Q, [&] { store(y, at, cast<T>(acc[i])); });
+      auto at = ((bg / G) * O + oc) * (OD * P * Q) + od * (P * Q) + p * Q + q;
+      if_(live && p < P && q < Q, [&] { store(y, at, cast<T>(acc[pr][i])); });
     }
   }
 }
