@@ -94,9 +94,10 @@ void register_conv3d_grouped(harness::Registry& r) {
       s.tests.push_back({name + (tx ? "_tx" : "_ch"), with(c, {{"rows", rows}, {"mmatx", tx}})});
     }
   }
-  // Bench: the default (tensor cores in 16-bit) against the FMA kernel's default and 2-row bands.
+  // Bench: the default (tensor cores in 16-bit, 2-row bands) against 4-row bands and the FMA kernel's default.
   const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r2", with(g8, {{"rows", 2}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r4", with(g8, {{"rows", 4}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", with(g8, {{"rows", 1}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", with(g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -35,11 +35,13 @@ inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Pa
   return grouped_conv_mma_refusal(sp, dtype_size(t)).empty();
 }
 
-// "rows" (default 4) and "mmatx" (default 1 where kw <= 4: 3x3 g32 bf16 on the H200, 2026-12-01,
-// 0.108 ms against 0.114 ms with channels across lanes, the same run).
+// "rows" (default 4 in 2-D, 2 in 3-D: 3x3x3 g8 bf16 on the H200, 2026-12-01 fourth session, 0.189 ms
+// against 0.260 ms with 4-row bands) and "mmatx" (default 1 where kw <= 4: 3x3 g32 bf16, 0.108 ms
+// against 0.114 ms with channels across lanes, the same run).
 inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const harness::Params& p) {
   const std::int64_t tx_default = sp.rank() >= 2 && sp.ksize[sp.rank() - 1] <= 4 ? 1 : 0;
-  return {bounded_param(p, "rows", 1, 1024, GroupedConvMmaTile{}.rows, "grouped convolution tile"),
+  const std::uint32_t rows_default = sp.rank() == 3 ? 2u : GroupedConvMmaTile{}.rows;
+  return {bounded_param(p, "rows", 1, 1024, rows_default, "grouped convolution tile"),
           bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
