@@ -87,11 +87,6 @@ void register_conv2d_grouped(harness::Registry& r) {
   // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
   // tap) and a 3-column window (a zero tap column), asymmetric padding, no padding, tail warps;
   // and the FMA kernel on an 8-channel group.
-  const auto with = [&](const ConvCase& c, const std::vector<std::pair<std::string, std::int64_t>>& extra) {
-    auto p = conv_params(f, c);
-    for (const auto& [key, v] : extra) p[key] = v;
-    return p;
-  };
   // Both reduction orders ("_ch": channels across lanes, "_tx": tap columns across lanes, kw <= 4).
   for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
            {"cpg8_og16_g3_9x21_pad1_bias_r4",
@@ -102,23 +97,25 @@ void register_conv2d_grouped(harness::Registry& r) {
             3},
            {"cpg8_g1_5x40_nopad_b3_r2", {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, 2}}) {
     for (const std::int64_t tx : {0, 1}) {
-      s.tests.push_back({name + (tx ? "_tx" : "_ch"), with(c, {{"rows", rows}, {"mmatx", tx}})});
+      s.tests.push_back({name + (tx ? "_tx" : "_ch"), conv_params(f, c, {{"rows", rows}, {"mmatx", tx}})});
     }
   }
   // a 5-column window: channels across lanes by default (the columns-across-lanes order needs kw <= 4)
-  s.tests.push_back({"cpg8_g2_7x12_k3x5_pad1x2_default",
-                     with({.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 12}, .k = {3, 5}, .pad = {1, 2}}, {})});
+  s.tests.push_back(
+      {"cpg8_g2_7x12_k3x5_pad1x2_default",
+       conv_params(f, {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 12}, .k = {3, 5}, .pad = {1, 2}}, {})});
   s.tests.push_back(
       {"cpg8_g2_7x13_pad1_bias_b2_fma",
-       with({.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"mma", 0}, {"OC", 4}, {"VH", 2}, {"VW", 8}})});
+       conv_params(f,
+                   {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+                   {{"mma", 0}, {"OC", 4}, {"VH", 2}, {"VW", 8}})});
   // Bench: the default (tensor cores in 16-bit, columns across lanes, 4-row bands), the channels-
   // across-lanes order (the default of ea9dde7), 2-row bands, and the FMA kernel's default. (Channels
   // across lanes with 2- or 8-row bands measured slower, 2026-12-01: dropped.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", with(g32, {{"mmatx", 0}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", with(g32, {{"rows", 2}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", with(g32, {{"mma", 0}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"mmatx", 0}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", conv_params(f, g32, {{"rows", 2}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }
 

@@ -78,11 +78,6 @@ void register_conv3d_grouped(harness::Registry& r) {
   // The tensor-core kernel (grouped_conv_mma.hpp, rank 3; f16/bf16, f32 runs the FMA kernel): depth
   // padding on both ends, a depth window of 2 (no depth padding), partial q-tiles and row bands, 16
   // output channels per group, both reduction orders, bias, tail warps.
-  const auto with = [&](const ConvCase& c, const std::vector<std::pair<std::string, std::int64_t>>& extra) {
-    auto p = conv_params(f, c);
-    for (const auto& [key, v] : extra) p[key] = v;
-    return p;
-  };
   for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
            {"cpg8_og16_g2_4x7x19_pad1_bias_r4",
             {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 19}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
@@ -91,14 +86,14 @@ void register_conv3d_grouped(harness::Registry& r) {
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
             3}}) {
     for (const std::int64_t tx : {0, 1}) {
-      s.tests.push_back({name + (tx ? "_tx" : "_ch"), with(c, {{"rows", rows}, {"mmatx", tx}})});
+      s.tests.push_back({name + (tx ? "_tx" : "_ch"), conv_params(f, c, {{"rows", rows}, {"mmatx", tx}})});
     }
   }
   // Bench: the default (tensor cores in 16-bit, 2-row bands) against 4-row bands and the FMA kernel's default.
   const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r4", with(g8, {{"rows", 4}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", with(g8, {{"rows", 1}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", with(g8, {{"mma", 0}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r4", conv_params(f, g8, {{"rows", 4}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", conv_params(f, g8, {{"rows", 1}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }
 

@@ -27,6 +27,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "direct_conv.hpp"
@@ -85,6 +86,24 @@ inline void check_depthwise_conv2d_nchw(const ConvSpec& s, const DepthwiseConv2d
   }
 }
 
+// The kh*kw weights of channel c in f32 and its bias (0 without one): what every thread of the
+// depthwise kernels multiplies with, loaded once.
+template <class T>
+std::pair<std::vector<dsl::Val<f32>>, dsl::Val<f32>> depthwise_channel_weights(dsl::KernelBuilder& k,
+                                                                               const DenseConvParams<T>& prm,
+                                                                               const ConvSpec& s,
+                                                                               const dsl::Val<u32>& c) {
+  using namespace ingot::dsl;
+  const std::uint32_t taps = s.ksize[0] * s.ksize[1];
+  std::vector<Val<f32>> wv;
+  for (std::uint32_t a = 0; a < taps; ++a) {
+    wv.push_back(k.let("w" + std::to_string(a), cast<f32>(load(prm.w, c * taps + a))));
+  }
+  Val<f32> init = 0.0f;
+  if (s.bias) init = k.let("bias_c", cast<f32>(load(prm.io.bias, c)));
+  return {wv, init};
+}
+
 // Threads per (b, c) plane.
 inline std::uint64_t depthwise_conv2d_nchw_tiles(const ConvSpec& s, const DepthwiseConv2dTile& t) {
   return ((s.out_len(0) + t.vh - 1) / t.vh) * ((s.out_len(1) + t.vw - 1) / t.vw);
@@ -103,12 +122,10 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   const std::uint32_t Wv = row_vector_width(sizeof(T), VW, Wd);  // input vector width
   const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);   // output vector width
 
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * (C * H * Wd));
-  auto w = k.in<T>("w", C * KH * KW);
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", C);
-  auto y = k.out<T>("y", batch * (C * P * Q));
+  const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x, w [C, kh, kw], bias, y
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& y = prm.io.y;
 
   auto gid = k.let("gid", k.program_id(0));
   auto n = k.let("n", batch * (C * tiles));
@@ -122,12 +139,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   auto x_plane = k.let("x_plane", plane * (H * Wd));
   auto y_plane = k.let("y_plane", plane * (P * Q));
 
-  std::vector<Val<f32>> wv;
-  for (std::uint32_t a = 0; a < KH * KW; ++a) {
-    wv.push_back(k.let("w" + std::to_string(a), cast<f32>(load(w, c * (KH * KW) + a))));
-  }
-  Val<f32> init = 0.0f;
-  if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
+  const auto [wv, init] = depthwise_channel_weights(k, prm, s, c);
   std::vector<std::vector<Var<f32>>> acc(VH);
   for (std::uint32_t r = 0; r < VH; ++r) {
     acc[r].reserve(VW);  // a reallocation would copy (re-declare) the variables

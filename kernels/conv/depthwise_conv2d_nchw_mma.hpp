@@ -106,12 +106,12 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
                                 std::to_string(G));
   }
 
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * (C * H * Wd));
-  auto w = k.in<T>("w", C * KH * KW);
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", C);
-  auto y = k.out<T>("y", batch * (C * P * Q));
+  const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x, w [C, kh, kw], bias, y
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& w = prm.w;
+  const auto& bias = prm.io.bias;
+  const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", u(L.elements()));
 
   if (images < 1) throw std::invalid_argument(s.name + ": images per work-group must be >= 1");

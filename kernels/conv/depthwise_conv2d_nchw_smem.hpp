@@ -77,12 +77,10 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const std::uint32_t VH = tile.vh, VW = tile.vw, TW = (Q + VW - 1) / VW, G = L.group;
   const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);  // output vector width
 
-  auto batch = k.scalar<u32>("batch");
-  auto x = k.in<T>("x", batch * (C * H * Wd));
-  auto w = k.in<T>("w", C * KH * KW);
-  In<T> bias;
-  if (s.bias) bias = k.in<T>("bias", C);
-  auto y = k.out<T>("y", batch * (C * P * Q));
+  const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x, w [C, kh, kw], bias, y
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", u(L.plane.elements()));
 
   // A group past the planes (a launch larger than the geometry) takes plane 0's operands and
@@ -95,12 +93,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   auto x_plane = k.let("x_plane", plane * (H * Wd));
   auto y_plane = k.let("y_plane", plane * (P * Q));
 
-  std::vector<Val<f32>> wv;
-  for (std::uint32_t a = 0; a < KH * KW; ++a) {
-    wv.push_back(k.let("w" + std::to_string(a), cast<f32>(load(w, c * (KH * KW) + a))));
-  }
-  Val<f32> init = 0.0f;
-  if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
+  const auto [wv, init] = depthwise_channel_weights(k, prm, s, c);
 
   stage_plane(k, x, xs, L.plane, x_plane, lid, G);
 

@@ -87,6 +87,13 @@ Params conv_params(const ConvForm& f, const ConvCase& c) {
   return p;
 }
 
+Params conv_params(const ConvForm& f, const ConvCase& c,
+                   const std::vector<std::pair<std::string, std::int64_t>>& extra) {
+  Params p = conv_params(f, c);
+  for (const auto& [key, v] : extra) p[key] = v;
+  return p;
+}
+
 ConvSpec conv_spec(const ConvForm& f, const Params& p) {
   ConvSpec s;
   s.name = f.name;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "direct_conv.hpp"
@@ -46,6 +47,9 @@ struct ConvCase {
 
 [[nodiscard]] std::vector<std::string> conv_spec_params(const ConvForm& f);
 [[nodiscard]] harness::Params conv_params(const ConvForm& f, const ConvCase& c);
+// conv_params plus spec parameters (tilings, kernel choices): extra overrides.
+[[nodiscard]] harness::Params conv_params(const ConvForm& f, const ConvCase& c,
+                                          const std::vector<std::pair<std::string, std::int64_t>>& extra);
 // The ConvSpec of a case; validated (std::invalid_argument names the problem).
 [[nodiscard]] ConvSpec conv_spec(const ConvForm& f, const harness::Params& p);
 

@@ -123,7 +123,6 @@ template <class T>
 void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedConvMmaTile& tile) {
   using namespace ingot::dsl;
   check_grouped_conv_mma(s, sizeof(T), tile);
-  const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const GroupedMmaDims dm = grouped_mma_dims(s);
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups;
@@ -134,7 +133,6 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
   // per depth tap kd: the k-steps over (channel, tap row) or (channel, tap) of its kh x kw slice
   const std::uint32_t taps2 = KH * KW, taps = KD * taps2, steps = tx_lanes ? (8 * KH + 3) / 4 : (taps2 + 1) / 2;
   const std::uint32_t tasks = G * NT * OD * NB * QT;  // per image
-  (void)u;
 
   k.launch_bounds(kGroupedMmaGroup);
   const auto prm = declare_dense_conv_params<T>(k, s);
