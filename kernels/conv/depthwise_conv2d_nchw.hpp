@@ -139,7 +139,9 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   auto x_plane = k.let("x_plane", plane * (H * Wd));
   auto y_plane = k.let("y_plane", plane * (P * Q));
 
-  const auto [wv, init] = depthwise_channel_weights(k, prm, s, c);
+  const auto weights = depthwise_channel_weights(k, prm, s, c);  // no structured binding: lambdas use them
+  const std::vector<Val<f32>>& wv = weights.first;
+  const Val<f32>& init = weights.second;
   std::vector<std::vector<Var<f32>>> acc(VH);
   for (std::uint32_t r = 0; r < VH; ++r) {
     acc[r].reserve(VW);  // a reallocation would copy (re-declare) the variables

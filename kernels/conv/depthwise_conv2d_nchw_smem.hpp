@@ -93,7 +93,9 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   auto x_plane = k.let("x_plane", plane * (H * Wd));
   auto y_plane = k.let("y_plane", plane * (P * Q));
 
-  const auto [wv, init] = depthwise_channel_weights(k, prm, s, c);
+  const auto weights = depthwise_channel_weights(k, prm, s, c);  // no structured binding: lambdas use them
+  const std::vector<Val<f32>>& wv = weights.first;
+  const Val<f32>& init = weights.second;
 
   stage_plane(k, x, xs, L.plane, x_plane, lid, G);
 
