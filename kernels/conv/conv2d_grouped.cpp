@@ -109,12 +109,32 @@ void register_conv2d_grouped(harness::Registry& r) {
        conv_params(f,
                    {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {7, 13}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
                    {{"mma", 0}, {"OC", 4}, {"VH", 2}, {"VW", 8}})});
+  // The staged tensor-core kernel (grouped_conv_mma_smem.hpp, stage = 1): bands past P, pixels of a
+  // tile wrapping rows, odd W (scalar staging), 16 output channels per group, bias, a 5x4 window,
+  // no padding, several images.
+  for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+           {"cpg8_og16_g3_9x21_pad1_bias_stage_r4",
+            {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            4},
+           {"cpg8_g2_6x16_k5x4_pad2x1_stage_r5",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
+            5},
+           {"cpg8_g1_5x40_nopad_b3_stage_r8", {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, 8},
+           {"cpg8_g2_11x13_pad1_stage_r3",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {11, 13}, .k = {3, 3}, .pad = {1, 1}},
+            3}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}})});
+  }
   // Bench: the default (tensor cores in 16-bit, columns across lanes, 4-row bands), the channels-
   // across-lanes order (the default of ea9dde7), 2-row bands, and the FMA kernel's default. (Channels
   // across lanes with 2- or 8-row bands measured slower, 2026-12-01: dropped.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"mmatx", 0}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", conv_params(f, g32, {{"rows", 2}})});
+  for (const std::int64_t rows : {4, 8, 16}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows),
+                       conv_params(f, g32, {{"stage", 1}, {"rows", rows}})});
+  }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

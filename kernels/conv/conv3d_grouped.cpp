@@ -89,10 +89,26 @@ void register_conv3d_grouped(harness::Registry& r) {
       s.tests.push_back({name + (tx ? "_tx" : "_ch"), conv_params(f, c, {{"rows", rows}, {"mmatx", tx}})});
     }
   }
+  // The staged tensor-core kernel (grouped_conv_mma_smem.hpp, stage = 1): depth padding, a depth
+  // window of 2 with no depth padding, odd W (scalar staging), a band past P, 16 output channels per
+  // group, bias, an odd tap count (27: a zero tap).
+  for (const auto& [name, c, rows] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+           {"cpg8_og16_g2_4x7x19_pad1_bias_stage_r3",
+            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 19}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+            3},
+           {"cpg8_g1_3x5x16_k2x3x4_pad0x1x1_b2_stage_r2",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
+            2}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}})});
+  }
   // Bench: the default (tensor cores in 16-bit, 2-row bands) against 4-row bands and the FMA kernel's default.
   const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r4", conv_params(f, g8, {{"rows", 4}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", conv_params(f, g8, {{"rows", 1}})});
+  for (const std::int64_t rows : {4, 8, 12}) {  // 16 rows would stage 53 696 bytes
+    s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r" + std::to_string(rows),
+                       conv_params(f, g8, {{"stage", 1}, {"rows", rows}})});
+  }
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -14,6 +14,7 @@
 
 #include "direct_conv_registry.hpp"
 #include "grouped_conv_mma.hpp"
+#include "grouped_conv_mma_smem.hpp"
 #include "grouped_conv_nchw.hpp"
 #include "register.hpp"
 
@@ -45,6 +46,22 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
           bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
+// Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
+// "stage" (0 or 1, default 0). Like the tensor-core default, "stage = 1" applies to 16-bit
+// dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused.
+inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
+  const bool stage = bounded_param(p, "stage", 0, 1, 0, "grouped convolution") == 1;
+  if (stage && p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
+    throw std::invalid_argument(sp.name + ": stage = 1 is the staged tensor-core kernel; it cannot run with mma = 0");
+  }
+  return stage && dtype_size(t) == 2;
+}
+
+// Output rows per band of the staged kernel: "rows", default 8.
+inline std::uint32_t grouped_conv_stage_rows_of(const harness::Params& p) {
+  return bounded_param(p, "rows", 1, 1024, 8, "grouped convolution tile");
+}
+
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
   p["OC"] = t.oc;
   p["VH"] = t.vh;
@@ -71,7 +88,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx"}) s.spec_params.emplace_back(key);
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage"}) s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
   for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -88,6 +105,15 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    if (grouped_conv_uses_stage(sp, t, p)) {
+      const std::uint32_t rows = grouped_conv_stage_rows_of(p);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows);
+      check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")));
+      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+        using E = typename decltype(tag)::type;
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows);
+      });
+    }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
       check_grouped_conv_mma(sp, dtype_size(t), tile);
@@ -104,6 +130,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
+    if (grouped_conv_uses_stage(sp, t, p)) {
+      const std::uint32_t rows = grouped_conv_stage_rows_of(p);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows);
+      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
+                                  grouped_conv_mma_smem_groups_per_batch(sp, rows) * kStagedMmaGroup,
+                              kStagedMmaGroup);
+    }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
       check_grouped_conv_mma(sp, dtype_size(t), tile);

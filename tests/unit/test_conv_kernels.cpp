@@ -254,6 +254,41 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 0 must be in [1, 1024]"), std::string::npos);
 }
 
+// The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
+// 128-thread work-group per band; f32 keeps the FMA kernel; refusals say what to change.
+TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& g2 = spec(reg, "conv2d_grouped");
+  Params p;
+  for (const auto& b : g2.bench) {
+    if (b.name == "N32_C256_56x56_3x3_g32") p = b.params;
+  }
+  ASSERT_FALSE(p.empty());
+  p["stage"] = 1, p["rows"] = 8;
+  const ir::Kernel bf = g2.build(DType::bf16, p);
+  const std::string ir_text = ir::print_kernel(bf);
+  EXPECT_NE(ir_text.find("mma_m16n8k16"), std::string::npos);
+  EXPECT_NE(ir_text.find("xs"), std::string::npos);
+  EXPECT_EQ(bf.bounds.max_group_threads, 128u);
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * bands * 128
+  const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("__shared__"), std::string::npos);
+  EXPECT_NE(cu.find("__syncthreads()"), std::string::npos);
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::f32, p)).find("mma_m16n8k16"), std::string::npos);
+  Params q = p;
+  q["mma"] = 0;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("cannot run with mma = 0"), std::string::npos);
+  q = p, q["stride_w"] = 2;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("needs stride 1 and dilation 1"), std::string::npos);
+  q = p, q["W"] = 1000;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f16, q).find("fewer rows per band would shrink it"),
+            std::string::npos);
+  q = p, q["rows"] = 65;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 65 must be in [1, 64]"), std::string::npos);
+  q = p, q["stage"] = 2;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage"), std::string::npos);
+}
+
 // depthwise_conv1d's chunk exchange (shfl): declared launch bounds, __shfl_sync in CUDA, fewer
 // loads than without it, and refusals that say what to change.
 TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {

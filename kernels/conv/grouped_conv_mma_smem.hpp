@@ -1,0 +1,303 @@
+// kernels/conv/grouped_conv_mma_smem.hpp — grouped 2-D/3-D convolution, NCDHW, 8 input channels
+// per group, f16/bf16, on the sub-group matrix multiply-accumulate with the group's input band
+// staged in shared memory channel-interleaved (conv2d_grouped / conv3d_grouped with stage = 1).
+//
+//   x [B, C, (D,) H, W], w [O, 8, (kd,) kh, kw], optional bias [O] -> y [B, O, (OD,) P, Q],
+//   groups = C / 8, a multiple of 8 output channels per group, stride 1, dilation 1, any padding.
+//
+// Mapping. A work-group (kStagedMmaGroup threads) takes image b, group g, output depth slice od
+// and a band of R output rows (R = rows). It copies the input the band reads — the kd depth slices
+// od - pad_d + kd, rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero columns each
+// side — into the shared array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte
+// words), zeros outside the input; and the B fragments of the group's weights into ws. Then each
+// warp takes tasks (16 consecutive pixels of the band's R x Q outputs, flattened row-major; 8
+// output channels): D[pixel][channel] = bias + sum_s A_s B_s, one m16n8k16 step per pair of taps,
+// column k of A = (tap 2s + k / 8, input channel k % 8). With the fragment layout of ir.hpp, lane l
+// (g_l = l/4, t_l = l%4) reads A as four 4-byte words per step — channels 2t_l, 2t_l + 1 of its
+// pixels g_l and g_l + 8 at the two taps, each a fixed offset from the pixel's place (no index
+// arithmetic per step) — and B as one 8-byte word. A warp's word loads read 8 consecutive pixels
+// x 16 bytes: no bank conflicts within a row. The tap past the last (odd tap counts) has zero
+// weights and reads the last tap (finite values). D's lanes hold output channels 2t_l (+1) at
+// pixels g_l (+8): four scalar stores each, pixels past the band or rows past P skipped.
+// Staging: a unit is one input row segment of vp columns (vp = 2 where W is even: 4-byte loads,
+// else 1) of the 8 channels: 8 loads, then vp 16-byte stores of the transposed pixels (the
+// printer packs the pairs), a zero vector where the row or slice lies outside the input; every
+// thread's loads are issued before its stores. One barrier between staging and the products.
+// Launch grid_1d(batch * grouped_conv_mma_smem_groups_per_batch() * kStagedMmaGroup,
+// kStagedMmaGroup) with launch bounds kStagedMmaGroup.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "direct_conv.hpp"
+#include "grouped_conv_mma.hpp"
+#include "ingot/dsl.hpp"
+#include "plane_smem.hpp"
+
+namespace ingot::kernels {
+
+inline constexpr std::uint32_t kStagedMmaGroup = 128;  // threads per work-group (4 warps)
+
+// Sizes of the staged kernel for spec s and band height `rows`.
+struct StagedMmaPlan {
+  GroupedMmaDims dm{};
+  std::uint32_t R = 0;       // output rows per band
+  std::uint32_t bands = 0;   // bands per output slice
+  std::uint32_t rs = 0;      // staged rows per depth slice (R + kh - 1)
+  std::uint32_t ws = 0;      // staged pixels per row (input column iw at pixel pad_w + iw)
+  std::uint32_t vp = 1;      // columns per staging unit
+  std::uint32_t taps = 0;    // kd * kh * kw
+  std::uint32_t steps = 0;   // k-steps: ceil(taps / 2)
+  std::uint32_t cblocks = 0; // blocks of 8 output channels per group
+  std::uint32_t tiles = 0;   // 16-pixel tiles per band
+  std::uint64_t xs_elems = 0, ws_elems = 0;
+  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ws_elems) * elem_bytes; }
+};
+
+inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows) {
+  StagedMmaPlan pl;
+  pl.dm = grouped_mma_dims(s);
+  const GroupedMmaDims& d = pl.dm;
+  pl.R = std::max<std::uint32_t>(1, std::min(rows, d.P));
+  pl.bands = (d.P + pl.R - 1) / pl.R;
+  pl.rs = pl.R + d.KH - 1;
+  pl.ws = std::max(d.PW + d.W, d.Q + d.KW - 1);
+  pl.vp = d.W % 2 == 0 ? 2 : 1;
+  pl.taps = d.KD * d.KH * d.KW;
+  pl.steps = (pl.taps + 1) / 2;
+  pl.cblocks = s.out_per_group() / 8;
+  pl.tiles = (pl.R * d.Q + 15) / 16;
+  pl.xs_elems = static_cast<std::uint64_t>(d.KD) * pl.rs * pl.ws * 8;
+  pl.ws_elems = static_cast<std::uint64_t>(pl.cblocks) * pl.steps * 32 * 4;
+  return pl;
+}
+
+// Why the staged kernel cannot run spec s with elements of elem_bytes and `rows` ("" when it can).
+inline std::string grouped_conv_mma_smem_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows) {
+  if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
+  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows);
+  if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
+    return "stages " + std::to_string(pl.dm.KD) + " slice(s) x " + std::to_string(pl.rs) + " rows x " +
+           std::to_string(pl.ws) + " pixels of 8 channels and the weights in shared memory: " + std::to_string(b) +
+           " bytes, more than " + std::to_string(kPlaneSmemBytes) + " (fewer rows per band would shrink it)";
+  }
+  return "";
+}
+
+// Throws std::invalid_argument with the reason unless the staged kernel applies with `rows`.
+inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows) {
+  s.validate();
+  if (rows < 1 || rows > 64) {
+    throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) + " must be in [1, 64]");
+  }
+  if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the staged tensor-core kernel (stage = 1) " + why + "; use stage = 0");
+  }
+  return grouped_conv_mma_smem_geometry(s, rows);
+}
+
+// Work-groups per image: groups x output depth slices x bands.
+inline std::uint64_t grouped_conv_mma_smem_groups_per_batch(const ConvSpec& s, std::uint32_t rows) {
+  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows);
+  return static_cast<std::uint64_t>(s.groups) * pl.dm.OD * pl.bands;
+}
+
+// Throws std::invalid_argument unless `batch` images' threads fit the 32-bit thread indices.
+inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch) {
+  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows) * kStagedMmaGroup;
+  if (batch > 0xffffffffull / per) {
+    throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
+                                " threads of the staged tensor-core kernel exceed 32-bit thread indices; split the "
+                                "batch or use stage = 0");
+  }
+}
+
+template <class T>
+void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows) {
+  using namespace ingot::dsl;
+  static_assert(sizeof(T) == 2, "the staged tensor-core kernel multiplies f16 or bf16");
+  const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows);
+  const GroupedMmaDims& dm = pl.dm;
+  const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = kStagedMmaGroup;
+  const std::uint32_t D = dm.D, H = dm.H, Wd = dm.W, OD = dm.OD, P = dm.P, Q = dm.Q;
+  const std::uint32_t KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
+  const std::uint32_t R = pl.R, RS = pl.rs, WS = pl.ws, VP = pl.vp, S = pl.steps, NBc = pl.cblocks;
+  const std::uint32_t taps = pl.taps, band_px = R * Q, plane = D * H * Wd;
+  const std::uint32_t per_batch = G * OD * pl.bands;
+
+  k.launch_bounds(NG);
+  const auto prm = declare_dense_conv_params<T>(k, s);
+  const auto& batch = prm.io.batch;
+  const auto& x = prm.io.x;
+  const auto& w = prm.w;
+  const auto& bias = prm.io.bias;
+  const auto& y = prm.io.y;
+  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
+  auto wsm = k.shared<T>("wsm", static_cast<std::uint32_t>(pl.ws_elems));
+
+  // Work-group: band fastest (neighbouring bands share their halo rows in L2), then od, g, b.
+  auto wg = k.let("wg", k.group_id(0));
+  auto live = k.let("live", wg < batch * per_batch);
+  auto task = k.let("task", select(live, wg, 0u));  // a group past the batch takes group 0's operands
+  auto band = k.let("band", task % pl.bands);
+  auto od = k.let("od", (task / pl.bands) % OD);
+  auto bg = k.let("bg", task / (pl.bands * OD));  // b * groups + g
+  auto g = k.let("g", bg % G);
+  auto lid = k.let("lid", k.local_id(0));
+  auto x_group = k.let("x_group", bg * (8u * plane));  // channel 8g of image b
+  auto row0 = k.let("row0", cast<i32>(band * R) - i32c(PH));  // input row of staged row 0
+
+  // Staging units (kd, staged row r, column pair j): loads first.
+  const std::uint32_t per_row = Wd / VP, units = dm.KD * RS * per_row;
+  struct Unit {
+    Val<u32> idx;
+    Val<bool> ok;
+    Val<u32> at;  // element of xs of the unit's first pixel
+    std::vector<std::vector<Val<T>>> ch;  // [channel][column]
+  };
+  std::vector<Unit> got;
+  for (std::uint32_t r = 0; r * NG < units; ++r) {
+    const std::string rt = std::to_string(r);
+    Unit u;
+    u.idx = k.let("u" + rt, lid + r * NG);
+    auto uc = (r + 1) * NG <= units ? u.idx : k.let("uc" + rt, min(u.idx, units - 1));
+    auto j = k.let("uj" + rt, uc % per_row);
+    auto sr = k.let("ur" + rt, (uc / per_row) % RS);
+    auto kd = k.let("ud" + rt, uc / (per_row * RS));
+    auto ih = k.let("uh" + rt, row0 + cast<i32>(sr));
+    Val<bool> ok = cast<u32>(ih) < H;  // negative wraps
+    Val<u32> slice = 0u;
+    if (D > 1 || dm.KD > 1) {
+      auto id = k.let("uid" + rt, cast<i32>(od + kd) - i32c(PD));
+      auto dok = k.let("udok" + rt, cast<u32>(id) < D);
+      ok = ok && dok;
+      slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
+    }
+    u.ok = k.let("uok" + rt, ok);
+    auto src = k.let("usrc" + rt, x_group + slice + select(u.ok, cast<u32>(ih), 0u) * Wd + j * VP);
+    u.at = k.let("uat" + rt, ((kd * RS + sr) * WS + j * VP + PW) * 8u);
+    for (std::uint32_t ci = 0; ci < 8; ++ci) {
+      if (VP == 1) {
+        u.ch.push_back({load(x, src + ci * plane)});
+      } else {
+        u.ch.push_back(load_vec(x, src + ci * plane, VP));
+      }
+    }
+    got.push_back(std::move(u));
+  }
+
+  // The weights as B fragments: entry e = (cb*S + st)*32 + lane holds b_0..b_3 of that lane in
+  // step st of channel block cb: w[oc][ci][tap], oc = g*Og + 8cb + lane/4, ci = 2(lane%4) + i%2,
+  // tap = 2st + i/2 (0 past the last tap).
+  const std::uint32_t entries = NBc * S * 32;
+  for_group_rounds(k, lid, NG, entries, "we", true, [&](const Val<u32>& e, std::uint32_t) {
+    auto ln = k.let("we_l", e % 32u);
+    auto st = k.let("we_s", (e / 32u) % S);
+    auto oc = k.let("we_o", g * Og + (e / (32u * S)) * 8u + ln / 4u);
+    std::vector<Val<T>> b;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      auto tap = st * 2u + i / 2;
+      auto tok = k.let("we_ok" + std::to_string(i), tap < taps);
+      auto wv = load(w, (oc * 8u + (ln % 4u) * 2u + i % 2) * taps + select(tok, tap, 0u));
+      b.push_back(select(tok, wv, Val<T>(0.0f)));
+    }
+    store_vec(wsm, e * 4u, b);
+  });
+  // The zero columns left and right of every staged row.
+  if (const std::uint32_t side = WS - Wd; side > 0) {
+    for_group_rounds(k, lid, NG, dm.KD * RS * side, "zc", true, [&](const Val<u32>& i, std::uint32_t) {
+      auto kk = k.let("zc_k", i % side);
+      auto col = select(kk < PW, kk, kk + Wd);
+      store_vec(xs, ((i / side) * WS + col) * 8u, std::vector<Val<f32>>(8, Val<f32>(0.0f)));
+    });
+  }
+  // The transposed units: pixel e of unit u holds channel ci's element e.
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    const Unit& u = got[r];
+    const auto put = [&] {
+      if_(u.ok, [&] {
+        for (std::uint32_t e = 0; e < VP; ++e) {
+          std::vector<Val<T>> px;
+          for (std::uint32_t ci = 0; ci < 8; ++ci) px.push_back(u.ch[ci][e]);
+          store_vec(xs, u.at + e * 8u, px);
+        }
+      }).else_([&] {
+        for (std::uint32_t e = 0; e < VP; ++e) {
+          store_vec(xs, u.at + e * 8u, std::vector<Val<f32>>(8, Val<f32>(0.0f)));
+        }
+      });
+    };
+    if ((r + 1) * NG <= units) {
+      put();
+    } else {
+      if_(u.idx < units, put);
+    }
+  }
+  k.barrier();
+
+  // The products: task = cb * tiles + tile, warp w takes w, w + 4, ... (clamped: every lane
+  // reaches every mma; a repeated task stores nothing).
+  const std::uint32_t warps = NG / 32, tasks = NBc * pl.tiles;
+  auto warp = k.let("warp", lid / 32u);
+  auto lane = k.let("lane", lid % 32u);
+  auto gl = k.let("gl", lane / 4u);
+  auto tl = k.let("tl", lane % 4u);
+  const auto tap_offset = [&](std::uint32_t tap) {  // element offset of tap (kd, ky, kx) from a pixel
+    const std::uint32_t kd = tap / (KH * KW), ky = (tap / KW) % KH, kx = tap % KW;
+    return ((kd * RS + ky) * WS + kx) * 8;
+  };
+  for_group_rounds(k, warp, warps, tasks, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
+    const std::string rt = "r" + std::to_string(r) + "_";
+    Val<bool> ok = live;
+    if ((r + 1) * warps > tasks) ok = k.let(rt + "live", live && warp + r * warps < tasks);
+    auto cb = k.let(rt + "cb", t / pl.tiles);
+    auto px0 = k.let(rt + "px", (t % pl.tiles) * 16u + gl);
+    // The lane's pixels px0 (m = 0) and px0 + 8 (m = 1) of the band: their place in xs.
+    std::array<Val<u32>, 2> at, pr, pq;
+    std::array<Val<bool>, 2> in;
+    for (std::uint32_t m = 0; m < 2; ++m) {
+      const std::string mt = rt + std::to_string(m);
+      auto pxm = px0 + 8 * m;
+      in[m] = k.let("in" + mt, pxm < band_px);
+      auto pc = k.let("pc" + mt, min(pxm, band_px - 1));
+      pr[m] = k.let("pr" + mt, pc / Q);
+      pq[m] = k.let("pq" + mt, pc % Q);
+      at[m] = k.let("pa" + mt, (pr[m] * WS + pq[m]) * 8u + tl * 2u);
+    }
+    auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
+    std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
+    if (s.bias) {
+      for (std::uint32_t e = 0; e < 2; ++e) bias_c[e] = cast<f32>(load(bias, oc + e));
+    }
+    std::array<Val<f32>, 4> acc{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
+    auto wat = k.let(rt + "wat", (cb * (S * 32u) + lane) * 4u);
+    for (std::uint32_t st = 0; st < S; ++st) {
+      const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
+      std::array<Val<f32>, 8> a;
+      for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
+        const auto pair = load_vec(xs, at[q % 2] + tap_offset(q / 2 ? t1 : t0), 2);
+        a[2 * q] = cast<f32>(pair[0]);
+        a[2 * q + 1] = cast<f32>(pair[1]);
+      }
+      const auto bv = load_vec(wsm, wat + st * 128u, 4);
+      acc = mma_m16n8k16<T>(k, a, {cast<f32>(bv[0]), cast<f32>(bv[1]), cast<f32>(bv[2]), cast<f32>(bv[3])}, acc);
+    }
+    // d_{2m + e}: output channel oc + e at pixel m.
+    auto y_img = k.let(rt + "yb", ((bg / G) * O) * (OD * P * Q) + od * (P * Q));
+    for (std::uint32_t m = 0; m < 2; ++m) {
+      auto p = k.let(rt + "p" + std::to_string(m), band * R + pr[m]);
+      for (std::uint32_t e = 0; e < 2; ++e) {
+        if_(ok && in[m] && p < P,
+            [&] { store(y, y_img + (oc + e) * (OD * P * Q) + p * Q + pq[m], cast<T>(acc[2 * m + e])); });
+      }
+    }
+  });
+}
+
+}  // namespace ingot::kernels
