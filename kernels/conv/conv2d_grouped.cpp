@@ -132,8 +132,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"mmatx", 0}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", conv_params(f, g32, {{"rows", 2}})});
   for (const std::int64_t rows : {4, 8, 16}) {
-    s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows),
-                       conv_params(f, g32, {{"stage", 1}, {"rows", rows}})});
+    s.bench.push_back(
+        {"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows), conv_params(f, g32, {{"stage", 1}, {"rows", rows}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));

@@ -46,15 +46,15 @@ inline constexpr std::uint32_t kStagedMmaGroup = 128;  // threads per work-group
 // Sizes of the staged kernel for spec s and band height `rows`.
 struct StagedMmaPlan {
   GroupedMmaDims dm{};
-  std::uint32_t R = 0;       // output rows per band
-  std::uint32_t bands = 0;   // bands per output slice
-  std::uint32_t rs = 0;      // staged rows per depth slice (R + kh - 1)
-  std::uint32_t ws = 0;      // staged pixels per row (input column iw at pixel pad_w + iw)
-  std::uint32_t vp = 1;      // columns per staging unit
-  std::uint32_t taps = 0;    // kd * kh * kw
-  std::uint32_t steps = 0;   // k-steps: ceil(taps / 2)
-  std::uint32_t cblocks = 0; // blocks of 8 output channels per group
-  std::uint32_t tiles = 0;   // 16-pixel tiles per band
+  std::uint32_t R = 0;        // output rows per band
+  std::uint32_t bands = 0;    // bands per output slice
+  std::uint32_t rs = 0;       // staged rows per depth slice (R + kh - 1)
+  std::uint32_t ws = 0;       // staged pixels per row (input column iw at pixel pad_w + iw)
+  std::uint32_t vp = 1;       // columns per staging unit
+  std::uint32_t taps = 0;     // kd * kh * kw
+  std::uint32_t steps = 0;    // k-steps: ceil(taps / 2)
+  std::uint32_t cblocks = 0;  // blocks of 8 output channels per group
+  std::uint32_t tiles = 0;    // 16-pixel tiles per band
   std::uint64_t xs_elems = 0, ws_elems = 0;
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ws_elems) * elem_bytes; }
 };
@@ -150,7 +150,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   auto bg = k.let("bg", task / (pl.bands * OD));  // b * groups + g
   auto g = k.let("g", bg % G);
   auto lid = k.let("lid", k.local_id(0));
-  auto x_group = k.let("x_group", bg * (8u * plane));  // channel 8g of image b
+  auto x_group = k.let("x_group", bg * (8u * plane));         // channel 8g of image b
   auto row0 = k.let("row0", cast<i32>(band * R) - i32c(PH));  // input row of staged row 0
 
   // Staging units (kd, staged row r, column pair j): loads first.
@@ -158,7 +158,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   struct Unit {
     Val<u32> idx;
     Val<bool> ok;
-    Val<u32> at;  // element of xs of the unit's first pixel
+    Val<u32> at;                          // element of xs of the unit's first pixel
     std::vector<std::vector<Val<T>>> ch;  // [channel][column]
   };
   std::vector<Unit> got;
