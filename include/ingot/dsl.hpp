@@ -261,6 +261,12 @@ class KernelBuilder {
   std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width);
   void emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values);
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
+  // Asynchronous copy of `width` elements src[src_index ..) -> dst[dst_index ..) (zeros where ok is
+  // false), the group boundary and the wait (see copy_async()).
+  void emit_copy_async(ir::MemRef dst, ir::ExprId dst_index, ir::MemRef src, ir::ExprId src_index, std::uint32_t width,
+                       ir::ExprId ok);
+  void emit_async_commit();
+  void emit_async_wait(std::uint32_t pending);
   // value of lane src_lane of this thread's sub-group of `lanes` threads (see shuffle()).
   ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
   // D = C + A*B over 32 lanes (see mma_m16n8k16()); operands a0..a7, b0..b3, c0..c3 (f32); returns d0..d3.
@@ -707,6 +713,24 @@ void store_vec(const Buffer<T, A>& buf, const I& index, const std::vector<V>& va
   for (const auto& v : values) ids.push_back(detail::stored_value<T>(k, v));
   k.emit_store_vec(buf.mem(), detail::index_id(k, index), ids);
 }
+
+// Asynchronous copy (ir.hpp, "Asynchronous copies"): starts copying src[src_index .. + width) into
+// the shared array dst[dst_index .. + width), or width zeros where ok is false (src_index must
+// still be in range: clamp it). width * sizeof(T) is 4, 8 or 16 bytes and both indexes are
+// multiples of width. async_commit() closes this thread's group of copies; async_wait(k, n)
+// returns once all but the n most recently committed groups are complete. Read the destination
+// only after the wait that completes it (other threads: after a barrier() that follows it), and
+// write nothing there before then.
+template <class T, Access A, class I, class J>
+void copy_async(const Shared<T>& dst, const I& dst_index, const Buffer<T, A>& src, const J& src_index,
+                std::uint32_t width, const Val<bool>& ok) {
+  static_assert(A != Access::Write, "copy_async from an Out<> buffer: declare it InOut<>");
+  KernelBuilder& k = *dst.builder();
+  k.emit_copy_async(dst.mem(), detail::index_id(k, dst_index), src.mem(), detail::index_id(k, src_index), width,
+                    ok.id_in(k));
+}
+inline void async_commit(KernelBuilder& k) { k.emit_async_commit(); }
+inline void async_wait(KernelBuilder& k, std::uint32_t pending) { k.emit_async_wait(pending); }
 
 #define INGOT_ATOMIC(fn, op)                                                                                      \
   template <class T, Access A, class I, class V>                                                                  \

@@ -62,6 +62,18 @@
 //   and each d_i is c_i plus the 16 products, summed in at least f32 precision in an unspecified
 //   order. CUDA runs it on tensor cores; other backends exchange the operands through shared
 //   memory between two barriers and multiply-add in f32 (passes::legalise).
+// Asynchronous copies. `copy_async(shared[a .. a+W) <- mem[b .. b+W) if c)` starts a copy of
+//   W consecutive elements from a global buffer (not out-only) into a shared array of the same
+//   element type, W >= 2 and W * element size = 4, 8 or 16 bytes, both indexes multiples of W and
+//   every element of both ranges in range (the source's even where c is false); where c (bool) is
+//   false the copy writes W zeros. A thread's copies since its last `async_commit` form one group
+//   there; `async_wait(n)` returns once every group of this thread but the n most recently
+//   committed has completed. Until a wait completes a copy, nothing may read or write its
+//   destination; after it, the copying thread may read it, and other threads after a Barrier
+//   that follows the wait. A thread that ends with copies not completed is an error. The
+//   interpreter performs each copy (reads its source) at the wait that completes it, so a read
+//   before the wait sees the earlier contents (poison on a first fill); CUDA issues cp.async;
+//   dialects without asynchronous copies copy at once (passes::legalise), which the rules allow.
 // Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
 //   between threads is unspecified.
 // ===================================================================================
@@ -211,6 +223,9 @@ enum class StmtKind : std::uint8_t {
   StoreVec,     // mem[a + j] = values[j], j < values.size() (one vector access)
   Shuffle,      // var = a of lane b of this thread's sub-group of `lanes` threads (declares var)
   Mma,          // vars[0..4) = mma_m16n8k16<elem>(values: a0..a7, b0..b3, c0..c3) over 32 lanes (declares vars)
+  CopyAsync,    // shared array `shared`[a .. a+count) <- mem[b .. b+count) if c, else zeros (asynchronous)
+  AsyncCommit,  // closes this thread's group of CopyAsync statements
+  AsyncWait,    // waits until at most `count` committed groups of this thread are incomplete
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -228,6 +243,7 @@ struct Stmt {
   std::uint32_t shared = 0;
   std::uint32_t lanes = 0;     // Shuffle: threads per sub-group
   DType elem = DType::f32;     // Mma: the type A and B are rounded to (f16 or bf16)
+  std::uint32_t count = 0;     // CopyAsync: elements; AsyncWait: committed groups that may stay incomplete
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
   Block body;
@@ -288,6 +304,11 @@ inline constexpr std::size_t kMmaOperands = 16, kMmaResults = 4;
 [[nodiscard]] bool has_mma(const Kernel& k);
 // The largest sub-group of the kernel's Shuffle (its `lanes`) and Mma (32) statements; 0 when it has none.
 [[nodiscard]] std::uint32_t max_shuffle_lanes(const Kernel& k);
+
+// Whether the kernel has CopyAsync statements.
+[[nodiscard]] bool has_copy_async(const Kernel& k);
+// The most committed groups an AsyncWait may leave incomplete (the PTX immediate's range).
+inline constexpr std::uint32_t kMaxAsyncGroupsPending = 7;
 
 // Renumbers statement locations in pre-order (used after passes rebuild the tree).
 void renumber(Kernel& k);

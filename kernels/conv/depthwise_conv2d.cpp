@@ -77,6 +77,19 @@ std::uint32_t mma_images(const Params& p) {
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
+// Asynchronous copies through two buffers in the tensor-core kernel: "async" (0 or 1, default 0;
+// depthwise_conv2d_nchw_mma.hpp). Refused unless the case asks for that kernel (mma = 1); like
+// mma = 1 it does not apply to f32, which runs the tiled kernel.
+bool mma_async(const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool async = bounded_param(p, "async", 0, 1, 0, "depthwise_conv2d") == 1;
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (async && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: async = 1 applies to the tensor-core kernel (mma = 1, f16/bf16); drop async");
+  }
+  return async && tile.mma;
+}
+
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
   p["VH"] = vh;
   p["VW"] = vw;
@@ -101,6 +114,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores: images per work-group (default 1)
+  s.spec_params.emplace_back("async");    // tensor cores: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -237,6 +251,22 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 2;
     s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_imgs2_mma", p});
   }
+  // Asynchronous copies through two buffers: one image per group (one buffer), several with a
+  // partial last group (images past the batch), 7x7, odd sizes (partial bands, Q odd).
+  for (const auto& [name, c, imgs] : std::vector<std::tuple<std::string, ConvCase, int>>{
+           {"c3_9x16_3x3_pad1_bias_b5_imgs1_async_mma",
+            {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 1},
+           {"c3_9x16_3x3_pad1_b5_imgs2_async_mma", {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}}, 2},
+           {"c2_21x24_3x3_pad1_b7_imgs3_async_mma", {.B = 7, .C = 2, .size = {21, 24}, .k = {3, 3}, .pad = {1, 1}}, 3},
+           {"c2_13x10_7x7_pad3_bias_b4_imgs4_async_mma",
+            {.B = 4, .C = 2, .size = {13, 10}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 4},
+           {"c3_17x6_5x3_pad2x1_b6_imgs4_async_mma", {.B = 6, .C = 3, .size = {17, 6}, .k = {5, 3}, .pad = {2, 1}}, 4}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    p["imgs"] = imgs;
+    p["async"] = 1;
+    s.tests.push_back({name, p});
+  }
   // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
   // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
   // 16x8, 8x4, 2x4, 2x16, 4x16, 1x16, register caps, preloading 7x7 rows.)
@@ -263,6 +293,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     if (shape == "3x3") s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
+    p["async"] = 1;  // the planes copied asynchronously through two buffers
+    for (const int imgs : {1, 2, 4, 8}) {
+      p["imgs"] = imgs;
+      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs" + std::to_string(imgs), p});
+    }
   }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
@@ -291,11 +326,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(t, sp, p);
+    (void)mma_async(tile, p);  // refuses async without the tensor-core kernel (f32 too)
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
-        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p));
+        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), mma_async(tile, p));
       }
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile);

@@ -14,10 +14,15 @@
 // (every lane reaches every mma) with the stores skipped; D is stored as pairs (4 bytes) where Q
 // is even, else per element, rows past P and columns past Q skipped.
 // Applies to 16-bit elements, stride 1, dilation 1 and kw <= 8 (8 + kw - 1 + s <= 16 columns).
+// With async (copy_async, ir.hpp), the planes of the work-group's images go through two buffers
+// in a run-time loop: the border is zeroed once per buffer, plane i + 1 is copied into one
+// buffer (no registers, no waiting) while the warps read plane i from the other; one wait and
+// two barriers per plane. Needs rows of vector copies (W even).
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -92,7 +97,7 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // weights and the border are set up once and the next plane's loads are in flight during the
 // current plane's arithmetic.
 template <class T>
-void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images) {
+void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T));
@@ -112,9 +117,13 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   const auto& w = prm.w;
   const auto& bias = prm.io.bias;
   const auto& y = prm.io.y;
-  auto xs = k.shared<T>("xs", u(L.elements()));
-
   if (images < 1) throw std::invalid_argument(s.name + ": images per work-group must be >= 1");
+  if (async && !plane_copies_async<T>(L)) {
+    throw std::invalid_argument(s.name + ": async = 1 (depthwise_conv2d mma) copies rows in vectors: rows of " +
+                                std::to_string(Wd) + " elements admit none; use async = 0");
+  }
+  const std::uint32_t buffers = async && images > 1 ? 2 : 1;
+  auto xs = k.shared<T>("xs", u(L.elements()) * buffers);
   // Group g: channel c = g % C, images b0 = (g / C) * images ..; an image past the batch takes
   // image 0's plane of the channel and stores nothing.
   auto g = k.let("g", k.group_id(0));
@@ -145,32 +154,19 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   Val<f32> init = 0.0f;
   if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
 
-  std::vector<Val<bool>> image_ok;
-  std::vector<Val<u32>> plane;
-  for (std::uint32_t i = 0; i < images; ++i) {
-    const std::string it = std::to_string(i);
-    image_ok.push_back(k.let("img_ok" + it, b0 + i < batch));
-    plane.push_back(k.let("plane" + it, select(image_ok[i], (b0 + i) * C + c, c)));
-  }
-
   // Tiles: band tb = task / tw (rows 16tb ..), column group task % tw (columns 8(task % tw) ..).
   // Input row ih = y0 + m + ky - PH is layout row y0 + m + ky (top = PH); the A block's column k is
   // input column x0 - PW - s + k, layout column off + x0 - PW - s + k (off >= PW + s).
   const std::uint32_t col0 = L.off - PW - plan.s;
-  auto got = load_plane(k, x, L, k.let("x_plane0", plane[0] * (H * Wd)), lid, G);
-  zero_plane_border(k, xs, L, lid, G);
-  for (std::uint32_t img = 0; img < images; ++img) {
-    store_plane(k, xs, L, got, lid, G);
-    k.barrier();
-    if (img + 1 < images) got = load_plane(k, x, L, k.let("x_plane", plane[img + 1] * (H * Wd)), lid, G);
-    auto y_plane = k.let("y_plane", plane[img] * (P * Q));
+  // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
+  const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane, const Val<u32>& buf) {
     const auto tile = [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
-      Val<bool> live = image_ok[img];
+      Val<bool> live = image_live;
       if ((r + 1) * plan.warps > plan.tasks) live = k.let(rt + "live", live && warp + r * plan.warps < plan.tasks);
       auto y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
       auto x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
-      auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0);
+      auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0 + buf);
       std::array<Val<f32>, 4> acc{init, init, init, init};
       for (std::uint32_t ky = 0; ky < KH; ++ky) {
         std::array<Val<f32>, 8> a;
@@ -196,6 +192,54 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
       }
     };
     for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, tile);
+  };
+
+  if (async) {
+    // Image img of the group: whether it exists, and its plane (image 0's plane of the channel if not).
+    const auto plane_of = [&](const Val<u32>& img, const std::string& tag) {
+      auto ok = k.let("img_ok" + tag, b0 + img < batch);
+      return std::pair{ok, k.let("plane" + tag, select(ok, (b0 + img) * C + c, c))};
+    };
+    const std::uint32_t elems = u(L.elements());
+    for (std::uint32_t bf = 0; bf < buffers; ++bf) zero_plane_border(k, xs, L, lid, G, bf * elems);
+    copy_plane_async(k, x, xs, L, k.let("x_plane0", plane_of(Val<u32>(0u), "0").second * (H * Wd)), lid, G,
+                     Val<u32>(0u));
+    async_commit(k);
+    for_(k.constant<u32>(0), images, [&](const Val<u32>& img) {
+      if (buffers == 2) {
+        auto nxt = k.let("nxt", img + 1u);
+        if_(nxt < images, [&] {
+          copy_plane_async(k, x, xs, L, k.let("x_next", plane_of(nxt, "_next").second * (H * Wd)), lid, G,
+                           k.let("next_buf", (nxt % 2u) * elems));
+        });
+        async_commit(k);  // (an empty group past the last image)
+        async_wait(k, 1);
+      } else {
+        async_wait(k, 0);
+      }
+      k.barrier();  // the plane has landed for every thread
+      const auto cur = plane_of(img, "");
+      plane_tiles(cur.first, k.let("y_plane", cur.second * (P * Q)),
+                  buffers == 2 ? k.let("buf", (img % 2u) * elems) : Val<u32>(0u));
+      k.barrier();  // every warp is done with the buffer before the next copy into it starts
+    });
+    return;
+  }
+
+  std::vector<Val<bool>> image_ok;
+  std::vector<Val<u32>> plane;
+  for (std::uint32_t i = 0; i < images; ++i) {
+    const std::string it = std::to_string(i);
+    image_ok.push_back(k.let("img_ok" + it, b0 + i < batch));
+    plane.push_back(k.let("plane" + it, select(image_ok[i], (b0 + i) * C + c, c)));
+  }
+  auto got = load_plane(k, x, L, k.let("x_plane0", plane[0] * (H * Wd)), lid, G);
+  zero_plane_border(k, xs, L, lid, G);
+  for (std::uint32_t img = 0; img < images; ++img) {
+    store_plane(k, xs, L, got, lid, G);
+    k.barrier();
+    if (img + 1 < images) got = load_plane(k, x, L, k.let("x_plane", plane[img + 1] * (H * Wd)), lid, G);
+    plane_tiles(image_ok[img], k.let("y_plane", plane[img] * (P * Q)), Val<u32>(0u));
     if (img + 1 < images) k.barrier();  // every warp is done with the plane before the next one lands
   }
 }

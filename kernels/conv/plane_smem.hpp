@@ -10,7 +10,8 @@
 // Copy: every element of the plane is read once from global memory with aligned vector loads of
 // vc elements (the widest of 16, 8 or 4 bytes dividing W, so no vector crosses a row; scalar
 // loads when none does), all loads of a thread first, then the zeros, then the stores, then a
-// barrier.
+// barrier. Or (copy_plane_async) with asynchronous copies straight into the array, at an offset
+// (a second buffer), so that the next plane lands while the current one is read.
 #pragma once
 
 #include <algorithm>
@@ -114,17 +115,17 @@ std::vector<std::vector<dsl::Val<T>>> load_plane(dsl::KernelBuilder& k, const ds
   return got;
 }
 
-// Writes the border zeros of layout L (the copies never overwrite them).
+// Writes the border zeros of layout L at xs[base ..) (the copies never overwrite them).
 template <class T>
 void zero_plane_border(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSmem& L, const dsl::Val<u32>& lid,
-                       std::uint32_t G) {
+                       std::uint32_t G, std::uint32_t base = 0) {
   using namespace ingot::dsl;
   const std::uint32_t H = L.H, Wd = L.W;
   // zero rows: `top` above, the rest below (whole rows, in vectors of vc where that is >= 4 bytes)
   const std::uint32_t zrows = L.rows - H, zv = L.vc >= 2 && L.vc * sizeof(T) >= 4 ? L.vc : 1;
   for_group_rounds(k, lid, G, zrows * L.ws / zv, "zr", true, [&](const Val<u32>& i, std::uint32_t) {
     auto at = k.let("zr_at", i * zv);
-    at = select(at < L.top * L.ws, at, at + H * L.ws);
+    at = select(at < L.top * L.ws, at, at + H * L.ws) + base;
     if (zv == 1) {
       store(xs, at, 0.0f);
     } else {
@@ -136,7 +137,7 @@ void zero_plane_border(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const Pl
       auto row = k.let("zc_row", i / side);
       auto kk = k.let("zc_k", i % side);
       auto col = select(kk < L.left, kk + (L.off - L.left), kk + (L.off + Wd - L.left));
-      store(xs, (row + L.top) * L.ws + col, 0.0f);
+      store(xs, (row + L.top) * L.ws + col + base, 0.0f);
     });
   }
 }
@@ -154,6 +155,31 @@ void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSme
     } else {
       store_vec(xs, at, got[r]);
     }
+  });
+}
+
+// Whether copy_plane_async applies to layout L with elements of T (vector copies of 4-16 bytes).
+template <class T>
+bool plane_copies_async(const PlaneSmem& L) {
+  return ir::vector_width_ok(dtype_of<T>, L.vc);
+}
+
+// Starts asynchronous copies (copy_async) of the plane at x[x_plane ..) into its place in layout L
+// at xs[base ..), by the G threads of the work-group (lid: local id); the border is not written.
+// The caller commits, waits and puts a barrier before the plane is read (ir.hpp).
+template <class T, dsl::Access A>
+void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
+                      const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G,
+                      const dsl::Val<u32>& base) {
+  using namespace ingot::dsl;
+  if (!plane_copies_async<T>(L)) {
+    throw std::invalid_argument("copy_plane_async: rows of " + std::to_string(L.W) +
+                                " elements admit no vector copy of 4, 8 or 16 bytes");
+  }
+  const std::uint32_t per_row = L.W / L.vc;
+  for_group_rounds(k, lid, G, L.H * per_row, "cp", true, [&](const Val<u32>& ch, std::uint32_t) {
+    auto at = k.let("cp_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off + base);
+    copy_async(xs, at, x, x_plane + ch * L.vc, L.vc, Val<bool>(true));
   });
 }
 

@@ -67,6 +67,17 @@ Dialect cuda() {
   // Tensor cores (sm_80+, like the conversions below): A row-major, B column-major, f32 accumulators.
   d.mma_m16n8k16 = {{DType::f16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"},
                     {DType::bf16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}};
+  // cp.async (sm_80+): 16-byte copies bypass L1 (.cg), smaller ones may only be .ca; a source size
+  // of 0 bytes fills the destination with zeros. "memory": no shared access moves across them.
+  for (const std::uint32_t bytes : {4u, 8u, 16u}) {
+    const std::string n = std::to_string(bytes);
+    d.copy_async[bytes] = std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                          ".shared.global [%0], [%1], " + n +
+                          ", %2;\" :: \"r\"((unsigned int)__cvta_generic_to_shared({dst})), \"l\"({src}), \"r\"(({ok}) ? " +
+                          n + "u : 0u) : \"memory\");";
+  }
+  d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
+  d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";
   d.float_as_uint = "__float_as_uint({x})";
   d.uint_as_float = "__uint_as_float({x})";
   d.i64_suffix = "LL";
@@ -143,6 +154,8 @@ Dialect hip() {
   d.target = Target::HIP;
   d.conversion_helpers.clear();  // no PTX on AMD: the portable integer code
   d.pack2_helpers.clear();
+  d.copy_async.clear();  // no cp.async on AMD GPUs: legalise copies at once
+  d.async_commit = d.async_wait = "";
   d.mma_m16n8k16.clear();  // AMD's matrix cores have other fragment layouts: the shared-memory exchange
   d.shuffle = "__shfl({v}, (int)({src}), {lanes})";  // within `lanes` of the wavefront (32 or 64 wide)
   d.name = "hip";
@@ -165,6 +178,8 @@ Dialect opencl() {
   d.shared_space = "__local";
   d.shared_pointer_space = "__local";
   d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
+  d.copy_async = {};  // async_work_group_copy is a whole-group operation, not a thread's copy: legalise
+  d.async_commit = d.async_wait = "";
   d.const_word = "const";
   d.restrict_word = "restrict";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");
@@ -219,6 +234,8 @@ Dialect metal() {
   d.shared_space = "threadgroup";
   d.shared_pointer_space = "threadgroup";
   d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
+  d.copy_async = {};  // no per-thread asynchronous copy in MSL: legalise copies at once
+  d.async_commit = d.async_wait = "";
   d.const_word = "const";
   d.restrict_word = "";
   set_types(d, "float", "int", "uint", "long", "ulong", "uchar", "char", "ushort");

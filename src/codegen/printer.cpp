@@ -540,6 +540,21 @@ class Printer {
       case ir::StmtKind::LoadVec: load_vec(s, ind, os); break;
       case ir::StmtKind::StoreVec: store_vec(s, ind, os); break;
       case ir::StmtKind::Mma: mma(s, ind, os); break;
+      case ir::StmtKind::CopyAsync: {
+        const auto bytes = static_cast<std::uint32_t>(s.count * dtype_size(k_.mem_type(s.mem)));
+        const auto form = d_.copy_async.find(bytes);
+        if (form == d_.copy_async.end()) {
+          throw std::logic_error("the " + d_.name + " dialect has no asynchronous copy of " + std::to_string(bytes) +
+                                 " bytes (legalise should have removed it)");
+        }
+        const ir::MemRef dst{ir::Space::Shared, s.shared};
+        std::string line = replace_all(form->second, "{dst}", "&" + mem_name(dst) + "[" + expr(s.a) + "]");
+        line = replace_all(line, "{src}", "&" + mem_name(s.mem) + "[" + expr(s.b) + "]");
+        os << ind << replace_all(line, "{ok}", expr(s.c)) << "\n";
+        break;
+      }
+      case ir::StmtKind::AsyncCommit: os << ind << d_.async_commit << "\n"; break;
+      case ir::StmtKind::AsyncWait: os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n"; break;
     }
   }
 
@@ -789,7 +804,8 @@ class Printer {
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
   const ir::Kernel legal =
-      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty()});
+      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
+                                                  !d.copy_async.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -150,6 +150,46 @@ void KernelBuilder::emit_store_vec(ir::MemRef m, ir::ExprId index, const std::ve
   push(std::move(s));
 }
 
+void KernelBuilder::emit_copy_async(ir::MemRef dst, ir::ExprId dst_index, ir::MemRef src, ir::ExprId src_index,
+                                    std::uint32_t width, ir::ExprId ok) {
+  if (dst.space != ir::Space::Shared || src.space != ir::Space::Global) {
+    throw TraceError("kernel '" + k_.name + "': copy_async copies from a global buffer ('" + k_.mem_name(src) +
+                     "') into a shared array ('" + k_.mem_name(dst) + "')");
+  }
+  if (k_.mem_type(dst) != k_.mem_type(src)) {
+    throw TraceError("kernel '" + k_.name + "': copy_async from '" + k_.mem_name(src) + "' of " +
+                     std::string(dtype_name(k_.mem_type(src))) + " into '" + k_.mem_name(dst) + "' of " +
+                     std::string(dtype_name(k_.mem_type(dst))) + ": the element types must be equal");
+  }
+  check_vec_width(k_, src, width);
+  ir::Stmt s;
+  s.kind = ir::StmtKind::CopyAsync;
+  s.shared = dst.id;
+  s.a = dst_index;
+  s.mem = src;
+  s.b = src_index;
+  s.c = ok;
+  s.count = width;
+  push(std::move(s));
+}
+
+void KernelBuilder::emit_async_commit() {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::AsyncCommit;
+  push(std::move(s));
+}
+
+void KernelBuilder::emit_async_wait(std::uint32_t pending) {
+  if (pending > ir::kMaxAsyncGroupsPending) {
+    throw TraceError("kernel '" + k_.name + "': async_wait(" + std::to_string(pending) + "): at most " +
+                     std::to_string(ir::kMaxAsyncGroupsPending) + " committed groups may stay incomplete");
+  }
+  ir::Stmt s;
+  s.kind = ir::StmtKind::AsyncWait;
+  s.count = pending;
+  push(std::move(s));
+}
+
 ir::ExprId KernelBuilder::emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value) {
   const DType t = k_.mem_type(m);
   const ir::VarId v = new_var(t, false, "old");

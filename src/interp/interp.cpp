@@ -3,6 +3,7 @@
 
 #include <array>
 #include <bit>
+#include <deque>
 #include <cstring>
 #include <sstream>
 
@@ -71,8 +72,23 @@ class GroupRunner {
     group_ = group;
     group_stamp_ = ++now_;
     for (auto& v : vars_) v.assign(lanes_, 0);
+    open_copies_.assign(lanes_, {});
+    committed_copies_.assign(lanes_, {});
     const Mask all(lanes_, 1);
     exec_block(k_.body, all);
+    stmt_ = nullptr;
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      std::vector<const PendingCopy*> left;
+      for (const auto& grp : committed_copies_[l]) {
+        for (const auto& c : grp) left.push_back(&c);
+      }
+      for (const auto& c : open_copies_[l]) left.push_back(&c);
+      if (!left.empty()) {
+        fail("thread ended with asynchronous copies not completed", l, "", 0, 0,
+             std::to_string(left.size()) + " copies (the first at IR #" + std::to_string(left.front()->loc) +
+                 "): follow every copy_async with async_commit and an async_wait that completes it");
+      }
+    }
   }
 
  private:
@@ -114,6 +130,60 @@ class GroupRunner {
           for (std::size_t kk = 0; kk < 16; ++kk) acc += A[row][kk] * B[kk][col];
           vars_[s.vars[i]][base + l] = std::bit_cast<std::uint32_t>(static_cast<float>(acc));
         }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- asynchronous copies
+  // A started copy (ir.hpp, "Asynchronous copies"): performed at the wait that completes it.
+  struct PendingCopy {
+    std::uint32_t shared = 0;  // destination array
+    std::size_t dst = 0;       // first destination element
+    std::uint32_t src = 0;     // source parameter
+    std::size_t from = 0;      // first source element
+    std::uint32_t width = 0;
+    bool ok = true;  // false: zeros
+    std::uint32_t loc = 0;
+  };
+
+  void exec_copy_async(const ir::Stmt& s, const Mask& mask) {
+    Memory& dst = mem(ir::MemRef{ir::Space::Shared, s.shared});
+    Memory& src = mem(s.mem);
+    const std::uint64_t* di = eval(s.a, mask);
+    const std::uint64_t* si = eval(s.b, mask);
+    const std::uint64_t* ok = eval(s.c, mask);
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      if (!mask[l]) continue;
+      PendingCopy c;
+      c.shared = s.shared;
+      c.dst = checked_vector(dst, k_.exprs[s.a].type, di[l], s.count, l, "copy_async destination");
+      c.src = s.mem.id;
+      c.from = checked_vector(src, k_.exprs[s.b].type, si[l], s.count, l, "copy_async source");
+      c.width = s.count;
+      c.ok = (ok[l] & 1u) != 0;
+      c.loc = s.loc;
+      open_copies_[l].push_back(c);
+    }
+  }
+
+  void exec_async_wait(const ir::Stmt& s, const Mask& mask) {
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      if (!mask[l]) continue;
+      auto& groups = committed_copies_[l];
+      while (groups.size() > s.count) {
+        for (const PendingCopy& c : groups.front()) {
+          Memory& dst = shared_mem_[c.shared];
+          const Memory& src = globals_[c.src];
+          for (std::uint32_t j = 0; j < c.width; ++j) {
+            if (c.ok && opt_.check_uninitialized_reads && !src.written[c.from + j]) {
+              fail("asynchronous copy of an element never written (poisoned)", l, "", 0, 0,
+                   "buffer '" + src.name + "' element " + std::to_string(c.from + j) + ", copied by IR #" +
+                       std::to_string(c.loc));
+            }
+            write_elem(dst, c.dst + j, c.ok ? read_elem(src, c.from + j) : 0);
+          }
+        }
+        groups.pop_front();
       }
     }
   }
@@ -376,6 +446,15 @@ class GroupRunner {
         break;
       }
       case ir::StmtKind::Mma: exec_mma(s, mask); break;
+      case ir::StmtKind::CopyAsync: exec_copy_async(s, mask); break;
+      case ir::StmtKind::AsyncCommit:
+        for (std::size_t l = 0; l < lanes_; ++l) {
+          if (!mask[l]) continue;
+          committed_copies_[l].push_back(std::move(open_copies_[l]));  // an empty group counts too (PTX)
+          open_copies_[l].clear();
+        }
+        break;
+      case ir::StmtKind::AsyncWait: exec_async_wait(s, mask); break;
       case ir::StmtKind::SharedAlloc: {
         const auto& sh = k_.shared[s.shared];
         shared_data_[s.shared] = poison_bytes(sh.type, sh.count);
@@ -467,6 +546,8 @@ class GroupRunner {
   std::vector<std::vector<std::uint8_t>> shared_data_;
   std::vector<std::vector<std::uint8_t>> shared_written_;
   std::vector<Memory> shared_mem_;
+  std::vector<std::vector<PendingCopy>> open_copies_;                    // per lane: since the last commit
+  std::vector<std::deque<std::vector<PendingCopy>>> committed_copies_;  // per lane: oldest group first
   std::vector<std::array<std::uint32_t, 3>> local_;
   std::array<std::uint32_t, 3> group_{};
   const ir::Stmt* stmt_ = nullptr;

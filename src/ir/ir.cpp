@@ -86,6 +86,9 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::Shuffle: return "shuffle";
     case StmtKind::Mma: return "mma";
     case StmtKind::StoreVec: return "store_vec";
+    case StmtKind::CopyAsync: return "copy_async";
+    case StmtKind::AsyncCommit: return "async_commit";
+    case StmtKind::AsyncWait: return "async_wait";
   }
   return "?";
 }
@@ -108,9 +111,11 @@ bool vector_width_ok(DType t, std::size_t width) {
 namespace {
 void vector_alignment_of(const Kernel& k, const Block& b, std::vector<std::uint32_t>& align) {
   for (const auto& s : b) {
-    if ((s.kind == StmtKind::LoadVec || s.kind == StmtKind::StoreVec) && s.mem.space == Space::Global &&
-        s.mem.id < align.size()) {
-      const std::size_t n = s.kind == StmtKind::LoadVec ? s.vars.size() : s.values.size();
+    const bool vec = s.kind == StmtKind::LoadVec || s.kind == StmtKind::StoreVec || s.kind == StmtKind::CopyAsync;
+    if (vec && s.mem.space == Space::Global && s.mem.id < align.size()) {
+      const std::size_t n = s.kind == StmtKind::LoadVec    ? s.vars.size()
+                            : s.kind == StmtKind::StoreVec ? s.values.size()
+                                                           : s.count;
       const auto bytes = static_cast<std::uint32_t>(n * dtype_size(k.mem_type(s.mem)));
       align[s.mem.id] = std::max(align[s.mem.id], bytes);
     }
@@ -141,15 +146,16 @@ std::uint32_t max_lanes_in(const Block& b) {
 std::uint32_t max_shuffle_lanes(const Kernel& k) { return max_lanes_in(k.body); }
 
 namespace {
-bool has_mma_in(const Block& b) {
+bool has_kind_in(const Block& b, StmtKind kind) {
   for (const auto& s : b) {
-    if (s.kind == StmtKind::Mma || has_mma_in(s.body) || has_mma_in(s.else_body)) return true;
+    if (s.kind == kind || has_kind_in(s.body, kind) || has_kind_in(s.else_body, kind)) return true;
   }
   return false;
 }
 }  // namespace
 
-bool has_mma(const Kernel& k) { return has_mma_in(k.body); }
+bool has_mma(const Kernel& k) { return has_kind_in(k.body, StmtKind::Mma); }
+bool has_copy_async(const Kernel& k) { return has_kind_in(k.body, StmtKind::CopyAsync); }
 
 namespace {
 void renumber_block(Block& b, std::uint32_t& next) {
@@ -189,6 +195,7 @@ struct Digest {
       add(static_cast<std::uint64_t>(st.atomic));
       add(st.shared);
       add(st.lanes);
+      add(st.count);
       add(static_cast<std::uint64_t>(st.elem));
       add(st.vars.size());
       for (VarId v : st.vars) add(v);

@@ -93,6 +93,12 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       for (std::size_t j = 0; j < s.values.size(); ++j) out += (j ? ", " : "") + print_expr(k, s.values[j]);
       return out + ")";
     }
+    case StmtKind::CopyAsync:
+      return "copy_async " + k.mem_name(MemRef{Space::Shared, s.shared}) + "[" + print_expr(k, s.a) + "] <- " +
+             k.mem_name(s.mem) + "[" + print_expr(k, s.b) + "] x" + std::to_string(s.count) + " if " +
+             print_expr(k, s.c) + " else 0";
+    case StmtKind::AsyncCommit: return "async_commit";
+    case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.count);
     case StmtKind::Atomic:
       return (s.has_var ? "let " + var_name(k, s.var) + ": " + type_of_var(s.var) + " = " : std::string()) + "atomic_" +
              std::string(atomic_op_name(s.atomic)) + " " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "], " +

@@ -349,6 +349,34 @@ class Verifier {
           }
           break;
         }
+        case StmtKind::CopyAsync: {
+          use(s, s.a, scope, shared_scope, false);
+          use(s, s.b, scope, shared_scope, false);
+          use(s, s.c, scope, shared_scope, false);
+          const MemRef dst{Space::Shared, s.shared};
+          check_mem_access(s, dst, shared_scope, true);
+          check_mem_access(s, s.mem, shared_scope, false);
+          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (s.b < k_.exprs.size() && !is_integer(k_.exprs[s.b].type)) stmt_error(s, "index must be an integer");
+          if (s.c < k_.exprs.size() && k_.exprs[s.c].type != DType::boolean)
+            stmt_error(s, "the copy's condition must be bool");
+          if (!mem_valid(dst) || !mem_valid(s.mem)) break;
+          if (s.mem.space != Space::Global) {
+            stmt_error(s, "copy_async copies from a global buffer");
+            break;
+          }
+          if (k_.params[s.mem.id].kind == ParamKind::Out) stmt_error(s, "copy_async from an out-only buffer");
+          if (k_.mem_type(dst) != k_.mem_type(s.mem))
+            stmt_error(s, "copy_async between arrays of different element types");
+          check_vector(s, s.count);
+          break;
+        }
+        case StmtKind::AsyncCommit: break;
+        case StmtKind::AsyncWait:
+          if (s.count > kMaxAsyncGroupsPending)
+            stmt_error(s, "async_wait may leave at most " + std::to_string(kMaxAsyncGroupsPending) +
+                              " groups incomplete");
+          break;
         case StmtKind::Atomic: {
           use(s, s.a, scope, shared_scope, false);
           use(s, s.b, scope, shared_scope, false);

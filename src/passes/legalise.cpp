@@ -176,9 +176,61 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
   }
 }
 
+// Every CopyAsync of b as a load_vec and a store_vec (zeros where its condition is false), every
+// AsyncCommit and AsyncWait dropped (legalise.hpp).
+void copy_at_once(ir::Kernel& k, ir::Block& b) {
+  ir::Block out;
+  for (auto& s : b) {
+    copy_at_once(k, s.body);
+    copy_at_once(k, s.else_body);
+    if (s.kind == ir::StmtKind::AsyncCommit || s.kind == ir::StmtKind::AsyncWait) continue;
+    if (s.kind != ir::StmtKind::CopyAsync) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    const DType t = k.mem_type(s.mem);
+    ir::Stmt load;
+    load.kind = ir::StmtKind::LoadVec;
+    load.mem = s.mem;
+    load.a = s.b;
+    ir::Stmt put;
+    put.kind = ir::StmtKind::StoreVec;
+    put.mem = ir::MemRef{ir::Space::Shared, s.shared};
+    put.a = s.a;
+    const ExprId zero = k.exprs.constant(t, 0);
+    for (std::uint32_t j = 0; j < s.count; ++j) {
+      load.vars.push_back(static_cast<ir::VarId>(k.vars.size()));
+      k.vars.push_back(ir::VarInfo{t, false, "cp"});
+      const ExprId v = k.exprs.make({Op::VarRef, t, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, load.vars.back()});
+      put.values.push_back(k.exprs.make({Op::Select, t, s.c, v, zero, 0}));
+    }
+    out.push_back(std::move(load));
+    out.push_back(std::move(put));
+  }
+  b = std::move(out);
+}
+
+bool has_async(const ir::Block& b) {
+  for (const auto& s : b) {
+    if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit ||
+        s.kind == ir::StmtKind::AsyncWait || has_async(s.body) || has_async(s.else_body)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
+  if (!options.native_async_copy && has_async(in.body)) {
+    ir::Kernel k = in;
+    copy_at_once(k, k.body);
+    ir::renumber(k);
+    LegaliseOptions rest = options;
+    rest.native_async_copy = true;
+    return legalise(k, rest);
+  }
   if (!options.native_mma && ir::has_mma(in)) {
     LegaliseOptions rest = options;
     rest.native_mma = true;

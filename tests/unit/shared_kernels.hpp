@@ -131,6 +131,75 @@ void expect_shared_vector(runtime::Backend& be, DType t, std::uint32_t width, co
   }
 }
 
+// Asynchronous copies through two shared buffers: work-group g (64 threads) takes rounds
+// r < kAsyncRounds of 64*W elements at x[(g*kAsyncRounds + r)*64*W ..); thread l copies its chunk
+// l of round r + 1 (zeros where the chunk starts at or past n: the source index clamped to 0)
+// while the group reads round r, and y[round*64*W + l*W + j] = chunk 63 - l, element W-1-j of the
+// round (through f32 for 16-bit types). y holds whole rounds (a multiple of 64*W elements).
+// Faults: ReadBeforeWait reads round 0 before any wait; NoFinalWait leaves the last copies
+// waiting (one wait of 1 pending group is skipped).
+inline constexpr std::uint32_t kAsyncRounds = 3;
+enum class AsyncFault { None, ReadBeforeWait, NoFinalWait };
+template <class T>
+ir::Kernel async_copy_kernel(std::uint32_t width, AsyncFault fault = AsyncFault::None) {
+  return trace("async_copy", [=](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto n = b.scalar<u32>("n");
+    auto m = b.scalar<u32>("m");  // y's size
+    auto x = b.in<T>("x", n);
+    auto y = b.out<T>("y", m);
+    b.launch_bounds(64);
+    auto sh = b.shared<T>("stage", 2 * 64 * width);
+    auto lid = b.let("lid", b.local_id(0));
+    auto g = b.let("g", b.group_id(0));
+    const auto copy = [&](std::uint32_t r) {
+      auto at = b.let("at", (g * kAsyncRounds + r) * (64 * width) + lid * width);
+      auto ok = b.let("ok", at < n);
+      copy_async(sh, (r % 2) * (64 * width) + lid * width, x, select(ok, at, 0u), width, ok);
+      async_commit(b);
+    };
+    copy(0);
+    for (std::uint32_t r = 0; r < kAsyncRounds; ++r) {
+      const bool last = r + 1 == kAsyncRounds;
+      if (!last) copy(r + 1);
+      if (!(fault == AsyncFault::ReadBeforeWait && r == 0) && !(fault == AsyncFault::NoFinalWait && last)) {
+        async_wait(b, last ? 0 : 1);
+      }
+      b.barrier();
+      auto out = b.let("out", (g * kAsyncRounds + r) * (64 * width) + lid * width);
+      for (std::uint32_t j = 0; j < width; ++j) {
+        auto v = load(sh, (r % 2) * (64 * width) + (63u - lid) * width + (width - 1 - j));
+        if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+          store(y, out + j, cast<f32>(v));
+        } else {
+          store(y, out + j, v);
+        }
+      }
+      b.barrier();
+    }
+  });
+}
+
+// Runs async_copy_kernel<T>(width) on be over x in `groups` work-groups and checks y.
+template <class T>
+void expect_async_copy(runtime::Backend& be, DType t, std::uint32_t width, const std::vector<double>& x,
+                       std::uint32_t groups) {
+  const auto k = passes::optimize(async_copy_kernel<T>(width));
+  const auto n = static_cast<std::uint32_t>(x.size());
+  const std::uint32_t round = 64 * width, m = groups * kAsyncRounds * round;
+  ASSERT_LE(n, m);
+  ASSERT_EQ(n % width, 0u);
+  auto xb = runtime::make_buffer(be, t, x);
+  auto yb = be.allocate(t, m);
+  be.launch(k, runtime::grid_1d(groups * 64, 64), {runtime::scalar_arg<u32>(n), runtime::scalar_arg<u32>(m), xb, yb});
+  const auto y = runtime::read_buffer(be, *yb);
+  for (std::uint32_t i = 0; i < m; ++i) {
+    const std::uint32_t r = i / round, l = (i % round) / width, j = i % width;
+    const std::uint32_t from = r * round + (63 - l) * width + (width - 1 - j);
+    EXPECT_EQ(y[i], from < n ? x[from] : 0.0) << be.name() << " " << dtype_name(t) << " x" << width << " at " << i;
+  }
+}
+
 // Sub-group shuffles over `lanes` lanes in 1-D work-groups: y[i] = x of lane (lane+1) % lanes of
 // thread i's sub-group (f32, a rotation), z[i] = s of lane lanes-1-lane (i32, a reversal; a
 // second exchange right after the first). Threads i >= n read element 0 and store nothing.

@@ -318,6 +318,16 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
           .source;
   EXPECT_NE(mma_src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
   EXPECT_EQ(mma_src.find("ingot_pack_bf16x2("), std::string::npos) << mma_src;
+  // Asynchronous copies: cp.async of 16, 8 and 4 bytes, commit and wait.
+  for (const auto& k : {ingot::testing::async_copy_kernel<bf16>(8), ingot::testing::async_copy_kernel<f32>(2),
+                        ingot::testing::async_copy_kernel<f16>(2)}) {
+    expect_cubin(passes::optimize(k));
+  }
+  const std::string async_src =
+      ingot::codegen::emit(passes::optimize(ingot::testing::async_copy_kernel<bf16>(8)), ingot::codegen::Target::CUDA)
+          .source;
+  EXPECT_NE(async_src.find("cp.async.cg.shared.global [%0], [%1], 16, %2;"), std::string::npos) << async_src;
+  EXPECT_NE(async_src.find("cp.async.wait_group 1;"), std::string::npos) << async_src;
   // The library's tensor-core kernel (conv2d_grouped, 16-bit default where it applies).
   const harness::Registry reg = harness::builtin_registry();
   const harness::KernelSpec* g2 = reg.find("conv2d_grouped");
@@ -515,6 +525,15 @@ TEST_F(CudaExec, SharedArraysTakeVectorAccess) {
   ingot::testing::expect_shared_vector<bf16>(*be_, DType::bf16, 8, x);
   ingot::testing::expect_shared_vector<f32>(*be_, DType::f32, 4, x);
   ingot::testing::expect_shared_vector<f16>(*be_, DType::f16, 2, x);
+}
+
+// Asynchronous copies (cp.async, zero fill where the condition is false) through two buffers.
+TEST_F(CudaExec, AsyncCopiesLand) {
+  std::vector<double> x(2 * 3 * 512 - 552);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
+  ingot::testing::expect_async_copy<bf16>(*be_, DType::bf16, 8, x, 2);
+  ingot::testing::expect_async_copy<f32>(*be_, DType::f32, 4, x, 4);
+  ingot::testing::expect_async_copy<f16>(*be_, DType::f16, 2, x, 7);
 }
 
 TEST_F(CudaExec, VectorAccessMovesWholeVectorsInLaneOrder) {

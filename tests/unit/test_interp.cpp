@@ -314,6 +314,60 @@ TEST(Interp, ShuffleRulesAreChecked) {
 
 // Warp matrix multiply-accumulate: the definition (fragments, rounding of A and B to f16/bf16),
 // tail warps, and legalise's shared-memory exchange (what dialects without tensor cores print).
+// Asynchronous copies: the pipeline of shared_kernels.hpp in three types and widths, with
+// zero-filled chunks past n; the interpreter performs each copy at its wait.
+TEST(Interp, AsyncCopiesLandAtTheirWait) {
+  Interpreter be;
+  ingot::testing::expect_async_copy<bf16>(be, DType::bf16, 8, shared_vector_input(2 * 3 * 512 - 552), 2);
+  ingot::testing::expect_async_copy<f32>(be, DType::f32, 2, shared_vector_input(3 * 128 - 6), 1);
+  ingot::testing::expect_async_copy<f16>(be, DType::f16, 4, shared_vector_input(3 * 3 * 256), 3);
+}
+
+TEST(Interp, AsyncCopyMisuseIsReported) {
+  Interpreter be;
+  const auto run = [&](ingot::testing::AsyncFault fault) {
+    const auto k = passes::optimize(ingot::testing::async_copy_kernel<f32>(4, fault));
+    auto x = make_buffer(be, DType::f32, shared_vector_input(768));
+    auto y = be.allocate(DType::f32, 768);
+    be.launch(k, grid_1d(64, 64), {scalar_arg<u32>(768), scalar_arg<u32>(768), x, y});
+  };
+  try {
+    run(ingot::testing::AsyncFault::ReadBeforeWait);
+    FAIL() << "expected a read of a copy's destination before its wait to be reported";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "read of an element never written (poisoned)") << e.what();
+  }
+  try {
+    run(ingot::testing::AsyncFault::NoFinalWait);
+    FAIL() << "expected copies never waited for to be reported";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "thread ended with asynchronous copies not completed") << e.what();
+    EXPECT_NE(std::string(e.what()).find("follow every copy_async with async_commit"), std::string::npos) << e.what();
+  }
+  // A source chunk past the buffer is reported at the copy, even where the copy writes zeros.
+  const auto k = trace("async_oob", [](KernelBuilder& b) {
+    auto x = b.in<f32>("x", 8u);
+    auto y = b.out<f32>("y", 64u * 4u);
+    b.launch_bounds(64);
+    auto sh = b.shared<f32>("s", 64 * 4);
+    auto l = b.local_id(0);
+    copy_async(sh, l * 4u, x, l * 4u, 4, l < 2u);
+    async_commit(b);
+    async_wait(b, 0);
+    store_vec(y, l * 4u, load_vec(sh, l * 4u, 4));
+  });
+  auto x = make_buffer(be, DType::f32, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto y = be.allocate(DType::f32, 256);
+  try {
+    be.launch(k, grid_1d(64, 64), {x, y});
+    FAIL() << "expected an out-of-range copy source";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.problem, "out-of-range copy_async source") << e.what();
+    EXPECT_EQ(e.buffer, "x");
+    EXPECT_EQ(e.index, 8);
+  }
+}
+
 TEST(Interp, MmaMatchesItsDefinition) {
   Interpreter be;
   using ingot::testing::expect_mma;

@@ -578,6 +578,16 @@ TEST(OpenCL, SharedArraysTakeVectorAccess) {
   ingot::testing::expect_shared_vector<f16>(*be, DType::f16, 2, x);
 }
 
+// Asynchronous copies on a dialect without them: legalise copies at once.
+TEST(OpenCL, AsyncCopiesLand) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  std::vector<double> x(2 * 3 * 512 - 552);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
+  ingot::testing::expect_async_copy<bf16>(*be, DType::bf16, 8, x, 2);
+  ingot::testing::expect_async_copy<f32>(*be, DType::f32, 4, x, 4);
+  ingot::testing::expect_async_copy<f16>(*be, DType::f16, 2, x, 7);
+}
+
 TEST(OpenCL, AtomicsMatchInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   const auto k = trace("histogram", [](KernelBuilder& b) {

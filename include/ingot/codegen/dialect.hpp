@@ -69,6 +69,12 @@ struct Dialect {
   // Mma (ir.hpp) per element type: the PTX instruction the CUDA printer wraps in inline assembly
   // (operands packed two to a 32-bit word); empty = none (legalise exchanges through shared memory).
   std::map<DType, std::string> mma_m16n8k16;
+  // Asynchronous copies (ir.hpp) per copy size in bytes (4, 8, 16): one statement in which "{dst}"
+  // is a pointer to the shared destination, "{src}" one to the global source and "{ok}" the
+  // condition (zeros where false); async_commit and async_wait ("{n}": groups left incomplete) one
+  // statement each. An empty map = none (legalise copies at once and drops commits and waits).
+  std::map<std::uint32_t, std::string> copy_async;
+  std::string async_commit, async_wait;
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.

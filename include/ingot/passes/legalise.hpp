@@ -14,6 +14,7 @@ struct LegaliseOptions {
   std::set<ir::Op> unsupported;  // ops the dialect cannot print
   bool native_shuffle = true;    // false: Shuffle statements are exchanged through shared memory
   bool native_mma = true;        // false: Mma statements are exchanged through shared memory
+  bool native_async_copy = true;  // false: CopyAsync statements copy at once, commits and waits go
 };
 
 struct LegaliseError : std::runtime_error {
@@ -32,8 +33,11 @@ struct LegaliseError : std::runtime_error {
 //   barrier; mma[lid*12 + i] = round(a_i) (i < 8), mma[lid*12 + 8 + i] = round(b_i) (i < 4);
 //   barrier; d_i = c_i + sum over k < 16 of A[row][k] * B[k][col] (f32 fma, k in order)
 // with round() to the Mma's f16/bf16 and A, B read from the owning lanes' slots (the fragment
-// layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements. Other statements
-// are unchanged.
+// layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements. Without
+// native_async_copy, each CopyAsync `shared[a..] <- mem[b..] x W if c` becomes
+//   (v_0 .. v_W-1) = load_vec mem[b]; store_vec shared[a] = (select(c, v_j, 0) ...)
+// (a copy completed at once, which ir.hpp's rules allow) and AsyncCommit/AsyncWait statements
+// are removed. Other statements are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
 }  // namespace ingot::passes
