@@ -125,16 +125,38 @@ void register_conv2d_grouped(harness::Registry& r) {
             3}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}})});
   }
+  // Work-groups of 32, 64 and 256 threads (fewer tasks than warps, several rounds of staging). (A
+  // single warp with many tasks makes PoCL's compile of the legalised mma barriers take minutes:
+  // the 32-thread case has one task per band.)
+  for (const auto& [name, c, rows, threads] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
+           {"cpg8_g2_5x12_pad1_bias_stage_r1_w32",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {5, 12}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 1, 32},
+           {"cpg8_g2_7x40_pad1_stage_r1_w64", {.B = 3, .C = 16, .O = 16, .groups = 2, .size = {7, 40}, .k = {3, 3},
+                                               .pad = {1, 1}}, 1, 64},
+           {"cpg8_g1_6x56_pad1_stage_r2_w256", {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {6, 56}, .k = {3, 3},
+                                                .pad = {1, 1}}, 2, 256}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}, {"threads", threads}})});
+  }
+  // Staging vectors of 8 elements (sv).
+  s.tests.push_back({"cpg8_g2_6x16_pad1_stage_r2_sv8",
+                     conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
+                                 {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
   // Bench: the default (tensor cores in 16-bit, columns across lanes, 4-row bands), the channels-
   // across-lanes order (the default of ea9dde7), 2-row bands, and the FMA kernel's default. (Channels
   // across lanes with 2- or 8-row bands measured slower, 2026-12-01: dropped.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"mmatx", 0}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r2", conv_params(f, g32, {{"rows", 2}})});
-  for (const std::int64_t rows : {2, 4, 8}) {  // (16-row bands: 0.29-0.34 ms, 2026-12-01 fifth session: dropped)
-    s.bench.push_back(
-        {"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows), conv_params(f, g32, {{"stage", 1}, {"rows", rows}})});
+  for (const std::int64_t rows : {1, 2, 4}) {  // (8 and 16 rows: 0.16-0.34 ms, 2026-12-01 fifth session: dropped)
+    for (const std::int64_t threads : {64, 128, 256}) {
+      if (rows == 4 && threads != 128) continue;
+      s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows) +
+                             (threads == 128 ? "" : "_w" + std::to_string(threads)),
+                         conv_params(f, g32, {{"stage", 1}, {"rows", rows}, {"threads", threads}})});
+    }
   }
+  // Staging loads of 16 bytes (sv = 8) against the default 4 (sv = 2).
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -70,24 +70,27 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
           mma};
 }
 
-// Images per work-group of the tensor-core kernel: "imgs" (default 1: 2, 4 and 8 measured 1.6-6x
-// slower on the H200, 2026-12-01 fourth session), at most the batch.
+// Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
+// (default 1; without async, 2, 4 and 8 measured 1.6-6x slower on the H200, 2026-12-01 fourth
+// session), at most the batch.
 std::uint32_t mma_images(const Params& p) {
   const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, 1, "depthwise_conv2d");
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
-// Asynchronous copies through two buffers in the tensor-core kernel: "async" (0 or 1, default 0;
-// depthwise_conv2d_nchw_mma.hpp). Refused unless the case asks for that kernel (mma = 1); like
-// mma = 1 it does not apply to f32, which runs the tiled kernel.
-bool mma_async(const DepthwiseConv2dTile& tile, const Params& p) {
+// Planes copied asynchronously through two buffers: "async" (0 or 1, default 0), in the tensor-core
+// kernel (depthwise_conv2d_nchw_mma.hpp) and the staged-plane kernel (depthwise_conv2d_nchw_smem.hpp).
+// Refused unless the case asks for one of them (mma = 1 or smem = 1); like mma = 1 it does not
+// apply to f32 with mma = 1, which runs the tiled kernel.
+bool plane_async(const DepthwiseConv2dTile& tile, const Params& p) {
   const bool async = bounded_param(p, "async", 0, 1, 0, "depthwise_conv2d") == 1;
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
-  if (async && !tile.mma && !mma_asked) {
+  if (async && !tile.mma && !tile.smem && !mma_asked) {
     throw std::invalid_argument(
-        "depthwise_conv2d: async = 1 applies to the tensor-core kernel (mma = 1, f16/bf16); drop async");
+        "depthwise_conv2d: async = 1 applies to the tensor-core kernel (mma = 1, f16/bf16) and to the staged-plane "
+        "kernel (smem = 1); drop async");
   }
-  return async && tile.mma;
+  return async && (tile.mma || tile.smem);
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -113,8 +116,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
-  s.spec_params.emplace_back("imgs");     // tensor cores: images per work-group (default 1)
-  s.spec_params.emplace_back("async");    // tensor cores: planes copied asynchronously through two buffers
+  s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
+  s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
@@ -251,6 +254,25 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 2;
     s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_imgs2_mma", p});
   }
+  // The staged-plane kernel with asynchronous copies (every dtype): one image per group, several
+  // with a partial last group, strides and dilations, a partial tile row, 7x7.
+  for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
+           {"c3_7x16_3x3_pad1_bias_b3_imgs1_async_smem_t2x8",
+            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 2, 8, 1},
+           {"c3_11x56_3x3_pad1_b5_imgs2_async_smem_t2x8", {.B = 5, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}},
+            2, 8, 2},
+           {"c2_16x32_3x5_s2_p1x2_b7_imgs3_async_smem_t2x8",
+            {.B = 7, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}}, 2, 8, 3},
+           {"d2x3_p2x3_b4_imgs4_async_smem_t1x8",
+            {.B = 4, .C = 2, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}}, 1, 8, 4},
+           {"c2_13x16_7x7_pad3_bias_b3_imgs2_async_smem_t2x8",
+            {.B = 3, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 2, 8, 2}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["smem"] = 1;
+    p["imgs"] = imgs;
+    p["async"] = 1;
+    s.tests.push_back({name, p});
+  }
   // Asynchronous copies through two buffers: one image per group (one buffer), several with a
   // partial last group (images past the batch), 7x7, odd sizes (partial bands, Q odd).
   for (const auto& [name, c, imgs] : std::vector<std::tuple<std::string, ConvCase, int>>{
@@ -305,6 +327,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = with_tile(conv_params(f, c), vh, 8);
     p["smem"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x8_smem", p});
+    if (shape != "3x3" || vh == 4) continue;
+    p["async"] = 1;  // the planes copied asynchronously through two buffers
+    for (const int imgs : {2, 4, 8}) {
+      p["imgs"] = imgs;
+      s.bench.push_back(
+          {"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_smem_async_imgs" + std::to_string(imgs), p});
+    }
   }
   // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap).
   for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{
@@ -326,15 +355,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(t, sp, p);
-    (void)mma_async(tile, p);  // refuses async without the tensor-core kernel (f32 too)
+    (void)plane_async(tile, p);  // refuses async without the tensor-core kernel (f32 too)
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
-        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), mma_async(tile, p));
+        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), plane_async(tile, p));
       }
       if (tile.smem) {
-        depthwise_conv2d_nchw_smem<T>(k, sp, tile);
+        depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(p), plane_async(tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }
@@ -351,7 +380,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     if (tile.smem) {
       const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
-      return runtime::grid_1d(planes * group, group);
+      return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
+                                                           mma_images(p), plane_async(tile, p)) *
+                                  group,
+                              group);
     }
     return runtime::grid_1d(planes * depthwise_conv2d_nchw_tiles(sp, tile), 256);
   };

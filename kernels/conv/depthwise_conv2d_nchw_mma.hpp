@@ -196,33 +196,16 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
 
   if (async) {
     // Image img of the group: whether it exists, and its plane (image 0's plane of the channel if not).
-    const auto plane_of = [&](const Val<u32>& img, const std::string& tag) {
-      auto ok = k.let("img_ok" + tag, b0 + img < batch);
-      return std::pair{ok, k.let("plane" + tag, select(ok, (b0 + img) * C + c, c))};
+    const auto plane_of = [&](const Val<u32>& img) {
+      auto ok = k.let("img_ok", b0 + img < batch);
+      return std::pair{ok, k.let("plane", select(ok, (b0 + img) * C + c, c))};
     };
-    const std::uint32_t elems = u(L.elements());
-    for (std::uint32_t bf = 0; bf < buffers; ++bf) zero_plane_border(k, xs, L, lid, G, bf * elems);
-    copy_plane_async(k, x, xs, L, k.let("x_plane0", plane_of(Val<u32>(0u), "0").second * (H * Wd)), lid, G,
-                     Val<u32>(0u));
-    async_commit(k);
-    for_(k.constant<u32>(0), images, [&](const Val<u32>& img) {
-      if (buffers == 2) {
-        auto nxt = k.let("nxt", img + 1u);
-        if_(nxt < images, [&] {
-          copy_plane_async(k, x, xs, L, k.let("x_next", plane_of(nxt, "_next").second * (H * Wd)), lid, G,
-                           k.let("next_buf", (nxt % 2u) * elems));
+    for_planes_async(
+        k, x, xs, L, lid, G, images, [&](const Val<u32>& img) { return plane_of(img).second * (H * Wd); },
+        [&](const Val<u32>& img, const Val<u32>& buf) {
+          const auto cur = plane_of(img);
+          plane_tiles(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
         });
-        async_commit(k);  // (an empty group past the last image)
-        async_wait(k, 1);
-      } else {
-        async_wait(k, 0);
-      }
-      k.barrier();  // the plane has landed for every thread
-      const auto cur = plane_of(img, "");
-      plane_tiles(cur.first, k.let("y_plane", cur.second * (P * Q)),
-                  buffers == 2 ? k.let("buf", (img % 2u) * elems) : Val<u32>(0u));
-      k.barrier();  // every warp is done with the buffer before the next copy into it starts
-    });
     return;
   }
 

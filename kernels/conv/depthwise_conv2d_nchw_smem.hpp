@@ -9,6 +9,9 @@
 // and stores each output row after its last input row like that kernel.
 // Against it: no input row is read from L2 once per tile row that needs it (a 2-row tile of a 3x3
 // window reads 4 rows for 2), and the halo columns are shared-memory reads, not L1 wavefronts.
+// With async (copy_async, ir.hpp): work-group g takes channel c = g % C of images
+// (g / C) * images .. + images - 1, whose planes go through two buffers (for_planes_async: the
+// next plane copied while this one is read, the weights and the border set up once).
 // Measured (H200, 2026-12-01, fourth session): slower than the register kernel in every dtype
 // (3x3 bf16 2x8: 69.8% of copy against 75.3%) — shared-memory wavefronts (L1/TEX 92%) and ~23
 // instructions per output; an option (smem = 1), not a default. docs/performance.md.
@@ -21,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "depthwise_conv2d_nchw.hpp"
@@ -66,8 +70,17 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
   return L;
 }
 
+// Work-groups for a batch of `batch` images: one per plane, or with async one per channel and
+// `images` images.
+inline std::uint64_t depthwise_conv2d_smem_groups(const ConvSpec& s, std::uint64_t batch, std::uint32_t images,
+                                                  bool async) {
+  if (!async) return batch * s.in_channels;
+  return static_cast<std::uint64_t>(s.in_channels) * ((batch + images - 1) / images);
+}
+
 template <class T>
-void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseConv2dTile& tile) {
+void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseConv2dTile& tile,
+                                std::uint32_t images = 1, bool async = false) {
   using namespace ingot::dsl;
   const DepthwiseSmemLayout L = depthwise_conv2d_smem_layout(s, tile, sizeof(T));
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
@@ -81,66 +94,89 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const auto& batch = prm.io.batch;
   const auto& x = prm.io.x;
   const auto& y = prm.io.y;
-  auto xs = k.shared<T>("xs", u(L.plane.elements()));
+  if (images < 1) throw std::invalid_argument(s.name + ": images per work-group must be >= 1");
+  if (async && !plane_copies_async<T>(L.plane)) {
+    throw std::invalid_argument(s.name + ": async = 1 (depthwise_conv2d smem) copies rows in vectors: rows of " +
+                                std::to_string(Wd) + " elements admit none; use async = 0");
+  }
+  const std::uint32_t buffers = async && images > 1 ? 2 : 1;
+  auto xs = k.shared<T>("xs", u(L.plane.elements()) * buffers);
 
-  // A group past the planes (a launch larger than the geometry) takes plane 0's operands and
-  // stores nothing; every thread reaches the barrier.
+  // Without async: group g takes plane g (a group past the planes, from a launch larger than the
+  // geometry, takes plane 0's operands and stores nothing; every thread reaches the barrier).
+  // With async: channel g % C, images (g / C) * images ...
   auto g = k.let("g", k.group_id(0));
-  auto plane_ok = k.let("plane_ok", g < batch * C);
-  auto plane = k.let("plane", select(plane_ok, g, 0u));
   auto lid = k.let("lid", k.local_id(0));
-  auto c = k.let("c", plane % C);
-  auto x_plane = k.let("x_plane", plane * (H * Wd));
-  auto y_plane = k.let("y_plane", plane * (P * Q));
+  auto plane_ok = k.let("plane_ok", g < batch * C);
+  auto c = async ? k.let("c", g % C) : k.let("c", select(plane_ok, g, 0u) % C);
 
   const auto weights = depthwise_channel_weights(k, prm, s, c);  // no structured binding: lambdas use them
   const std::vector<Val<f32>>& wv = weights.first;
   const Val<f32>& init = weights.second;
 
-  stage_plane(k, x, xs, L.plane, x_plane, lid, G);
-
-  // The tiles from the shared plane (input row ih = oh0*SH - PH + rr at layout row oh0*SH + rr).
+  // The tiles of one plane from xs[buf ..) (input row ih = oh0*SH - PH + rr at layout row
+  // oh0*SH + rr); live_plane says whether its stores happen.
   const auto uses = tile_row_uses(VH, KH, SH, DH);
   const std::uint32_t tiles = u(L.tiles);
-  for_group_rounds(k, lid, G, tiles, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
-    const std::string rt = "r" + std::to_string(r) + "_";
-    Val<bool> live = plane_ok;
-    if ((r + 1) * G > tiles) live = k.let(rt + "live", plane_ok && lid + r * G < tiles);
-    auto oh0 = k.let(rt + "oh0", (t / TW) * VH);
-    auto ow0 = k.let(rt + "ow0", (t % TW) * VW);
-    TileColumns tc = tile_column_layout(VW, KW, SW, DW, PW, L.wv, sizeof(T));
-    for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
-      if (tc.used[ch])
-        tc.idx[ch] = k.let(rt + "cx" + std::to_string(ch), ow0 * SW + (L.plane.off - L.base + ch * L.wv));
-    }
-    std::vector<std::vector<Var<f32>>> acc(VH);
-    for (std::uint32_t i = 0; i < VH; ++i) {
-      acc[i].reserve(VW);  // a reallocation would copy (re-declare) the variables
-      for (std::uint32_t j = 0; j < VW; ++j)
-        acc[i].emplace_back(k, init, "acc" + std::to_string(i) + "_" + std::to_string(j));
-    }
-    std::optional<Val<bool>> cols_full;
-    if (Q % VW != 0) cols_full = k.let(rt + "cols_full", ow0 + VW <= Q);
-    for (std::uint32_t rr = 0; rr < uses.size(); ++rr) {
-      if (uses[rr].empty()) continue;
-      auto row_at = k.let(rt + "xr" + std::to_string(rr), (oh0 * SH + rr) * L.plane.ws);
-      const auto xrow = load_tile_row(k, xs, row_at, tc, rt + std::to_string(rr));
-      for (const auto& use : uses[rr]) {
-        const std::uint32_t i = use.first, a = use.second;  // output row, tap row
-        for (std::uint32_t j = 0; j < VW; ++j) {
-          Val<f32> sum = acc[i][j];
-          for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xrow.at(tc.col(j, e)), wv[a * KW + e], sum);
-          acc[i][j] = sum;
-        }
-        if (a != KH - 1) continue;  // output row i is complete after its last input row
-        Val<bool> row_live = live;
-        if (P % VH != 0) row_live = live && oh0 + i < P;
-        auto at = k.let(rt + "y" + std::to_string(i), y_plane + (oh0 + i) * Q + ow0);
-        store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full,
-                       [&](std::uint32_t q) { return Val<f32>(acc[i][q]); });
+  const auto plane_tiles = [&](const Val<bool>& live_plane, const Val<u32>& y_plane, const Val<u32>& buf) {
+    for_group_rounds(k, lid, G, tiles, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
+      const std::string rt = "r" + std::to_string(r) + "_";
+      Val<bool> live = live_plane;
+      if ((r + 1) * G > tiles) live = k.let(rt + "live", live_plane && lid + r * G < tiles);
+      auto oh0 = k.let(rt + "oh0", (t / TW) * VH);
+      auto ow0 = k.let(rt + "ow0", (t % TW) * VW);
+      TileColumns tc = tile_column_layout(VW, KW, SW, DW, PW, L.wv, sizeof(T));
+      for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
+        if (tc.used[ch])
+          tc.idx[ch] = k.let(rt + "cx" + std::to_string(ch), ow0 * SW + (L.plane.off - L.base + ch * L.wv));
       }
-    }
-  });
+      std::vector<std::vector<Var<f32>>> acc(VH);
+      for (std::uint32_t i = 0; i < VH; ++i) {
+        acc[i].reserve(VW);  // a reallocation would copy (re-declare) the variables
+        for (std::uint32_t j = 0; j < VW; ++j)
+          acc[i].emplace_back(k, init, "acc" + std::to_string(i) + "_" + std::to_string(j));
+      }
+      std::optional<Val<bool>> cols_full;
+      if (Q % VW != 0) cols_full = k.let(rt + "cols_full", ow0 + VW <= Q);
+      for (std::uint32_t rr = 0; rr < uses.size(); ++rr) {
+        if (uses[rr].empty()) continue;
+        auto row_at = k.let(rt + "xr" + std::to_string(rr), (oh0 * SH + rr) * L.plane.ws + buf);
+        const auto xrow = load_tile_row(k, xs, row_at, tc, rt + std::to_string(rr));
+        for (const auto& use : uses[rr]) {
+          const std::uint32_t i = use.first, a = use.second;  // output row, tap row
+          for (std::uint32_t j = 0; j < VW; ++j) {
+            Val<f32> sum = acc[i][j];
+            for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xrow.at(tc.col(j, e)), wv[a * KW + e], sum);
+            acc[i][j] = sum;
+          }
+          if (a != KH - 1) continue;  // output row i is complete after its last input row
+          Val<bool> row_live = live;
+          if (P % VH != 0) row_live = live && oh0 + i < P;
+          auto at = k.let(rt + "y" + std::to_string(i), y_plane + (oh0 + i) * Q + ow0);
+          store_tile_row(y, at, VW, Wo, ow0, Q, row_live, cols_full,
+                         [&](std::uint32_t q) { return Val<f32>(acc[i][q]); });
+        }
+      }
+    });
+  };
+
+  if (async) {
+    auto b0 = k.let("b0", (g / C) * images);
+    const auto plane_of = [&](const Val<u32>& img) {
+      auto ok = k.let("img_ok", b0 + img < batch);
+      return std::pair{ok, k.let("plane", select(ok, (b0 + img) * C + c, c))};
+    };
+    for_planes_async(
+        k, x, xs, L.plane, lid, G, images, [&](const Val<u32>& img) { return plane_of(img).second * (H * Wd); },
+        [&](const Val<u32>& img, const Val<u32>& buf) {
+          const auto cur = plane_of(img);
+          plane_tiles(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
+        });
+    return;
+  }
+  auto plane = k.let("plane", select(plane_ok, g, 0u));
+  stage_plane(k, x, xs, L.plane, k.let("x_plane", plane * (H * Wd)), lid, G);
+  plane_tiles(plane_ok, k.let("y_plane", plane * (P * Q)), Val<u32>(0u));
 }
 
 }  // namespace ingot::kernels

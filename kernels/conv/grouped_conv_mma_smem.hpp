@@ -5,7 +5,7 @@
 //   x [B, C, (D,) H, W], w [O, 8, (kd,) kh, kw], optional bias [O] -> y [B, O, (OD,) P, Q],
 //   groups = C / 8, a multiple of 8 output channels per group, stride 1, dilation 1, any padding.
 //
-// Mapping. A work-group (kStagedMmaGroup threads) takes image b, group g, output depth slice od
+// Mapping. A work-group (`threads` threads: 32, 64, 128 or 256, default kStagedMmaGroup) takes image b, group g, output depth slice od
 // and a band of R output rows (R = rows). It copies the input the band reads — the kd depth slices
 // od - pad_d + kd, rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero columns each
 // side — into the shared array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte
@@ -19,12 +19,13 @@
 // x 16 bytes: no bank conflicts within a row. The tap past the last (odd tap counts) has zero
 // weights and reads the last tap (finite values). D's lanes hold output channels 2t_l (+1) at
 // pixels g_l (+8): four scalar stores each, pixels past the band or rows past P skipped.
-// Staging: a unit is one input row segment of vp columns (vp = 2 where W is even: 4-byte loads,
-// else 1) of the 8 channels: 8 loads, then vp 16-byte stores of the transposed pixels (the
-// printer packs the pairs), a zero vector where the row or slice lies outside the input; every
-// thread's loads are issued before its stores. One barrier between staging and the products.
-// Launch grid_1d(batch * grouped_conv_mma_smem_groups_per_batch() * kStagedMmaGroup,
-// kStagedMmaGroup) with launch bounds kStagedMmaGroup.
+// Staging: a unit is one input row segment of vp columns of the 8 channels (vp = the widest of
+// `vec` (default 2), 4 and 2 at most `vec` that divides W: 16-, 8- or 4-byte loads; else 1):
+// 8 loads, then vp 16-byte stores of the transposed pixels (the printer packs the pairs), a zero
+// vector where the row or slice lies outside the input; every thread's loads are issued before
+// its stores. One barrier between staging and the products.
+// Launch grid_1d(batch * grouped_conv_mma_smem_groups_per_batch() * threads, threads) with launch
+// bounds `threads`.
 #pragma once
 
 #include <algorithm>
@@ -41,7 +42,16 @@
 
 namespace ingot::kernels {
 
-inline constexpr std::uint32_t kStagedMmaGroup = 128;  // threads per work-group (4 warps)
+inline constexpr std::uint32_t kStagedMmaGroup = 128;  // default threads per work-group (4 warps)
+
+// Throws std::invalid_argument unless `threads` is a work-group size the staged kernel takes.
+inline void check_staged_mma_threads(const std::string& who, std::uint32_t threads) {
+  if (threads != 32 && threads != 64 && threads != 128 && threads != 256) {
+    throw std::invalid_argument(who + ": the staged tensor-core kernel takes work-groups of 32, 64, 128 or 256 "
+                                      "threads, not " +
+                                std::to_string(threads));
+  }
+}
 
 // Sizes of the staged kernel for spec s and band height `rows`.
 struct StagedMmaPlan {
@@ -59,7 +69,16 @@ struct StagedMmaPlan {
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ws_elems) * elem_bytes; }
 };
 
-inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows) {
+// The staging vector width: the widest of 8, 4 and 2 that is at most `vec` (1, 2, 4 or 8; 0 = 2) and
+// divides W, else 1.
+inline std::uint32_t staged_mma_vector(std::uint32_t W, std::uint32_t vec) {
+  for (const std::uint32_t v : {8u, 4u, 2u}) {
+    if (v <= (vec == 0 ? 2u : vec) && W % v == 0) return v;
+  }
+  return 1;
+}
+
+inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t vec = 0) {
   StagedMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -67,7 +86,7 @@ inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint
   pl.bands = (d.P + pl.R - 1) / pl.R;
   pl.rs = pl.R + d.KH - 1;
   pl.ws = std::max(d.PW + d.W, d.Q + d.KW - 1);
-  pl.vp = d.W % 2 == 0 ? 2 : 1;
+  pl.vp = staged_mma_vector(d.W, vec);
   pl.taps = d.KD * d.KH * d.KW;
   pl.steps = (pl.taps + 1) / 2;
   pl.cblocks = s.out_per_group() / 8;
@@ -78,9 +97,10 @@ inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint
 }
 
 // Why the staged kernel cannot run spec s with elements of elem_bytes and `rows` ("" when it can).
-inline std::string grouped_conv_mma_smem_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows) {
+inline std::string grouped_conv_mma_smem_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
+                                                 std::uint32_t vec = 0) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
-  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows);
+  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows, vec);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + std::to_string(pl.dm.KD) + " slice(s) x " + std::to_string(pl.rs) + " rows x " +
            std::to_string(pl.ws) + " pixels of 8 channels and the weights in shared memory: " + std::to_string(b) +
@@ -90,15 +110,20 @@ inline std::string grouped_conv_mma_smem_refusal(const ConvSpec& s, std::size_t 
 }
 
 // Throws std::invalid_argument with the reason unless the staged kernel applies with `rows`.
-inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows) {
+inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
+                                                std::uint32_t vec = 0) {
   s.validate();
   if (rows < 1 || rows > 64) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) + " must be in [1, 64]");
   }
-  if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows); !why.empty()) {
+  if (vec != 0 && vec != 1 && vec != 2 && vec != 4 && vec != 8) {
+    throw std::invalid_argument(s.name + ": the staged kernel's staging vector (sv) is 1, 2, 4 or 8 elements, not " +
+                                std::to_string(vec));
+  }
+  if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows, vec); !why.empty()) {
     throw std::invalid_argument(s.name + ": the staged tensor-core kernel (stage = 1) " + why + "; use stage = 0");
   }
-  return grouped_conv_mma_smem_geometry(s, rows);
+  return grouped_conv_mma_smem_geometry(s, rows, vec);
 }
 
 // Work-groups per image: groups x output depth slices x bands.
@@ -108,8 +133,10 @@ inline std::uint64_t grouped_conv_mma_smem_groups_per_batch(const ConvSpec& s, s
 }
 
 // Throws std::invalid_argument unless `batch` images' threads fit the 32-bit thread indices.
-inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch) {
-  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows) * kStagedMmaGroup;
+inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
+                                              std::uint32_t threads = kStagedMmaGroup) {
+  check_staged_mma_threads(s.name, threads);
+  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows) * threads;
   if (batch > 0xffffffffull / per) {
     throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
                                 " threads of the staged tensor-core kernel exceed 32-bit thread indices; split the "
@@ -118,13 +145,15 @@ inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t r
 }
 
 template <class T>
-void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows) {
+void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
+                           std::uint32_t threads = kStagedMmaGroup, std::uint32_t vec = 0) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the staged tensor-core kernel multiplies f16 or bf16");
-  const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows);
+  const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows, vec);
+  check_staged_mma_threads(s.name, threads);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
-  const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = kStagedMmaGroup;
+  const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
   const std::uint32_t D = dm.D, H = dm.H, Wd = dm.W, OD = dm.OD, P = dm.P, Q = dm.Q;
   const std::uint32_t KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
   const std::uint32_t R = pl.R, RS = pl.rs, WS = pl.ws, VP = pl.vp, S = pl.steps, NBc = pl.cblocks;

@@ -57,6 +57,16 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
   return stage && dtype_size(t) == 2;
 }
 
+// Threads per work-group of the staged kernel: "threads", default kStagedMmaGroup (32, 64, 128 or 256).
+inline std::uint32_t grouped_conv_stage_threads_of(const harness::Params& p) {
+  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+}
+
+// Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
+inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
+  return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
+}
+
 // Output rows per band of the staged kernel: "rows", default 8.
 inline std::uint32_t grouped_conv_stage_rows_of(const harness::Params& p) {
   return bounded_param(p, "rows", 1, 1024, 8, "grouped convolution tile");
@@ -88,7 +98,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage"}) s.spec_params.emplace_back(key);
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv"}) s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
   for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -107,11 +117,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(p);
-      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows);
-      check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")));
+      const std::uint32_t vec = grouped_conv_stage_vector_of(p);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec);
+      const std::uint32_t threads = grouped_conv_stage_threads_of(p);
+      check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec);
       });
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
@@ -132,10 +144,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(p);
-      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p));
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
-                                  grouped_conv_mma_smem_groups_per_batch(sp, rows) * kStagedMmaGroup,
-                              kStagedMmaGroup);
+                                  grouped_conv_mma_smem_groups_per_batch(sp, rows) *
+                                  grouped_conv_stage_threads_of(p),
+                              grouped_conv_stage_threads_of(p));
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);

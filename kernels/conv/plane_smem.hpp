@@ -183,6 +183,40 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
   });
 }
 
+// The planes of `images` images through two buffers of layout L in xs (2 * L.elements(); one
+// buffer when images == 1), in a run-time loop: both borders are zeroed once, plane 0 is copied
+// first, and each round starts the copy of the next plane into the other buffer (copy_plane_async)
+// before it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a
+// barrier (the buffer is free for the copy after next). plane_at(image) gives the image's first
+// input element x[..]. Every thread of the work-group must run it.
+template <class T, dsl::Access A>
+void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
+                      const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t images,
+                      const std::function<dsl::Val<u32>(const dsl::Val<u32>&)>& plane_at,
+                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body) {
+  using namespace ingot::dsl;
+  const std::uint32_t buffers = images > 1 ? 2 : 1;
+  const auto elems = static_cast<std::uint32_t>(L.elements());
+  for (std::uint32_t b = 0; b < buffers; ++b) zero_plane_border(k, xs, L, lid, G, b * elems);
+  copy_plane_async(k, x, xs, L, k.let("x_plane0", plane_at(Val<u32>(0u))), lid, G, Val<u32>(0u));
+  async_commit(k);
+  for_(k.constant<u32>(0), images, [&](const Val<u32>& img) {
+    if (buffers == 2) {
+      auto nxt = k.let("nxt", img + 1u);
+      if_(nxt < images, [&] {
+        copy_plane_async(k, x, xs, L, k.let("x_next", plane_at(nxt)), lid, G, k.let("next_buf", (nxt % 2u) * elems));
+      });
+      async_commit(k);  // (an empty group past the last image)
+      async_wait(k, 1);
+    } else {
+      async_wait(k, 0);
+    }
+    k.barrier();  // the plane has landed for every thread
+    body(img, buffers == 2 ? k.let("buf", (img % 2u) * elems) : Val<u32>(0u));
+    k.barrier();  // every thread is done with the buffer before the next copy into it starts
+  });
+}
+
 // Copies the plane at x[x_plane ..) into xs (layout L) with the G threads of the work-group (lid:
 // local id), writes the border zeros, and ends with a barrier (every thread must reach it).
 template <class T, dsl::Access A>

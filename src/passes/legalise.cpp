@@ -145,7 +145,12 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
     put.kind = ir::StmtKind::Store;
     put.mem = mem;
     put.a = add(mul(lid, u(kMmaSlots)), u(i));
-    put.b = a.unary(Op::Cast, DType::f32, a.unary(Op::Cast, s.elem, s.values[i]));  // rounded to elem
+    // rounded to elem; a value converted from elem is already exact (f16/bf16 -> f32 -> f16/bf16 is
+    // the identity but for NaN payloads, which ir.hpp leaves unspecified): no second rounding, which
+    // keeps the 16-bit conversion code of dialects without native conversions out of every exchange.
+    const ir::Node& v = a[s.values[i]];
+    const bool exact = v.op == Op::Cast && v.type == DType::f32 && a[v.a].type == s.elem;
+    put.b = exact ? s.values[i] : a.unary(Op::Cast, DType::f32, a.unary(Op::Cast, s.elem, s.values[i]));
     out.push_back(put);
   }
   out.push_back(barrier);
