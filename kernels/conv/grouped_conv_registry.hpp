@@ -46,20 +46,36 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
           bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
+// Output rows per band of the staged kernel: "rows", default 2 (2-row bands: 3x3 g32 bf16 0.072 ms
+// against 0.106 with 4 rows and 0.17 with 8; 3x3x3 g8 0.138 ms against 0.224 with 4; H200,
+// 2026-12-01 fifth session).
+inline constexpr std::uint32_t kStagedRowsDefault = 2;
+
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
-// "stage" (0 or 1, default 0). Like the tensor-core default, "stage = 1" applies to 16-bit
-// dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused.
+// "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
+// is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
+// 2-row bands — but for cases that name the unstaged tensor-core kernel's parameters (rows,
+// mmatx) or mma = 0: 1.54x the unstaged kernel in 2-D and 1.43x in 3-D (H200, 2026-12-01 fifth
+// session, docs/performance.md).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
-  const bool stage = bounded_param(p, "stage", 0, 1, 0, "grouped convolution") == 1;
-  if (stage && p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
-    throw std::invalid_argument(sp.name + ": stage = 1 is the staged tensor-core kernel; it cannot run with mma = 0");
+  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  if (p.count("stage")) {
+    const bool stage = bounded_param(p, "stage", 0, 1, 0, "grouped convolution") == 1;
+    if (stage && mma_off) {
+      throw std::invalid_argument(sp.name + ": stage = 1 is the staged tensor-core kernel; it cannot run with mma = 0");
+    }
+    return stage && dtype_size(t) == 2;
   }
-  return stage && dtype_size(t) == 2;
+  if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
+  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), kStagedRowsDefault).empty();
 }
 
-// Threads per work-group of the staged kernel: "threads", default kStagedMmaGroup (32, 64, 128 or 256).
-inline std::uint32_t grouped_conv_stage_threads_of(const harness::Params& p) {
-  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+// Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
+// and 256 in 3-D (2-row bands on the H200, 2026-12-01 fifth session: 3x3 g32 0.072-0.089 ms with 128
+// against 0.083 with 256 and 0.12-0.13 with 64; 3x3x3 g8 0.098-0.103 ms with 256 against 0.18 with 128).
+inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const harness::Params& p) {
+  const std::uint32_t dflt = sp.rank() == 3 ? 256u : kStagedMmaGroup;
+  return bounded_param(p, "threads", 32, 256, dflt, "grouped convolution tile");
 }
 
 // Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
@@ -67,9 +83,9 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
   return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
 }
 
-// Output rows per band of the staged kernel: "rows", default 8.
+// Output rows per band of the staged kernel: "rows", default kStagedRowsDefault.
 inline std::uint32_t grouped_conv_stage_rows_of(const harness::Params& p) {
-  return bounded_param(p, "rows", 1, 1024, 8, "grouped convolution tile");
+  return bounded_param(p, "rows", 1, 1024, kStagedRowsDefault, "grouped convolution tile");
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -119,7 +135,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t rows = grouped_conv_stage_rows_of(p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec);
-      const std::uint32_t threads = grouped_conv_stage_threads_of(p);
+      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
       check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -147,8 +163,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p));
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_smem_groups_per_batch(sp, rows) *
-                                  grouped_conv_stage_threads_of(p),
-                              grouped_conv_stage_threads_of(p));
+                                  grouped_conv_stage_threads_of(sp, p),
+                              grouped_conv_stage_threads_of(sp, p));
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);

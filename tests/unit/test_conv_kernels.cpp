@@ -217,7 +217,8 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
 }  // namespace
 
 // conv2d_grouped: the tensor-core kernel is the 16-bit default where it applies (8 input channels
-// per group, stride and dilation 1), f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
+// per group, stride and dilation 1) — the staged one with 2-row bands where that fits, else the
+// unstaged one —, f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
 TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const Registry reg = builtin_registry();
   const KernelSpec& g2 = spec(reg, "conv2d_grouped");
@@ -232,11 +233,23 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const ir::Kernel bf = g2.build(DType::bf16, p);
   EXPECT_TRUE(has_mma(bf));
   EXPECT_EQ(bf.bounds.max_group_threads, 128u);
-  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 32 * 14 * 4);  // B * groups * bands * q-tiles
+  EXPECT_NE(ir::print_kernel(bf).find("shared:xs"), std::string::npos);                 // staged
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 28 * 128);  // B * groups * 2-row bands * 128
   const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
   EXPECT_NE(cu.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
   EXPECT_EQ(cu.find("ingot_pack_bf16x2("), std::string::npos);  // the loaded elements are packed as they are
   EXPECT_FALSE(has_mma(g2.build(DType::f32, p)));
+  // Rows too wide for the staged band in shared memory: the unstaged tensor-core kernel.
+  Params wide = p;
+  wide["W"] = 2000;
+  const ir::Kernel wk = g2.build(DType::bf16, wide);
+  EXPECT_TRUE(has_mma(wk));
+  EXPECT_EQ(ir::print_kernel(wk).find("shared:xs"), std::string::npos);
+  // Naming the unstaged kernel's rows selects it.
+  wide = p;
+  wide["rows"] = 4;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, wide)).find("shared:xs"), std::string::npos);
+  EXPECT_EQ(g2.geometry(DType::bf16, wide).total_threads(), 32ull * 32 * 32 * 14 * 4);  // B * groups * bands * q-tiles
   Params q = p;
   q["mma"] = 1;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::f32, q).find("needs f16 or bf16"), std::string::npos);
