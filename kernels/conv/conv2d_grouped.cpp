@@ -128,19 +128,27 @@ void register_conv2d_grouped(harness::Registry& r) {
   // Work-groups of 32, 64 and 256 threads (fewer tasks than warps, several rounds of staging). (A
   // single warp with many tasks makes PoCL's compile of the legalised mma barriers take minutes:
   // the 32-thread case has one task per band.)
-  for (const auto& [name, c, rows, threads] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
+  for (const auto& [name, c, rows, threads] :
+       std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
            {"cpg8_g2_5x12_pad1_bias_stage_r1_w32",
-            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {5, 12}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 1, 32},
-           {"cpg8_g2_7x40_pad1_stage_r1_w64", {.B = 3, .C = 16, .O = 16, .groups = 2, .size = {7, 40}, .k = {3, 3},
-                                               .pad = {1, 1}}, 1, 64},
-           {"cpg8_g1_6x56_pad1_stage_r2_w256", {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {6, 56}, .k = {3, 3},
-                                                .pad = {1, 1}}, 2, 256}}) {
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {5, 12}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1,
+            32},
+           {"cpg8_g2_7x40_pad1_stage_r1_w64",
+            {.B = 3, .C = 16, .O = 16, .groups = 2, .size = {7, 40}, .k = {3, 3}, .pad = {1, 1}},
+            1,
+            64},
+           {"cpg8_g1_6x56_pad1_stage_r2_w256",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {6, 56}, .k = {3, 3}, .pad = {1, 1}},
+            2,
+            256}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}, {"threads", threads}})});
   }
   // Staging vectors of 8 elements (sv).
-  s.tests.push_back({"cpg8_g2_6x16_pad1_stage_r2_sv8",
-                     conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
-                                 {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
+  s.tests.push_back(
+      {"cpg8_g2_6x16_pad1_stage_r2_sv8",
+       conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
+                   {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
   // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1 and 4 rows, 256 threads and 16-byte staging loads, and the

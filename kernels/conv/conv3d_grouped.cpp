@@ -101,10 +101,10 @@ void register_conv3d_grouped(harness::Registry& r) {
             2}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}})});
   }
-  s.tests.push_back({"cpg8_g2_3x6x24_pad1_b2_stage_r1_w64",
-                     conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3},
-                                     .pad = {1, 1, 1}},
-                                 {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
+  s.tests.push_back(
+      {"cpg8_g2_3x6x24_pad1_b2_stage_r1_w64",
+       conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+                   {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
   // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 256 threads), the
   // unstaged tensor-core kernel (the default before, 2-row bands; and 1 row), the staged one with 1
   // row, 128 threads and 16-byte staging loads, and the FMA kernel's default. (Dropped after the H200

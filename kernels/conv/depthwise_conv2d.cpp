@@ -258,15 +258,30 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // with a partial last group, strides and dilations, a partial tile row, 7x7.
   for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
            {"c3_7x16_3x3_pad1_bias_b3_imgs1_async_smem_t2x8",
-            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 2, 8, 1},
-           {"c3_11x56_3x3_pad1_b5_imgs2_async_smem_t2x8", {.B = 5, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}},
-            2, 8, 2},
+            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            2,
+            8,
+            1},
+           {"c3_11x56_3x3_pad1_b5_imgs2_async_smem_t2x8",
+            {.B = 5, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}},
+            2,
+            8,
+            2},
            {"c2_16x32_3x5_s2_p1x2_b7_imgs3_async_smem_t2x8",
-            {.B = 7, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}}, 2, 8, 3},
+            {.B = 7, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
+            2,
+            8,
+            3},
            {"d2x3_p2x3_b4_imgs4_async_smem_t1x8",
-            {.B = 4, .C = 2, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}}, 1, 8, 4},
+            {.B = 4, .C = 2, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}},
+            1,
+            8,
+            4},
            {"c2_13x16_7x7_pad3_bias_b3_imgs2_async_smem_t2x8",
-            {.B = 3, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 2, 8, 2}}) {
+            {.B = 3, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            2,
+            8,
+            2}}) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["smem"] = 1;
     p["imgs"] = imgs;
@@ -277,12 +292,16 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // partial last group (images past the batch), 7x7, odd sizes (partial bands, Q odd).
   for (const auto& [name, c, imgs] : std::vector<std::tuple<std::string, ConvCase, int>>{
            {"c3_9x16_3x3_pad1_bias_b5_imgs1_async_mma",
-            {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true}, 1},
+            {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1},
            {"c3_9x16_3x3_pad1_b5_imgs2_async_mma", {.B = 5, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}}, 2},
            {"c2_21x24_3x3_pad1_b7_imgs3_async_mma", {.B = 7, .C = 2, .size = {21, 24}, .k = {3, 3}, .pad = {1, 1}}, 3},
            {"c2_13x10_7x7_pad3_bias_b4_imgs4_async_mma",
-            {.B = 4, .C = 2, .size = {13, 10}, .k = {7, 7}, .pad = {3, 3}, .bias = true}, 4},
-           {"c3_17x6_5x3_pad2x1_b6_imgs4_async_mma", {.B = 6, .C = 3, .size = {17, 6}, .k = {5, 3}, .pad = {2, 1}}, 4}}) {
+            {.B = 4, .C = 2, .size = {13, 10}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            4},
+           {"c3_17x6_5x3_pad2x1_b6_imgs4_async_mma",
+            {.B = 6, .C = 3, .size = {17, 6}, .k = {5, 3}, .pad = {2, 1}},
+            4}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["imgs"] = imgs;
@@ -379,8 +398,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     if (tile.smem) {
       const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
-      return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
-                                                           mma_images(p), plane_async(tile, p)) *
+      return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(p),
+                                                           plane_async(tile, p)) *
                                   group,
                               group);
     }

@@ -22,10 +22,10 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "depthwise_conv2d_nchw.hpp"

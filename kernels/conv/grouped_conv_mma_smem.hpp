@@ -5,19 +5,17 @@
 //   x [B, C, (D,) H, W], w [O, 8, (kd,) kh, kw], optional bias [O] -> y [B, O, (OD,) P, Q],
 //   groups = C / 8, a multiple of 8 output channels per group, stride 1, dilation 1, any padding.
 //
-// Mapping. A work-group (`threads` threads: 32, 64, 128 or 256, default kStagedMmaGroup) takes image b, group g, output depth slice od
-// and a band of R output rows (R = rows). It copies the input the band reads — the kd depth slices
-// od - pad_d + kd, rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero columns each
-// side — into the shared array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte
-// words), zeros outside the input; and the B fragments of the group's weights into ws. Then each
-// warp takes tasks (16 consecutive pixels of the band's R x Q outputs, flattened row-major; 8
-// output channels): D[pixel][channel] = bias + sum_s A_s B_s, one m16n8k16 step per pair of taps,
-// column k of A = (tap 2s + k / 8, input channel k % 8). With the fragment layout of ir.hpp, lane l
-// (g_l = l/4, t_l = l%4) reads A as four 4-byte words per step — channels 2t_l, 2t_l + 1 of its
-// pixels g_l and g_l + 8 at the two taps, each a fixed offset from the pixel's place (no index
-// arithmetic per step) — and B as one 8-byte word. A warp's word loads read 8 consecutive pixels
-// x 16 bytes: no bank conflicts within a row. The tap past the last (odd tap counts) has zero
-// weights and reads the last tap (finite values). D's lanes hold output channels 2t_l (+1) at
+// Mapping. A work-group (`threads` threads: 32, 64, 128 or 256, default kStagedMmaGroup) takes image b, group g, output
+// depth slice od and a band of R output rows (R = rows). It copies the input the band reads — the kd depth slices od -
+// pad_d + kd, rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero columns each side — into the shared
+// array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte words), zeros outside the input; and the B
+// fragments of the group's weights into ws. Then each warp takes tasks (16 consecutive pixels of the band's R x Q
+// outputs, flattened row-major; 8 output channels): D[pixel][channel] = bias + sum_s A_s B_s, one m16n8k16 step per
+// pair of taps, column k of A = (tap 2s + k / 8, input channel k % 8). With the fragment layout of ir.hpp, lane l (g_l
+// = l/4, t_l = l%4) reads A as four 4-byte words per step — channels 2t_l, 2t_l + 1 of its pixels g_l and g_l + 8 at
+// the two taps, each a fixed offset from the pixel's place (no index arithmetic per step) — and B as one 8-byte word. A
+// warp's word loads read 8 consecutive pixels x 16 bytes: no bank conflicts within a row. The tap past the last (odd
+// tap counts) has zero weights and reads the last tap (finite values). D's lanes hold output channels 2t_l (+1) at
 // pixels g_l (+8): four scalar stores each, pixels past the band or rows past P skipped.
 // Staging: a unit is one input row segment of vp columns of the 8 channels (vp = the widest of
 // `vec` (default 2), 4 and 2 at most `vec` that divides W: 16-, 8- or 4-byte loads; else 1):
@@ -47,8 +45,9 @@ inline constexpr std::uint32_t kStagedMmaGroup = 128;  // default threads per wo
 // Throws std::invalid_argument unless `threads` is a work-group size the staged kernel takes.
 inline void check_staged_mma_threads(const std::string& who, std::uint32_t threads) {
   if (threads != 32 && threads != 64 && threads != 128 && threads != 256) {
-    throw std::invalid_argument(who + ": the staged tensor-core kernel takes work-groups of 32, 64, 128 or 256 "
-                                      "threads, not " +
+    throw std::invalid_argument(who +
+                                ": the staged tensor-core kernel takes work-groups of 32, 64, 128 or 256 "
+                                "threads, not " +
                                 std::to_string(threads));
   }
 }

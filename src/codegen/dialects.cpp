@@ -71,10 +71,10 @@ Dialect cuda() {
   // of 0 bytes fills the destination with zeros. "memory": no shared access moves across them.
   for (const std::uint32_t bytes : {4u, 8u, 16u}) {
     const std::string n = std::to_string(bytes);
-    d.copy_async[bytes] = std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") +
-                          ".shared.global [%0], [%1], " + n +
-                          ", %2;\" :: \"r\"((unsigned int)__cvta_generic_to_shared({dst})), \"l\"({src}), \"r\"(({ok}) ? " +
-                          n + "u : 0u) : \"memory\");";
+    d.copy_async[bytes] =
+        std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [%0], [%1], " + n +
+        ", %2;\" :: \"r\"((unsigned int)__cvta_generic_to_shared({dst})), \"l\"({src}), \"r\"(({ok}) ? " + n +
+        "u : 0u) : \"memory\");";
   }
   d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
   d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";
@@ -234,7 +234,7 @@ Dialect metal() {
   d.shared_space = "threadgroup";
   d.shared_pointer_space = "threadgroup";
   d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
-  d.copy_async = {};  // no per-thread asynchronous copy in MSL: legalise copies at once
+  d.copy_async = {};                                 // no per-thread asynchronous copy in MSL: legalise copies at once
   d.async_commit = d.async_wait = "";
   d.const_word = "const";
   d.restrict_word = "";

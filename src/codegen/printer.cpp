@@ -554,7 +554,9 @@ class Printer {
         break;
       }
       case ir::StmtKind::AsyncCommit: os << ind << d_.async_commit << "\n"; break;
-      case ir::StmtKind::AsyncWait: os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n"; break;
+      case ir::StmtKind::AsyncWait:
+        os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n";
+        break;
     }
   }
 
@@ -803,9 +805,8 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal =
-      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
-                                                  !d.copy_async.empty()});
+  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(),
+                                                                       !d.mma_m16n8k16.empty(), !d.copy_async.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

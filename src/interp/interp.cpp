@@ -3,8 +3,8 @@
 
 #include <array>
 #include <bit>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <sstream>
 
 #include "ingot/ir_print.hpp"
@@ -546,7 +546,7 @@ class GroupRunner {
   std::vector<std::vector<std::uint8_t>> shared_data_;
   std::vector<std::vector<std::uint8_t>> shared_written_;
   std::vector<Memory> shared_mem_;
-  std::vector<std::vector<PendingCopy>> open_copies_;                    // per lane: since the last commit
+  std::vector<std::vector<PendingCopy>> open_copies_;                   // per lane: since the last commit
   std::vector<std::deque<std::vector<PendingCopy>>> committed_copies_;  // per lane: oldest group first
   std::vector<std::array<std::uint32_t, 3>> local_;
   std::array<std::uint32_t, 3> group_{};

@@ -217,8 +217,8 @@ void copy_at_once(ir::Kernel& k, ir::Block& b) {
 
 bool has_async(const ir::Block& b) {
   for (const auto& s : b) {
-    if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit ||
-        s.kind == ir::StmtKind::AsyncWait || has_async(s.body) || has_async(s.else_body)) {
+    if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit || s.kind == ir::StmtKind::AsyncWait ||
+        has_async(s.body) || has_async(s.else_body)) {
       return true;
     }
   }

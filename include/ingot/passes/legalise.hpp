@@ -10,10 +10,10 @@
 namespace ingot::passes {
 
 struct LegaliseOptions {
-  std::string dialect_name;      // for error messages
-  std::set<ir::Op> unsupported;  // ops the dialect cannot print
-  bool native_shuffle = true;    // false: Shuffle statements are exchanged through shared memory
-  bool native_mma = true;        // false: Mma statements are exchanged through shared memory
+  std::string dialect_name;       // for error messages
+  std::set<ir::Op> unsupported;   // ops the dialect cannot print
+  bool native_shuffle = true;     // false: Shuffle statements are exchanged through shared memory
+  bool native_mma = true;         // false: Mma statements are exchanged through shared memory
   bool native_async_copy = true;  // false: CopyAsync statements copy at once, commits and waits go
 };
 
