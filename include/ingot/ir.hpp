@@ -305,8 +305,6 @@ inline constexpr std::size_t kMmaOperands = 16, kMmaResults = 4;
 // The largest sub-group of the kernel's Shuffle (its `lanes`) and Mma (32) statements; 0 when it has none.
 [[nodiscard]] std::uint32_t max_shuffle_lanes(const Kernel& k);
 
-// Whether the kernel has CopyAsync statements.
-[[nodiscard]] bool has_copy_async(const Kernel& k);
 // The most committed groups an AsyncWait may leave incomplete (the PTX immediate's range).
 inline constexpr std::uint32_t kMaxAsyncGroupsPending = 7;
 

@@ -155,7 +155,6 @@ bool has_kind_in(const Block& b, StmtKind kind) {
 }  // namespace
 
 bool has_mma(const Kernel& k) { return has_kind_in(k.body, StmtKind::Mma); }
-bool has_copy_async(const Kernel& k) { return has_kind_in(k.body, StmtKind::CopyAsync); }
 
 namespace {
 void renumber_block(Block& b, std::uint32_t& next) {
