@@ -373,7 +373,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     const auto tile = tile_of(t, sp, p);
-    (void)plane_async(tile, p);  // refuses async without the tensor-core kernel (f32 too)
+    (void)plane_async(tile, p);  // refuses async without the tensor-core or staged-plane kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds

@@ -55,8 +55,8 @@ inline constexpr std::uint32_t kStagedRowsDefault = 2;
 // "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
 // is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
 // 2-row bands — but for cases that name the unstaged tensor-core kernel's parameters (rows,
-// mmatx) or mma = 0: 1.54x the unstaged kernel in 2-D and 1.43x in 3-D (H200, 2026-12-01 fifth
-// session, docs/performance.md).
+// mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16 (H200, 2026-12-01
+// fifth session, one call at f15851c, docs/performance.md).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
