@@ -91,6 +91,34 @@ ir::Kernel copy_kernel() {
   });
 }
 
+// 16 bytes per thread: the copy a memory-bound kernel of the same size is compared with.
+ir::Kernel copy16_kernel() {
+  return trace("ingot_copy_u32x4", [](KernelBuilder& k) {
+    using namespace ingot::dsl;
+    auto n = k.scalar<u32>("n");  // elements, a multiple of 4
+    auto x = k.in<u32>("x", n);
+    auto y = k.out<u32>("y", n);
+    auto i = k.let("i", k.program_id(0) * 4u);
+    auto v = load_vec(x, select(i < n, i, 0u), 4);
+    if_(i < n, [&] { store_vec(y, i, v); });
+  });
+}
+
+// Median time of copy16_kernel over `bytes` in total (half read, half written), rotating over
+// `sets` buffer pairs like the kernel it is compared with.
+double time_same_copy(runtime::Backend& be, double bytes, int sets, const runtime::TimingOptions& timing) {
+  const auto n = static_cast<std::uint32_t>(bytes / 2 / 16) * 4;
+  const auto k = passes::optimize(copy16_kernel());
+  const std::vector<std::uint8_t> data(static_cast<std::size_t>(n) * 4, 0x11);
+  std::vector<std::vector<runtime::Arg>> arg_sets;
+  for (int s = 0; s < sets; ++s) {
+    auto x = be.allocate(DType::u32, n);
+    be.upload(*x, data.data(), data.size());
+    arg_sets.push_back({runtime::scalar_arg<std::uint32_t>(n), x, be.allocate(DType::u32, n)});
+  }
+  return median(be.time_launches(k, runtime::grid_1d(n / 4, 256), arg_sets, timing).seconds);
+}
+
 }  // namespace
 
 Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
@@ -216,6 +244,11 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       r.tflops = r.flops / r.median_s / 1e12;
       if (ceilings.copy_bytes_per_s > 0) r.frac_copy = r.bytes / r.median_s / ceilings.copy_bytes_per_s;
       if (ceilings.f32_flops_per_s > 0) r.frac_fma = r.flops / r.median_s / ceilings.f32_flops_per_s;
+      if (be.name() != "interp" && r.bytes >= 32 && r.bytes / 2 < 4.0 * 0xffffffffu) {
+        arg_sets.clear();  // free the kernel's buffers first
+        r.same_copy_s = time_same_copy(be, r.bytes, sets, options.timing);
+        r.frac_same_copy = r.same_copy_s / r.median_s;
+      }
     } catch (const std::exception& e) {
       r.skipped = std::string("error: ") + e.what();
     }
@@ -282,6 +315,8 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                 {"tflops", r.tflops},
                 {"frac_copy", r.frac_copy},
                 {"frac_fma", r.frac_fma},
+                {"same_copy_s", r.same_copy_s},
+                {"frac_same_copy", r.frac_same_copy},
                 {"skipped", r.skipped},
                 {"reference_note", r.reference_note}};
     if (r.reference_s) {

@@ -17,6 +17,7 @@
 #include "depthwise_conv1d.hpp"
 #include "features.hpp"
 #include "ingot/dsl.hpp"
+#include "ingot/harness/bench.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
@@ -777,4 +778,21 @@ TEST(OpenCL, IRKernelSecondBuildComesFromTheDiskCache) {
 TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   ingot::testing::expect_conversions_match_host(*be);
+}
+
+// The bench on a device measures, per row, a copy of the same bytes timed the same way.
+TEST(OpenCL, BenchRowsCarryTheSameSizeCopy) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  harness::Registry reg;
+  harness::KernelSpec s = *harness::builtin_registry().find("depthwise_conv1d");
+  s.bench = {{"tiny", s.tests.front().params}};
+  reg.add(s);
+  harness::BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {1, 3};
+  const auto rows = harness::run_bench(reg, *be, "opencl", harness::Ceilings{}, opt);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_TRUE(rows[0].skipped.empty()) << rows[0].skipped;
+  EXPECT_GT(rows[0].same_copy_s, 0);
+  EXPECT_DOUBLE_EQ(rows[0].frac_same_copy, rows[0].same_copy_s / rows[0].median_s);
 }
