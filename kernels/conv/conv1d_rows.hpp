@@ -32,13 +32,6 @@
 // past the warp, in the next row or a tail thread it loads that chunk itself (a branch after
 // the shuffle, which the whole work-group reaches). This removes the overlapping loads of
 // neighbouring groups (each chunk is otherwise loaded by up to ceil(span/W) threads).
-// Staged loads (Rows1dGeom::staged): every chunk the thread can use (for any s) is copied by
-// copy_async into its own slots of a shared array — chunk ch of thread t at element
-// (ch*T + t)*W, T = threads per work-group, so a warp's copies and vector reads are
-// conflict-free — and read back after the thread's own wait (no barrier: no thread reads
-// another's slots). A chunk outside [0, L) is copied as zeros, so the body selects nothing.
-// The registers of the in-flight loads are freed, which lets V grow (more bytes in flight per
-// thread, the per-thread prologue shared by more outputs) without spilling under a register cap.
 // Tail threads clamp their index onto thread 0's operands and skip every store.
 // Accumulates in f32 (fma, in tap order after the bias) for every dtype.
 #pragma once
@@ -66,9 +59,6 @@ struct Rows1dGeom {
   // past them come from the next lanes by sub-group shuffle (needs launch bounds of a multiple
   // of 32 threads, vector chunks, no initial state).
   bool chunk_shuffle = false;
-  // Staged loads (see Loads): the chunks go to the thread's own slots of a shared array by
-  // asynchronous copies (no registers held while they are in flight), then are read back.
-  bool staged = false;
 
   [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
   // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise.
@@ -109,9 +99,6 @@ Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint3
   io.y = k.out<T>("y", io.batch * (C * O));
   return io;
 }
-
-// Shared memory a work-group's staged loads may take (the static shared-array limit of CUDA).
-inline constexpr std::uint64_t kStagedRowsMaxBytes = 48 * 1024;
 
 // Lanes of the chunk exchange: the sub-group every work-group of a shuffling kernel is made of.
 inline constexpr std::uint32_t kChunkLanes = ir::kShuffleGroupMultiple;
@@ -269,49 +256,6 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     }
   }
 
-  // Staged loads: the copies, issued before any arithmetic.
-  std::optional<Shared<T>> stage;
-  std::optional<Val<u32>> slot;  // this thread's first element in the stage
-  std::uint32_t stage_stride = 0;  // elements between a thread's chunks (T*W)
-  if (g.staged) {
-    const auto refuse = [&](const std::string& why) {
-      throw std::invalid_argument("conv1d_rows: staged loads (stage) " + why + "; use stage = 0");
-    };
-    if (W == 1) refuse("need vector chunks (L and V must admit 4-, 8- or 16-byte vectors)");
-    if (io.has_init) refuse("do not take an initial state");
-    if (g.chunk_shuffle) refuse("and the chunk exchange (shfl) exclude each other");
-    const std::uint32_t NT = k.kernel().bounds.max_group_threads;
-    if (NT == 0) refuse("need declared launch bounds (threads per work-group)");
-    const std::uint32_t span = (V - 1) * S + (K - 1) * D;  // last element used, past the first
-    const std::uint32_t s_lo = static_shift ? s_static : 0, s_hi = static_shift ? s_static : W - 1;
-    const std::uint32_t nch_lo = (s_lo + span) / W + 1, nch_hi = (s_hi + span) / W + 1;
-    const std::uint64_t bytes = std::uint64_t{nch_hi} * NT * W * sizeof(T);
-    if (bytes > kStagedRowsMaxBytes) {
-      refuse("need " + std::to_string(bytes) + " bytes of shared memory per work-group (" + std::to_string(nch_hi) +
-             " chunks of " + std::to_string(NT) + " threads), over " + std::to_string(kStagedRowsMaxBytes) +
-             ": lower V");
-    }
-    stage_stride = NT * W;
-    stage = k.template shared<T>("xstage", nch_hi * NT * W);
-    slot = k.let("slot", k.local_id(0) * W);
-    for (std::uint32_t ch = 0; ch < nch_hi; ++ch) {
-      const std::int64_t lo = base_min + static_cast<std::int64_t>(ch) * W;
-      const std::int64_t hi = base_max + static_cast<std::int64_t>(ch) * W + W;
-      auto pos = k.let("p" + std::to_string(ch), base + i32c(ch * W));
-      Val<bool> ok = true;
-      Val<u32> idx = cast<u32>(pos);
-      if (lo < 0 || hi > L) {
-        ok = k.let("ok" + std::to_string(ch), cast<u32>(pos) < L);  // negative wraps past L
-        idx = select(ok, idx, 0u);
-      }
-      // Chunks past nch(s_lo) are used only by the larger offsets s.
-      if (ch >= nch_lo) ok = ok && shift + span >= ch * W;
-      copy_async(*stage, *slot + ch * stage_stride, io.x, x_row + idx, W, ok);
-    }
-    async_commit(k);
-    async_wait(k, 0);
-  }
-
   // One body per chunk offset s: load, convert, accumulate, store.
   const auto body = [&](std::uint32_t s) {
     const std::string sfx = static_shift ? "" : "_s" + std::to_string(s);
@@ -325,10 +269,6 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     }
     for (std::uint32_t ch = 0; ch < nch && !g.chunk_shuffle; ++ch) {
       if (!used[ch]) continue;  // strided windows can skip a whole chunk
-      if (stage) {  // copied as zeros where outside the row: nothing to select
-        raw[ch] = load_vec(*stage, *slot + ch * stage_stride, W);
-        continue;
-      }
       Chunk r = load_chunk(ch, std::to_string(ch) + sfx);
       raw[ch] = std::move(r.raw);
       ok[ch] = r.ok;
@@ -359,46 +299,42 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
         xs.emplace(e, k.let("x" + std::to_string(e) + sfx, v));
       }
     }
-    const auto output = [&](std::uint32_t j) {
+    std::vector<Val<f32>> out;
+    for (std::uint32_t j = 0; j < V; ++j) {
       Val<f32> acc = bias_c ? *bias_c : Val<f32>(0.0f);
       for (std::uint32_t t = 0; t < K; ++t) {
         const auto& xv = xs.at(s + j * S + t * D);
         acc = (t == 0 && !bias_c) ? Val<f32>(xv * ws[t]) : fma(xv, ws[t], acc);
       }
-      return k.let("y" + std::to_string(j) + sfx, act(acc));
-    };
-    const auto store_scalars = [&](std::uint32_t j0, const std::vector<Val<f32>>& out) {
-      for (std::uint32_t j = 0; j < out.size(); ++j) {
-        auto oj = o0 + i32c(j0 + j);
-        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
+      out.push_back(k.let("y" + std::to_string(j) + sfx, act(acc)));
+    }
+    const auto store_group = [&](const Val<u32>& at) {
+      if (W == 1) {
+        for (std::uint32_t j = 0; j < V; ++j) store(io.y, at + j, out[j]);
+        return;
+      }
+      for (std::uint32_t m = 0; m < V / W; ++m) {
+        store_vec(io.y, at + m * W, std::vector<Val<f32>>(out.begin() + m * W, out.begin() + (m + 1) * W));
       }
     };
-    if (W == 1 || g.row_local) {
-      std::vector<Val<f32>> out;
-      for (std::uint32_t j = 0; j < V; ++j) out.push_back(output(j));
-      if (aligned) {
-        if_(live, [&] {
-          for (std::uint32_t j = 0; j < V; ++j) store(io.y, y_row + cast<u32>(o0) + j, out[j]);
-        });
-      } else {
-        if_(live, [&] { store_scalars(0, out); });
+    if (aligned) {
+      if_(live, [&] { store_group(y_row + cast<u32>(o0)); });
+      return;
+    }
+    if (g.row_local) {
+      for (std::uint32_t j = 0; j < V; ++j) {
+        if_(live && o0 + i32c(j) < i32c(O), [&] { store(io.y, y_row + cast<u32>(o0) + j, out[j]); });
       }
       return;
     }
-    // Vector by vector (each one's outputs are dead after its store): whole vectors with one
-    // aligned store, the parts of the row's first and last groups outside the row skipped.
-    for (std::uint32_t m = 0; m < V / W; ++m) {
-      std::vector<Val<f32>> out;
-      for (std::uint32_t j = m * W; j < (m + 1) * W; ++j) out.push_back(output(j));
-      if (aligned) {
-        if_(live, [&] { store_vec(io.y, y_row + cast<u32>(o0) + m * W, out); });
-        continue;
+    auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));
+    if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); });
+    if_(live && !full, [&] {
+      for (std::uint32_t j = 0; j < V; ++j) {
+        auto oj = o0 + i32c(j);
+        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
       }
-      auto om = k.let("om" + std::to_string(m) + sfx, o0 + i32c(m * W));
-      auto full = k.let("full" + std::to_string(m) + sfx, om >= 0 && om <= i32c(O) - i32c(W));
-      if_(live && full, [&] { store_vec(io.y, y_row + cast<u32>(om), out); });
-      if_(live && !full, [&] { store_scalars(m * W, out); });
-    }
+    });
   };
   if (static_shift) {
     body(s_static);

@@ -54,8 +54,7 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              param(p, "bias") != 0,
                              bounded_param(p, "V", 1, 64, 8, n),
                              p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
-                             bounded_param(p, "shfl", 0, 1, 0, n) == 1,
-                             bounded_param(p, "stage", 0, 1, 0, n) == 1};
+                             bounded_param(p, "shfl", 0, 1, 0, n) == 1};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
@@ -74,11 +73,6 @@ Params chunk_shuffle(Params p) {
   return p;
 }
 
-Params staged(Params p) {
-  p["stage"] = 1;
-  return p;
-}
-
 Params row_local(Params p) {
   p["rowlocal"] = 1;
   return p;
@@ -92,7 +86,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "stage", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -131,17 +125,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k7_wide_v4_shfl", chunk_shuffle(shape(2, 6, 300, 7, 1, 3, 1, true, 4))},
       {"k4_dil3_v8_O7_shfl", chunk_shuffle(shape(2, 2, 16, 4, 1, 0, 3, false, 8))},
       {"k4_pad3_v8_O35_shfl_minb8", with_minb(chunk_shuffle(shape(2, 3, 32, 4, 1, 3, 1, true, 8)), 8)},
-      // staged loads: row-shifted groups (every chunk offset), rows shorter than a group, strided
-      // and dilated windows, 4-wide vectors, tails and a partial last work-group, V up to 32
-      {"k4_pad3_v8_O35_stage", staged(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
-      {"k4_pad3_v16_O259_c5_stage", staged(shape(2, 5, 256, 4, 1, 3, 1, false, 16))},
-      {"k4_pad3_v32_O259_c3_stage", staged(shape(3, 3, 256, 4, 1, 3, 1, true, 32))},
-      {"k3_s2_pad0_v8_O31_stage", staged(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
-      {"k3_s2_v16_stage", staged(shape(2, 3, 256, 3, 2, 1, 1, false, 16))},
-      {"k5_dil2_pad4_v8_stage", staged(shape(2, 3, 48, 5, 1, 4, 2, true, 8))},
-      {"k4_pad1_v8_L36_stage", staged(shape(2, 2, 36, 4, 1, 1, 1, false, 8))},
-      {"k4_dil3_v8_O7_stage", staged(shape(2, 2, 16, 4, 1, 0, 3, false, 8))},
-      {"k7_wide_v4_stage_minb8", with_minb(staged(shape(2, 6, 300, 7, 1, 3, 1, true, 4)), 8)},
   };
   // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
@@ -157,12 +140,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       // exchange measured worse — V8 spills under the 16-bit register cap: dropped.)
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
-      // staged loads (stage): the chunks through shared memory by asynchronous copies, V 16-32
-      {"B8_C4096_L4096_K4_pad3_v16_stage", staged(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
-      {"B8_C4096_L4096_K4_pad3_v32_stage", staged(shape(8, 4096, 4096, 4, 1, 3, 1, false, 32))},
-      {"B8_C4096_L4096_K4_pad3_v8_stage", staged(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
-      {"B4_C512_L65536_K3_s2_v16_stage", staged(shape(4, 512, 65536, 3, 2, 1, 1, false, 16))},
-      {"B4_C512_L65536_K3_s2_v32_stage", staged(shape(4, 512, 65536, 3, 2, 1, 1, false, 32))},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);
@@ -171,11 +148,9 @@ void register_depthwise_conv1d(harness::Registry& r) {
     // V <= 8): the O % V != 0 case ran at 72% of copy bandwidth uncapped (40 registers), 83% capped
     // (H200, bf16 and f16); f32 ran at 99% uncapped and 88% capped, so f32 stays uncapped.
     Params q = p;
-    // Staged loads hold no registers for their loads: capped at any V.
-    if (!q.count("minb") && t != DType::f32 && (!q.count("V") || param(q, "V") <= 8 || sp.staged)) q["minb"] = 8;
+    if (!q.count("minb") && t != DType::f32 && (!q.count("V") || param(q, "V") <= 8)) q["minb"] = 8;
     return trace_typed(t, "depthwise_conv1d", q, [&](auto tag, KernelBuilder& k) {
-      // Shuffles and the stage's slots need declared bounds.
-      apply_launch_bounds(k, q, 256, sp.chunk_shuffle || sp.staged);
+      apply_launch_bounds(k, q, 256, sp.chunk_shuffle);  // shuffles need declared bounds
       depthwise_conv1d<typename decltype(tag)::type>(k, sp);
     });
   };

@@ -331,34 +331,6 @@ TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {
             std::string::npos);
 }
 
-// depthwise_conv1d's staged loads (stage): asynchronous copies into a shared array (zeros for the
-// chunks outside a row, so no select), the default register cap at any V, and refusals that say
-// what to change.
-TEST(ConvKernels, Conv1dStagedLoadsBuildOrSayWhyNot) {
-  const Registry reg = builtin_registry();
-  Params p{{"C", 3}, {"L", 256}, {"K", 4}, {"pad", 3}, {"V", 32}, {"stage", 1}};  // O = 259: row-shifted groups
-  ir::Kernel k;
-  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, p, &k), "");
-  EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 8}));
-  const std::string cu = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
-  EXPECT_NE(cu.find("cp.async.cg.shared.global"), std::string::npos);
-  EXPECT_NE(cu.find("cp.async.wait_group 0;"), std::string::npos);
-  EXPECT_EQ(cu.find("__syncthreads()"), std::string::npos);  // each thread reads its own slots
-  EXPECT_EQ(cu.find("0.0f)"), std::string::npos);            // no select of out-of-row elements
-  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::f32, p, &k), "");
-  EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 0}));  // f32: bounds declared, uncapped
-  Params q = p;
-  q["shfl"] = 1;
-  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, q).find("exclude each other"), std::string::npos);
-  q = p, q["L"] = 255;  // odd rows: scalar loads
-  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, q).find("need vector chunks"), std::string::npos);
-  q = p, q["V"] = 64;  // f32: 18 chunks of 16 bytes per thread
-  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::f32, q).find("lower V"), std::string::npos);
-  q = p, q["stage"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, q).find("stage = 2 must be in [0, 1]"),
-            std::string::npos);
-}
-
 // Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
 TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   const Registry reg = builtin_registry();
