@@ -59,13 +59,22 @@ struct Rows1dGeom {
   // past them come from the next lanes by sub-group shuffle (needs launch bounds of a multiple
   // of 32 threads, vector chunks, no initial state).
   bool chunk_shuffle = false;
+  // Row-shifted groups only (O % V != 0, not row_local): each row's groups rounded up to whole
+  // warps of kWarpRowLanes, so that no warp straddles two rows (whose chunk offsets differ: two
+  // bodies run one after the other). The extra groups lie past the row's end and store nothing.
+  bool warp_rows = false;
+
+  static constexpr std::uint32_t kWarpRowLanes = 32;
 
   [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
-  // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise.
+  // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise
+  // (rounded up to a multiple of kWarpRowLanes with warp_rows).
   [[nodiscard]] std::uint32_t groups() const {
     const std::uint32_t V = outputs_per_thread;
     if (aligned()) return out_len / V;
-    return (out_len + V - 1) / V + (row_local ? 0 : 1);
+    if (row_local) return (out_len + V - 1) / V;
+    const std::uint32_t G = (out_len + V - 1) / V + 1;
+    return warp_rows ? (G + kWarpRowLanes - 1) / kWarpRowLanes * kWarpRowLanes : G;
   }
 };
 
@@ -123,6 +132,11 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   if (io.has_init && io.init_len != P) {
     throw std::logic_error("conv1d_rows: the initial state holds " + std::to_string(io.init_len) +
                            " positions per row, the left padding is " + std::to_string(P) + ": they must be equal");
+  }
+  if (g.warp_rows && (g.aligned() || g.row_local)) {
+    throw std::invalid_argument(
+        "conv1d_rows: warp-aligned rows (wrows) apply to row-shifted groups only (O = " + std::to_string(O) +
+        " a multiple of V = " + std::to_string(V) + ", or rowlocal): use wrows = 0");
   }
   const std::uint32_t W = row_vector_width(sizeof(T), V, L);
   const bool aligned = g.aligned();

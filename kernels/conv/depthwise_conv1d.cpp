@@ -54,7 +54,8 @@ DepthwiseConv1dSpec spec_of(const Params& p) {
                              param(p, "bias") != 0,
                              bounded_param(p, "V", 1, 64, 8, n),
                              p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
-                             bounded_param(p, "shfl", 0, 1, 0, n) == 1};
+                             bounded_param(p, "shfl", 0, 1, 0, n) == 1,
+                             bounded_param(p, "wrows", 0, 1, 0, n) == 1};
 }
 
 Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std::int64_t stride, std::int64_t pad,
@@ -73,6 +74,11 @@ Params chunk_shuffle(Params p) {
   return p;
 }
 
+Params warp_rows(Params p) {
+  p["wrows"] = 1;
+  return p;
+}
+
 Params row_local(Params p) {
   p["rowlocal"] = 1;
   return p;
@@ -86,7 +92,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "wrows", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -125,6 +131,11 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k7_wide_v4_shfl", chunk_shuffle(shape(2, 6, 300, 7, 1, 3, 1, true, 4))},
       {"k4_dil3_v8_O7_shfl", chunk_shuffle(shape(2, 2, 16, 4, 1, 0, 3, false, 8))},
       {"k4_pad3_v8_O35_shfl_minb8", with_minb(chunk_shuffle(shape(2, 3, 32, 4, 1, 3, 1, true, 8)), 8)},
+      // warp-aligned rows: rows of fewer and of more groups than a warp, strided, with the exchange
+      {"k4_pad3_v8_O35_wrows", warp_rows(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
+      {"k4_pad3_v8_O259_c5_wrows", warp_rows(shape(2, 5, 256, 4, 1, 3, 1, false, 8))},
+      {"k3_s2_pad0_v8_O31_wrows", warp_rows(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
+      {"k4_pad3_v8_O259_c5_wrows_shfl", warp_rows(chunk_shuffle(shape(2, 5, 256, 4, 1, 3, 1, false, 8)))},
   };
   // The first case per shape has the default V = 8; the others let one GPU run pick V.
   s.bench = {
@@ -140,6 +151,9 @@ void register_depthwise_conv1d(harness::Registry& r) {
       // exchange measured worse — V8 spills under the 16-bit register cap: dropped.)
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
+      // warp-aligned rows (wrows): 544 groups per row for 514, no warp across two rows
+      {"B8_C4096_L4096_K4_pad3_wrows", warp_rows(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
+      {"B8_C4096_L4096_K4_pad3_v16_shfl_wrows", warp_rows(chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)))},
   };
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p);

@@ -31,6 +31,7 @@ struct DepthwiseConv1dSpec {
   std::uint32_t outputs_per_thread = 8;  // V, 1..64
   bool row_local = false;                // O % V != 0: Rows1dGeom::row_local
   bool chunk_shuffle = false;            // Rows1dGeom::chunk_shuffle (needs launch bounds)
+  bool warp_rows = false;                // Rows1dGeom::warp_rows
   [[nodiscard]] std::uint32_t out_len() const;
   // Throws std::invalid_argument for an impossible shape, V outside [1, 64] or rows too long for
   // 32-bit positions.
@@ -39,7 +40,8 @@ struct DepthwiseConv1dSpec {
   // thread count) fit u32 indices.
   void check_batch(std::uint64_t batch) const;
   [[nodiscard]] Rows1dGeom geom() const {
-    return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread, row_local, chunk_shuffle};
+    return {channels,           length,    out_len(),     ksize,    stride, dilation, pad,
+            outputs_per_thread, row_local, chunk_shuffle, warp_rows};
   }
   // Threads per (b, c) row; the launch has B * C * groups() threads.
   [[nodiscard]] std::uint32_t groups() const { return geom().groups(); }

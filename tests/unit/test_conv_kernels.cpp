@@ -331,6 +331,22 @@ TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {
             std::string::npos);
 }
 
+// depthwise_conv1d's warp-aligned rows (wrows): each row's groups rounded up to whole warps; only
+// for row-shifted groups.
+TEST(ConvKernels, Conv1dWarpRowsPadRowsToWarpsOrSayWhyNot) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& k = *reg.find("depthwise_conv1d");
+  Params p = k.tests.at(0).params;
+  for (const auto& [key, v] : Params{{"B", 2}, {"C", 3}, {"L", 4096}, {"K", 4}, {"pad", 3}, {"V", 8}, {"wrows", 1}}) {
+    p[key] = v;  // O = 4099
+  }
+  // 514 groups per row -> 544, in work-groups of 256
+  EXPECT_EQ(k.geometry(DType::bf16, p).total_threads(), (2ull * 3 * 544 + 255) / 256 * 256);
+  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, p), "");
+  p["pad"] = 0, p["K"] = 1;  // O = 4096: aligned groups
+  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, p).find("use wrows = 0"), std::string::npos);
+}
+
 // Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
 TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   const Registry reg = builtin_registry();
