@@ -151,6 +151,10 @@ void register_depthwise_conv1d(harness::Registry& r) {
       // exchange measured worse — V8 spills under the 16-bit register cap: dropped.)
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
+      // V16 without the exchange under register caps (48 registers uncapped; 40 with minb 6)
+      {"B8_C4096_L4096_K4_pad3_v16", shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)},
+      {"B8_C4096_L4096_K4_pad3_v16_minb5", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16), 5)},
+      {"B8_C4096_L4096_K4_pad3_v16_minb6", with_minb(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16), 6)},
       // warp-aligned rows (wrows): 544 groups per row for 514, no warp across two rows
       {"B8_C4096_L4096_K4_pad3_wrows", warp_rows(shape(8, 4096, 4096, 4, 1, 3, 1, false, 8))},
       {"B8_C4096_L4096_K4_pad3_v16_shfl_wrows", warp_rows(chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16)))},
