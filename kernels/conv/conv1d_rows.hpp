@@ -188,8 +188,17 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     base_max = q_max;
   }
 
+  // The row's weights: one vector load where the K taps make a 4-, 8- or 16-byte vector (c*K is a
+  // multiple of K), else K scalar loads.
   std::vector<Val<f32>> ws;
-  for (std::uint32_t t = 0; t < K; ++t) ws.push_back(k.let("w" + std::to_string(t), cast<f32>(load(io.w, c * K + t))));
+  const std::uint32_t w_bytes = K * static_cast<std::uint32_t>(sizeof(T));
+  if (K > 1 && (w_bytes == 4 || w_bytes == 8 || w_bytes == 16)) {
+    const auto raw = load_vec(io.w, c * K, K);
+    for (std::uint32_t t = 0; t < K; ++t) ws.push_back(k.let("w" + std::to_string(t), cast<f32>(raw[t])));
+  } else {
+    for (std::uint32_t t = 0; t < K; ++t)
+      ws.push_back(k.let("w" + std::to_string(t), cast<f32>(load(io.w, c * K + t))));
+  }
   std::optional<Val<f32>> bias_c;
   if (io.has_bias) bias_c = k.let("bias_c", cast<f32>(load(io.bias, c)));
 
@@ -342,18 +351,28 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       return;
     }
     auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));
-    if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); });
-    if_(live && !full, [&] {
-      for (std::uint32_t j = 0; j < V; ++j) {
-        auto oj = o0 + i32c(j);
-        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
-      }
+    if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); }).else_([&] {
+      if_(live, [&] {
+        for (std::uint32_t j = 0; j < V; ++j) {
+          auto oj = o0 + i32c(j);
+          if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
+        }
+      });
     });
+  };
+  // The body of the thread's chunk offset, chosen by halving [lo, hi): log2(W) tests per thread.
+  const std::function<void(std::uint32_t, std::uint32_t)> dispatch = [&](std::uint32_t lo, std::uint32_t hi) {
+    if (hi - lo == 1) {
+      body(lo);
+      return;
+    }
+    const std::uint32_t mid = (lo + hi) / 2;
+    if_(shift < mid, [&] { dispatch(lo, mid); }).else_([&] { dispatch(mid, hi); });
   };
   if (static_shift) {
     body(s_static);
   } else {
-    for (std::uint32_t s = 0; s < W; ++s) if_(shift == s, [&] { body(s); });
+    dispatch(0, W);
   }
   if (after) after(Rows1dThread{live, row, o0});
 }
