@@ -331,6 +331,30 @@ TEST(ConvKernels, Conv1dChunkExchangeBuildsOrSaysWhyNot) {
             std::string::npos);
 }
 
+// depthwise_conv1d's default V: 16 with the chunk exchange for 16-bit row-shifted groups read as
+// 16-byte chunks, else 8; a case that names V or shfl keeps it.
+TEST(ConvKernels, Conv1dDefaultVFollowsTheDtypeAndTheRows) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& k = *reg.find("depthwise_conv1d");
+  Params p = k.tests.at(0).params;
+  for (const auto& [key, v] : Params{{"B", 2}, {"C", 3}, {"L", 4096}, {"K", 4}, {"pad", 3}}) p[key] = v;  // O = 4099
+  p.erase("V");
+  const auto threads = [&](DType t, const Params& q) { return k.geometry(t, q).total_threads(); };
+  const auto round = [](std::uint64_t n) { return (n + 255) / 256 * 256; };
+  EXPECT_EQ(threads(DType::bf16, p), round(2ull * 3 * 258));  // V16: ceil(4099/16) + 1 groups per row
+  EXPECT_EQ(threads(DType::f32, p), round(2ull * 3 * 514));   // V8
+  const ir::Kernel b = k.build(DType::f16, p);
+  EXPECT_EQ(b.bounds, (ir::LaunchBounds{256, 0}));  // the exchange's bounds, no register cap
+  EXPECT_NE(codegen::emit(passes::optimize(b), codegen::Target::CUDA).source.find("__shfl_sync("), std::string::npos);
+  Params q = p;
+  q["shfl"] = 0;  // named: V8 without the exchange
+  EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * 514));
+  q = p, q["pad"] = 0, q["K"] = 1;  // O = 4096: aligned groups, V8
+  EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * 512));
+  q = p, q["L"] = 4095;  // odd rows: no 16-byte chunks, V8
+  EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * (4098 / 8 + 1 + 1)));
+}
+
 // depthwise_conv1d's warp-aligned rows (wrows): each row's groups rounded up to whole warps; only
 // for row-shifted groups.
 TEST(ConvKernels, Conv1dWarpRowsPadRowsToWarpsOrSayWhyNot) {
