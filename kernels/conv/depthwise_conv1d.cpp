@@ -162,7 +162,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k3_s2_pad0_v8_O31_wrows", warp_rows(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
       {"k4_pad3_v8_O259_c5_wrows_shfl", warp_rows(chunk_shuffle(shape(2, 5, 256, 4, 1, 3, 1, false, 8)))},
   };
-  // The first case per shape has the default V = 8; the others let one GPU run pick V.
   // The first case per shape takes the kernel's default V (spec_of); the others let one GPU run compare.
   s.bench = {
       {"B8_C4096_L4096_K4_pad3", default_v(shape(8, 4096, 4096, 4, 1, 3, 1, false))},
@@ -179,7 +178,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
   };
-
   s.build = [](DType t, const Params& p) {
     const auto sp = spec_of(p, t);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
