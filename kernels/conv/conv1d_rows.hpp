@@ -32,6 +32,10 @@
 // past the warp, in the next row or a tail thread it loads that chunk itself (a branch after
 // the shuffle, which the whole work-group reaches). This removes the overlapping loads of
 // neighbouring groups (each chunk is otherwise loaded by up to ceil(span/W) threads).
+// Code shape (measured per element size, see the note at `lean`): for 16-bit types the row's K
+// weights come from one vector load where K taps make 4, 8 or 16 bytes, the body of the thread's
+// chunk offset s is chosen by halving [0, W) (log2 W tests) and the full/partial stores are an
+// if/else; f32 keeps K scalar weight loads, one test per offset and two ifs.
 // Tail threads clamp their index onto thread 0's operands and skip every store.
 // Accumulates in f32 (fma, in tap order after the bias) for every dtype.
 #pragma once
@@ -134,9 +138,11 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
                            " positions per row, the left padding is " + std::to_string(P) + ": they must be equal");
   }
   if (g.warp_rows && (g.aligned() || g.row_local)) {
-    throw std::invalid_argument(
-        "conv1d_rows: warp-aligned rows (wrows) apply to row-shifted groups only (O = " + std::to_string(O) +
-        " a multiple of V = " + std::to_string(V) + ", or rowlocal): use wrows = 0");
+    throw std::invalid_argument("conv1d_rows: warp-aligned rows (wrows) apply to row-shifted groups only, and " +
+                                (g.row_local
+                                     ? std::string("rowlocal is set")
+                                     : "O = " + std::to_string(O) + " is a multiple of V = " + std::to_string(V)) +
+                                ": use wrows = 0");
   }
   const std::uint32_t W = row_vector_width(sizeof(T), V, L);
   const bool aligned = g.aligned();

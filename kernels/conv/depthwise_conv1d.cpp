@@ -43,9 +43,12 @@ using harness::param;
 using harness::Params;
 
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
-// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as 16-byte chunks
-// (L % 8 == 0) whose window the exchange takes, else V = 8 (H200, 2026-12-02: O = 4099 bf16 95.5%
-// of copy against 84.5% for V8; f32 V16 with the exchange 74.7% against 92.9%).
+// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0, not rowlocal) read as
+// 16-byte chunks (L % 8 == 0) whose window the exchange takes and whose batch V16 indexes in u32,
+// else V = 8 (H200, 2026-12-02: O = 4099 bf16 95.5% of copy against 84.5% for V8; f32 V16 with the
+// exchange 74.7% against 92.9%). Measured on CUDA only: OpenCL, Metal and HIP have no native
+// shuffle (legalise exchanges through local memory with barriers); name V = 8 there if it is
+// slower.
 DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
   constexpr std::int64_t kI32 = 0x7fffffff;  // row positions are i32
   const std::string n = "depthwise_conv1d";
@@ -60,14 +63,20 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
                         p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
                         bounded_param(p, "shfl", 0, 1, 0, n) == 1,
                         bounded_param(p, "wrows", 0, 1, 0, n) == 1};
-  if (!p.count("V") && !p.count("shfl") && t != DType::f32 && !s.row_local) {
+  if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2 && !s.row_local) {
     DepthwiseConv1dSpec e = s;
     e.outputs_per_thread = 16, e.chunk_shuffle = true;
-    const std::uint32_t W = 8, V = 16;  // 16-byte chunks of a 16-bit type
+    const std::uint32_t V = 16, W = row_vector_width(2, V, s.length);  // 8: 16-byte chunks
     const std::uint64_t nel = (W - 1) + std::uint64_t{V - 1} * s.stride + std::uint64_t{s.ksize - 1} * s.dilation + 1;
     const std::uint64_t own = std::uint64_t{V} * s.stride / W;
     s.validate();
-    if (s.out_len() % 8 != 0 && s.length % W == 0 && (nel + W - 1) / W <= own + kChunkLanes - 1) s = e;
+    if (s.out_len() % 8 != 0 && W == 8 && (nel + W - 1) / W <= own + kChunkLanes - 1) {
+      try {  // V16 must take the shape and the batch V8 takes (positions and indices)
+        e.check_batch(p.count("B") ? static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)) : 1);
+        s = e;
+      } catch (const std::invalid_argument&) {
+      }
+    }
   }
   return s;
 }
@@ -156,6 +165,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_default_O259_c5", default_v(shape(2, 5, 256, 4, 1, 3, 1, false))},
       {"k3_s2_default_O32", default_v(shape(2, 3, 64, 3, 2, 1, 1, false))},
       {"k4_pad3_default_L35", default_v(shape(1, 3, 35, 4, 1, 3, 1, false))},
+      {"k3_s2_pad2_default_O33", default_v(shape(2, 3, 64, 3, 2, 2, 1, true))},     // strided, row-shifted
+      {"k4_dil81_default_O787", default_v(shape(1, 2, 1024, 4, 1, 3, 81, false))},  // too wide for the exchange
       // warp-aligned rows: rows of fewer and of more groups than a warp, strided, with the exchange
       {"k4_pad3_v8_O35_wrows", warp_rows(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
       {"k4_pad3_v8_O259_c5_wrows", warp_rows(shape(2, 5, 256, 4, 1, 3, 1, false, 8))},

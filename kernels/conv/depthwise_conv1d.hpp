@@ -7,14 +7,16 @@
 // B is a run-time scalar; C, L, K, stride, pad, dilation, bias and V are specialisation
 // constants. Each thread computes V consecutive outputs of one (b, c) row (V = 8: 16 bytes of
 // a 16-bit dtype, two 16-byte vectors of f32; the registry's default where a case names neither
-// V nor shfl is V = 16 with the chunk exchange for 16-bit rows of row-shifted groups, else 8);
+// V nor shfl is V = 16 with the chunk exchange for 16-bit rows of row-shifted groups read as
+// 16-byte chunks whose window and batch the exchange takes, else 8 — depthwise_conv1d.cpp);
 // consecutive threads take consecutive groups of one row. Inputs come from aligned vector loads
 // of W = 2, 4 or 8 elements (the widest of 4, 8 or 16 bytes dividing V and L), each element
 // converted once; when L (or V) admits no vector, from scalar loads. Outputs: aligned vector
 // stores of W elements for every group inside its row; when O % V != 0 the groups follow the
-// flat output index aligned to V (ceil(O/V) + 1 groups per row) and the row's partial first and
-// last groups use guarded scalar stores. Launch B * C * groups() threads (any group size). Tail threads clamp their
-// index onto thread 0's operands and skip their stores. Accumulates in f32 for every dtype.
+// flat output index aligned to V (ceil(O/V) + 1 groups per row, rounded up to whole warps with
+// wrows) and the row's partial first and last groups use guarded scalar stores. Launch B * C * groups() threads (any
+// group size). Tail threads clamp their index onto thread 0's operands and skip their stores. Accumulates in f32 for
+// every dtype.
 #pragma once
 
 #include <cstdint>

@@ -43,6 +43,8 @@ TEST(Bench, RowsCarryTimesRatesAndRotation) {
   EXPECT_NEAR(r.gbytes_per_s, r.bytes / r.median_s / 1e9, 1e-9);
   EXPECT_NEAR(r.frac_copy, r.bytes / r.median_s / 1e9, 1e-9);
   EXPECT_GT(r.flops, 0);
+  EXPECT_EQ(r.same_copy_s, 0);  // no same-size copy on the interpreter (a checker, not a device)
+  EXPECT_EQ(r.frac_same_copy, 0);
 }
 
 TEST(Bench, OversizedCasesAreSkippedWithTheReason) {

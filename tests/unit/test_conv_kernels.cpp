@@ -353,6 +353,10 @@ TEST(ConvKernels, Conv1dDefaultVFollowsTheDtypeAndTheRows) {
   EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * 512));
   q = p, q["L"] = 4095;  // odd rows: no 16-byte chunks, V8
   EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * (4098 / 8 + 1 + 1)));
+  q = p, q["L"] = 1024, q["dilation"] = 81;  // O = 787: a window too wide for the exchange, V8
+  EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * (787 / 8 + 1 + 1)));
+  q = p, q["B"] = 255, q["C"] = 4096;  // V16's indices would pass u32 where V8's do not: V8
+  EXPECT_EQ(threads(DType::bf16, q), round(255ull * 4096 * 514));
 }
 
 // depthwise_conv1d's warp-aligned rows (wrows): each row's groups rounded up to whole warps; only

@@ -51,7 +51,8 @@ struct BenchRow {
   double gbytes_per_s = 0, tflops = 0, frac_copy = 0, frac_fma = 0;
   // A copy of the same bytes (bytes/2 read, bytes/2 written by ingot's 16-byte copy kernel), timed
   // the same way over the same number of rotating buffer sets: what a kernel this size can reach
-  // (launch and ramp included). 0 where not measured (the interpreter, fewer than 32 bytes).
+  // (launch and ramp included). 0 where not measured (the interpreter, fewer than 32 bytes, more
+  // than 16 GiB per buffer or than max_bytes in all sets, or the copy failed).
   double same_copy_s = 0, frac_same_copy = 0;
   std::optional<double> reference_s;  // the reference's median time for the same case
   std::string reference_note;         // what the reference ran (or why there is none)
