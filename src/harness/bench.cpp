@@ -111,6 +111,7 @@ double time_same_copy(runtime::Backend& be, double bytes, int sets, const runtim
   const auto n = static_cast<std::uint32_t>(bytes / 2 / 16) * 4;
   const auto k = passes::optimize(copy16_kernel());
   std::vector<std::vector<runtime::Arg>> arg_sets;
+  arg_sets.reserve(static_cast<std::size_t>(sets));
   for (int s = 0; s < sets; ++s) {
     arg_sets.push_back({runtime::scalar_arg<std::uint32_t>(n), be.allocate(DType::u32, n), be.allocate(DType::u32, n)});
   }
