@@ -116,6 +116,21 @@ Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint3
 // Lanes of the chunk exchange: the sub-group every work-group of a shuffling kernel is made of.
 inline constexpr std::uint32_t kChunkLanes = ir::kShuffleGroupMultiple;
 
+// Why the chunk exchange cannot run geometry g over elements of elem_bytes (with an initial state
+// when has_init), or "" when it can; the launch bounds (a multiple of kChunkLanes threads) are the
+// caller's to declare. One rule for conv1d_rows' refusal and for the defaults that pick shfl.
+inline std::string chunk_exchange_refusal(const Rows1dGeom& g, std::uint32_t elem_bytes, bool has_init) {
+  const std::uint32_t V = g.outputs_per_thread, S = g.stride, W = row_vector_width(elem_bytes, V, g.length);
+  if (W == 1) return "needs vector chunks (L and V must admit 4-, 8- or 16-byte vectors)";
+  if (has_init) return "does not take an initial state";
+  // The first element used, past the aligned chunk: fixed where every group starts V-aligned in its
+  // row (s = (-pad) mod W), any of 0 .. W-1 for row-shifted groups.
+  const std::uint64_t s_max = (g.aligned() || g.row_local) ? (W - g.pad % W) % W : W - 1;
+  const std::uint64_t nel = s_max + std::uint64_t{V - 1} * S + std::uint64_t{g.ksize - 1} * g.dilation + 1;
+  if ((nel + W - 1) / W > std::uint64_t{V} * S / W + kChunkLanes - 1) return "needs a window shorter than 31 groups";
+  return "";
+}
+
 // What the after-hook sees of its thread: the store guard (not a tail thread), the row r
 // (b*C + c) and the group's first output o0 (i32, may be negative).
 struct Rows1dThread {
@@ -250,16 +265,14 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     const auto refuse = [&](const std::string& why) {
       throw std::invalid_argument("conv1d_rows: the chunk exchange (shfl) " + why + "; use shfl = 0");
     };
-    if (W == 1) refuse("needs vector chunks (L and V must admit 4-, 8- or 16-byte vectors)");
-    if (io.has_init) refuse("does not take an initial state");
+    if (const std::string why = chunk_exchange_refusal(g, sizeof(T), io.has_init); !why.empty()) refuse(why);
     const std::uint32_t groups_lanes = k.kernel().bounds.max_group_threads;
     if (groups_lanes == 0 || groups_lanes % ir::kShuffleGroupMultiple != 0) {
       refuse("needs launch bounds of a multiple of 32 threads");
     }
     const std::uint32_t Dg = V * S / W;  // own chunks (W divides V: row_vector_width)
     const std::uint32_t nel = (static_shift ? s_static : W - 1) + (V - 1) * S + (K - 1) * D + 1;  // elements used
-    const std::uint32_t nch = (nel + W - 1) / W;
-    if (nch > Dg + kChunkLanes - 1) refuse("needs a window shorter than 31 groups");
+    const std::uint32_t nch = (nel + W - 1) / W;  // at most Dg + kChunkLanes - 1 (chunk_exchange_refusal)
     auto lane = k.let("lane", k.local_id(0) % kChunkLanes);
     for (std::uint32_t ch = 0; ch < std::min(Dg, nch); ++ch) {
       const Chunk own = load_chunk(ch, std::to_string(ch));

@@ -66,11 +66,9 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
   if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2 && !s.row_local) {
     DepthwiseConv1dSpec e = s;
     e.outputs_per_thread = 16, e.chunk_shuffle = true;
-    const std::uint32_t V = 16, W = row_vector_width(2, V, s.length);  // 8: 16-byte chunks
-    const std::uint64_t nel = (W - 1) + std::uint64_t{V - 1} * s.stride + std::uint64_t{s.ksize - 1} * s.dilation + 1;
-    const std::uint64_t own = std::uint64_t{V} * s.stride / W;
     s.validate();
-    if (s.out_len() % 8 != 0 && W == 8 && (nel + W - 1) / W <= own + kChunkLanes - 1) {
+    const Rows1dGeom eg = e.geom();
+    if (eg.out_len % 8 != 0 && row_vector_width(2, 16, s.length) == 8 && chunk_exchange_refusal(eg, 2, false).empty()) {
       try {  // V16 must take the shape and the batch V8 takes (positions and indices)
         e.check_batch(p.count("B") ? static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)) : 1);
         s = e;
