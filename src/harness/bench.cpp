@@ -79,19 +79,8 @@ ir::Kernel fma_kernel() {
   });
 }
 
-ir::Kernel copy_kernel() {
-  return trace("ingot_copy_u32", [](KernelBuilder& k) {
-    using namespace ingot::dsl;
-    auto n = k.scalar<u32>("n");
-    auto x = k.in<u32>("x", n);
-    auto y = k.out<u32>("y", n);
-    auto i = k.program_id(0);
-    auto v = load(x, select(i < n, i, 0u));
-    if_(i < n, [&] { store(y, i, v); });
-  });
-}
-
-// 16 bytes per thread: the copy a memory-bound kernel of the same size is compared with.
+// ingot's copy kernel, 16 bytes per thread: the copy ceiling's own kernel, and the same-size copy a
+// memory-bound kernel is compared with.
 ir::Kernel copy16_kernel() {
   return trace("ingot_copy_u32x4", [](KernelBuilder& k) {
     using namespace ingot::dsl;
@@ -104,10 +93,14 @@ ir::Kernel copy16_kernel() {
   });
 }
 
-// Median time of copy16_kernel over `bytes` in total (half read, half written), rotating over
-// `sets` buffer pairs like the kernel it is compared with. The source is not uploaded: what it
-// holds does not change a copy's time.
-double time_same_copy(runtime::Backend& be, double bytes, int sets, const runtime::TimingOptions& timing) {
+// copy16_kernel over about `bytes` in total (half read, half written; rounded down to whole
+// 16-byte vectors), rotating over `sets` buffer pairs: its median time, the bytes it moved and the
+// timer. The source is not uploaded: what it holds does not change a copy's time.
+struct CopyTiming {
+  double median_s = 0, bytes = 0;
+  std::string timer;
+};
+CopyTiming time_copy16(runtime::Backend& be, double bytes, int sets, const runtime::TimingOptions& timing) {
   const auto n = static_cast<std::uint32_t>(bytes / 2 / 16) * 4;
   const auto k = passes::optimize(copy16_kernel());
   std::vector<std::vector<runtime::Arg>> arg_sets;
@@ -115,7 +108,8 @@ double time_same_copy(runtime::Backend& be, double bytes, int sets, const runtim
   for (int s = 0; s < sets; ++s) {
     arg_sets.push_back({runtime::scalar_arg<std::uint32_t>(n), be.allocate(DType::u32, n), be.allocate(DType::u32, n)});
   }
-  return median(be.time_launches(k, runtime::grid_1d(n / 4, 256), arg_sets, timing).seconds);
+  const auto t = be.time_launches(k, runtime::grid_1d(n / 4, 256), arg_sets, timing);
+  return {median(t.seconds), 2.0 * 4.0 * n, t.timer};
 }
 
 }  // namespace
@@ -135,18 +129,11 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
     c.copy_method = "driver device-to-device copy of " + std::to_string(static_cast<long long>(copy_bytes)) + " bytes";
   }
   {  // ingot's own copy kernel: the ceiling is the better of the two
-    const auto n = static_cast<std::uint32_t>(copy_bytes / 4);
-    const auto k = passes::optimize(copy_kernel());
-    auto x = be.allocate(DType::u32, n);
-    const std::vector<std::uint8_t> data(static_cast<std::size_t>(n) * 4, 0x11);
-    be.upload(*x, data.data(), data.size());
-    auto y = be.allocate(DType::u32, n);
-    const std::vector<runtime::Arg> args{runtime::scalar_arg<std::uint32_t>(n), x, y};
-    const auto t = be.time_launches(k, runtime::grid_1d(n, 256), {args}, timing);
-    const double bw = 2.0 * 4.0 * n / median(t.seconds);
+    const CopyTiming t = time_copy16(be, 2 * copy_bytes, 1, timing);
+    const double bw = t.bytes / t.median_s;
     if (bw > c.copy_bytes_per_s) {
       c.copy_bytes_per_s = bw;
-      c.copy_method = "ingot copy kernel (u32, one element per thread), " + t.timer;
+      c.copy_method = "ingot copy kernel (16 bytes per thread), " + t.timer;
     }
   }
   {
@@ -247,10 +234,11 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           r.bytes * sets <= options.max_bytes) {
         arg_sets.clear();  // free the kernel's buffers first
         try {              // a failed copy leaves the kernel's measurement standing (same_copy_s = 0)
-          r.same_copy_s = time_same_copy(be, r.bytes, sets, options.timing);
+          r.same_copy_s = time_copy16(be, r.bytes, sets, options.timing).median_s;
           r.frac_same_copy = r.same_copy_s / r.median_s;
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
           r.same_copy_s = r.frac_same_copy = 0;
+          r.same_copy_note = std::string("same-size copy failed: ") + e.what();
         }
       }
     } catch (const std::exception& e) {
@@ -321,6 +309,7 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                 {"frac_fma", r.frac_fma},
                 {"same_copy_s", r.same_copy_s},
                 {"frac_same_copy", r.frac_same_copy},
+                {"same_copy_note", r.same_copy_note},
                 {"skipped", r.skipped},
                 {"reference_note", r.reference_note}};
     if (r.reference_s) {

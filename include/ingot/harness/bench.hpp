@@ -54,6 +54,7 @@ struct BenchRow {
   // (launch and ramp included). 0 where not measured (the interpreter, fewer than 32 bytes, more
   // than 16 GiB per buffer or than max_bytes in all sets, or the copy failed).
   double same_copy_s = 0, frac_same_copy = 0;
+  std::string same_copy_note;         // why the same-size copy failed (where it did)
   std::optional<double> reference_s;  // the reference's median time for the same case
   std::string reference_note;         // what the reference ran (or why there is none)
   std::string skipped;                // non-empty: why this case did not run
