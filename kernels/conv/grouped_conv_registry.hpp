@@ -51,6 +51,11 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
 // 2026-12-01 fifth session).
 inline constexpr std::uint32_t kStagedRowsDefault = 2;
 
+// Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
+inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
+  return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
+}
+
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
 // "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
 // is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
@@ -67,7 +72,7 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
     return stage && dtype_size(t) == 2;
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
-  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), kStagedRowsDefault).empty();
+  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), kStagedRowsDefault, grouped_conv_stage_vector_of(p)).empty();
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
@@ -76,11 +81,6 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const harness::Params& p) {
   const std::uint32_t dflt = sp.rank() == 3 ? 256u : kStagedMmaGroup;
   return bounded_param(p, "threads", 32, 256, dflt, "grouped convolution tile");
-}
-
-// Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
-inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
-  return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
 }
 
 // Output rows per band of the staged kernel: "rows", default kStagedRowsDefault.
@@ -162,10 +162,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(p);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p));
-      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
-                                  grouped_conv_mma_smem_groups_per_batch(sp, rows) *
-                                  grouped_conv_stage_threads_of(sp, p),
-                              grouped_conv_stage_threads_of(sp, p));
+      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      return runtime::grid_1d(
+          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_smem_groups_per_batch(sp, rows) * threads,
+          threads);
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
