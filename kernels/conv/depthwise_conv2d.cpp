@@ -49,10 +49,7 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   Shuffle shfl = d.halo_shuffle;
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
   const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
-  if (smem && shfl == Shuffle::On) {
-    throw std::invalid_argument("depthwise_conv2d: shfl = 1 with smem = 1: the staged plane has no halo to exchange");
-  }
-  if (smem) shfl = Shuffle::Off;
+  if (smem && shfl != Shuffle::On) shfl = Shuffle::Off;  // (shfl = 1: halos by shuffle from the staged rows)
   // (a case that names a tile of the tiled kernels runs them)
   bool tiled = false;
   for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
@@ -233,6 +230,40 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["smem"] = 1;
     s.tests.push_back({name, p});
   }
+  // The staged plane with halo columns by shuffle: rows of 2 to 7 tiles (warps span rows), two
+  // rounds of tiles (392 tiles of 1x8; the second partial), bias, a 5x5 window, several planes,
+  // and with asynchronous copies of several images.
+  for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
+           {"c3_11x56_3x3_pad1_smem_shfl_t2x8",
+            {.B = 2, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}},
+            2,
+            8,
+            0},
+           {"c2_56x56_3x3_pad1_bias_smem_shfl_t1x8",
+            {.B = 1, .C = 2, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1,
+            8,
+            0},
+           {"c5_9x16_3x3_pad1_bias_smem_shfl_t1x8",
+            {.B = 3, .C = 5, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            1,
+            8,
+            0},
+           {"c4_7x20_5x5_pad2_smem_shfl_t2x4", {.B = 1, .C = 4, .size = {7, 20}, .k = {5, 5}, .pad = {2, 2}}, 2, 4, 0},
+           {"c3_11x56_3x3_pad1_b5_imgs2_async_smem_shfl_t2x8",
+            {.B = 5, .C = 3, .size = {11, 56}, .k = {3, 3}, .pad = {1, 1}},
+            2,
+            8,
+            2}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["smem"] = 1;
+    p["shfl"] = 1;
+    if (imgs) {
+      p["imgs"] = imgs;
+      p["async"] = 1;
+    }
+    s.tests.push_back({name, p});
+  }
   // Tensor cores (f16/bf16; the f32 runs take the tiled kernel): odd sizes (partial bands and
   // column groups, Q odd: stores per element), even padding (s = 0), kh != kw, 7x7, 1x1, bias,
   // more tiles than warps (several rounds), several planes.
@@ -346,6 +377,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = with_tile(conv_params(f, c), vh, 8);
     p["smem"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_t" + std::to_string(vh) + "x8_smem", p});
+    if (shape == "3x3" && vh <= 2) {  // halo columns by shuffle from the staged rows
+      auto q = p;
+      q["shfl"] = 1;
+      s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_smem_shfl", q});
+    }
     // Four images' planes through two buffers, copied asynchronously (1x8 and 2, 8 images measured
     // no better, H200 2026-12-01 fifth session: dropped).
     if (shape != "3x3" || vh != 2) continue;

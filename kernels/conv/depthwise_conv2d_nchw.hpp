@@ -52,7 +52,8 @@ struct DepthwiseConv2dTile {
   enum class Shuffle { Off, On, WhereItApplies };
   Shuffle halo_shuffle = Shuffle::Off;
   // One plane per work-group, staged in shared memory (depthwise_conv2d_nchw_smem.hpp); preload
-  // and halo_shuffle do not apply (On is refused).
+  // does not apply; halo_shuffle On takes the halo columns from the neighbour lanes' staged rows
+  // (WhereItApplies counts as Off there).
   bool smem = false;
   // 16-bit elements: the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp; the tile fields do not
   // apply); f32 has no tensor-core path and runs the tiled kernel.

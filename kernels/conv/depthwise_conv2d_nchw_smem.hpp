@@ -114,6 +114,25 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const std::vector<Val<f32>>& wv = weights.first;
   const Val<f32>& init = weights.second;
 
+  // Halo columns by shuffle (tile.halo_shuffle On): lanes hold consecutive tiles of a round, so a
+  // tile's narrow halo chunks are whole chunks of its neighbour lanes' rows (tile_columns.hpp
+  // HaloExchange); every thread reaches every row read (the rounds clamp, they do not branch).
+  std::optional<HaloExchange> hx;
+  if (tile.halo_shuffle == DepthwiseConv2dTile::Shuffle::On) {
+    const auto refuse = [&](const std::string& why) {
+      throw std::invalid_argument(s.name + ": halo shuffle with smem = 1 (depthwise_conv2d_nchw_smem) " + why);
+    };
+    if (!halo_exchange_applies(tile_column_layout(VW, KW, SW, DW, PW, L.wv, sizeof(T)), PW, Wd, TW)) {
+      refuse(
+          "does not apply: it needs stride 1 along W, vector chunks and halo columns outside the row for its "
+          "first and last tiles (padding >= the halo); use shfl = 0");
+    }
+    if (k.kernel().bounds.max_group_threads % ir::kShuffleGroupMultiple != 0 || !k.kernel().bounds.max_group_threads) {
+      refuse("needs launch bounds of a multiple of 32 threads");
+    }
+    hx = HaloExchange{k.let("lane", lid % kHaloLanes)};
+  }
+
   // The tiles of one plane from xs[buf ..) (input row ih = oh0*SH - PH + rr at layout row
   // oh0*SH + rr); live_plane says whether its stores happen.
   const auto uses = tile_row_uses(VH, KH, SH, DH);
@@ -126,9 +145,17 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
       auto oh0 = k.let(rt + "oh0", (t / TW) * VH);
       auto ow0 = k.let(rt + "ow0", (t % TW) * VW);
       TileColumns tc = tile_column_layout(VW, KW, SW, DW, PW, L.wv, sizeof(T));
+      const std::vector<int> from = hx ? halo_sources(tc) : std::vector<int>(tc.chunks(), 0);
       for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
-        if (tc.used[ch])
-          tc.idx[ch] = k.let(rt + "cx" + std::to_string(ch), ow0 * SW + (L.plane.off - L.base + ch * L.wv));
+        if (!tc.used[ch]) continue;
+        tc.idx[ch] = k.let(rt + "cx" + std::to_string(ch), ow0 * SW + (L.plane.off - L.base + ch * L.wv));
+        // An exchanged halo chunk of a row's first or last tile comes from a lane holding another
+        // row's tile: it reads 0 where its columns lie outside the row (the border's zeros).
+        if (from[ch] != 0) {
+          const auto col =
+              cast<i32>(ow0 * SW) - static_cast<std::int32_t>(L.base) + static_cast<std::int32_t>(ch * L.wv);
+          tc.ok[ch] = k.let(rt + "cok" + std::to_string(ch), cast<u32>(col) < Wd);  // negative wraps past W
+        }
       }
       std::vector<std::vector<Var<f32>>> acc(VH);
       for (std::uint32_t i = 0; i < VH; ++i) {
@@ -141,7 +168,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
       for (std::uint32_t rr = 0; rr < uses.size(); ++rr) {
         if (uses[rr].empty()) continue;
         auto row_at = k.let(rt + "xr" + std::to_string(rr), (oh0 * SH + rr) * L.plane.ws + buf);
-        const auto xrow = load_tile_row(k, xs, row_at, tc, rt + std::to_string(rr));
+        const auto xrow = load_tile_row(k, xs, row_at, tc, rt + std::to_string(rr), hx);
         for (const auto& use : uses[rr]) {
           const std::uint32_t i = use.first, a = use.second;  // output row, tap row
           for (std::uint32_t j = 0; j < VW; ++j) {

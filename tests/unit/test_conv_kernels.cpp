@@ -467,8 +467,15 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f16, bad).find("use smem = 0"), std::string::npos);
   bad = p3, bad.erase("imgs"), bad["smem"] = 1;
   EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop smem and shfl"), std::string::npos);
+  // the staged plane with halo columns by shuffle: built where the halos of a row's end tiles lie
+  // outside the row, refused where they do not (stride 2 along W)
   bad.erase("mma"), bad["shfl"] = 1;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("shfl = 1 with smem = 1"), std::string::npos);
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, bad, &k7), "");
+  EXPECT_EQ(ir::max_shuffle_lanes(k7), 32u);
+  bad["stride_w"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("halo shuffle with smem = 1"),
+            std::string::npos);
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("use shfl = 0"), std::string::npos);
 }
 
 // The 2-D depthwise tilings: default tiles per window (what the launch covers), and out-of-range
