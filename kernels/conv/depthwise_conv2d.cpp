@@ -357,6 +357,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
     auto p = with_tile(conv_params(f, b3), vh, 8);
     p["shfl"] = 1;
     s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_pre_shfl", p});
+    if (vh != 2) continue;
+    p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
+    s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
   // Tensor cores (the 7x7 16-bit default) for 3x3, and with 4 images per work-group.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
@@ -390,8 +393,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_smem_async_imgs4", p});
   }
   // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap).
-  for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{
-           {4, 2, 1, 0}, {8, 1, 1, 0}, {8, 2, 1, 0}, {14, 2, 1, 0}, {8, 2, 0, 0}, {8, 1, 1, 4}}) {
+  for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{{4, 1, 1, 0},
+                                                                                         {4, 2, 1, 0},
+                                                                                         {4, 2, 1, 4},
+                                                                                         {8, 1, 1, 0},
+                                                                                         {8, 2, 1, 0},
+                                                                                         {14, 2, 1, 0},
+                                                                                         {8, 2, 0, 0},
+                                                                                         {8, 1, 1, 4}}) {
     auto p = with_tile(conv_params(f, b3), vh, 8);
     p["preload"] = 1;
     p["ahead"] = ahead;

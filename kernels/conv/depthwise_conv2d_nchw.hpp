@@ -187,11 +187,19 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   // arithmetic of a row outside the input skipped by a branch (uniform but for warps that straddle a
   // plane edge); columns outside select 0. An output row is stored right after its last input row,
   // so only about kh*dh/sh rows of accumulators are live at a time.
+  // With the exchange, a row's loads are started with the preload and its shuffles wait for them
+  // just before its arithmetic (finish_tile_row): a shuffle between two rows' loads would hold
+  // the second until the first arrived.
   const TileRows tr = tile_rows(k, oh0, VH, KH, SH, DH, PH, H, TH);
   std::vector<std::map<std::uint32_t, Val<f32>>> xrows(tr.uses.size());
+  std::vector<PendingTileRow<T>> pending(tr.uses.size());
   auto load_row = [&](std::uint32_t rr, const Val<u32>& ih) {
     auto row_at = k.let("xr" + std::to_string(rr), x_plane + ih * Wd);
-    xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr), hx);
+    if (hx) {
+      pending[rr] = start_tile_row(k, x, row_at, tc, std::to_string(rr), hx);
+    } else {
+      xrows[rr] = load_tile_row(k, x, row_at, tc, std::to_string(rr));
+    }
   };
   const auto rows = static_cast<std::uint32_t>(tr.uses.size());
   std::uint32_t loaded = 0;  // preload: rows [0, loaded) are loaded
@@ -204,6 +212,7 @@ void depthwise_conv2d_nchw(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   for (std::uint32_t rr = 0; rr < rows; ++rr) {
     if (tr.uses[rr].empty()) continue;
     load_through(rr + tile.ahead);
+    if (hx) xrows[rr] = finish_tile_row(k, pending[rr], tc, std::to_string(rr), hx);  // (outside the row's branch)
     const auto row_taps = [&] {
       if (!tile.preload) load_row(rr, cast<u32>(tr.ih[rr]));  // under the row's branch
       const auto& xs = xrows[rr];

@@ -223,22 +223,51 @@ inline bool halo_exchange_applies(const TileColumns& tc, std::uint32_t PW, std::
   return any;
 }
 
-// Loads the used chunks of the input row starting at `row` (of a buffer or shared array) and converts every column a
-// window reads to f32 once; chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value. With hx, halo
-// chunks come from the neighbour lanes (HaloExchange).
+// The loads of one input row of a tile (start_tile_row), before any conversion or exchange.
+template <class T>
+struct PendingTileRow {
+  std::vector<std::vector<dsl::Val<T>>> raw;  // per chunk loaded here: its loaded part
+  std::map<std::uint32_t, dsl::Var<T>> edge;  // exchanged columns: the end lane's own element (0 elsewhere)
+};
+
+// Issues the loads of the used chunks of the input row starting at `row` (of a buffer or shared
+// array): with hx, halo chunks come from the neighbour lanes (HaloExchange) and only the end lanes
+// load their own (one lane of 32 each: a predicated load, issued here with the row's so that its
+// latency overlaps theirs). Nothing here waits for a load: a kernel may start every row of its
+// tile before it finishes the first (finish_tile_row), which is where the exchange waits.
 template <class T, dsl::Access A>
-std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x,
-                                                     const dsl::Val<u32>& row, const TileColumns& tc,
-                                                     const std::string& tag,
-                                                     const std::optional<HaloExchange>& hx = std::nullopt) {
+PendingTileRow<T> start_tile_row(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Val<u32>& row,
+                                 const TileColumns& tc, const std::string& tag,
+                                 const std::optional<HaloExchange>& hx = std::nullopt) {
   using namespace ingot::dsl;
   const std::vector<int> from = hx ? halo_sources(tc) : std::vector<int>(tc.chunks(), 0);
-  std::vector<std::vector<Val<T>>> raw(tc.chunks());  // the loaded part of each chunk
+  PendingTileRow<T> pr;
+  pr.raw.resize(tc.chunks());
   for (std::uint32_t ch = 0; ch < tc.chunks(); ++ch) {
     if (!tc.used[ch] || from[ch] != 0) continue;
     const auto at = tc.first[ch] == 0 ? row + tc.idx[ch] : row + tc.idx[ch] + tc.first[ch];
-    raw[ch] = tc.width[ch] == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, tc.width[ch]);
+    pr.raw[ch] = tc.width[ch] == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, tc.width[ch]);
   }
+  for (std::uint32_t j = 0; hx && j < tc.VW; ++j) {
+    for (std::uint32_t e = 0; e < tc.KW; ++e) {
+      const std::uint32_t c = tc.col(j, e), ch = c / tc.Wv;
+      if (from[ch] == 0 || pr.edge.count(c)) continue;
+      auto& got = pr.edge.try_emplace(c, k, Val<T>(0.0f), "edge" + tag + "_" + std::to_string(c)).first->second;
+      if_(hx->lane == (from[ch] < 0 ? 0u : kHaloLanes - 1), [&] { got = load(x, row + tc.idx[ch] + c % tc.Wv); });
+    }
+  }
+  return pr;
+}
+
+// Converts every column a window reads of a started row to f32 once (halo columns by shuffle with
+// hx, as started); chunk ch reads 0 where tc.ok[ch] (if set) is false. Returns column -> value.
+// With hx every thread of the work-group must reach it (no branch around it).
+template <class T>
+std::map<std::uint32_t, dsl::Val<f32>> finish_tile_row(dsl::KernelBuilder& k, const PendingTileRow<T>& pr,
+                                                       const TileColumns& tc, const std::string& tag,
+                                                       const std::optional<HaloExchange>& hx = std::nullopt) {
+  using namespace ingot::dsl;
+  const std::vector<int> from = hx ? halo_sources(tc) : std::vector<int>(tc.chunks(), 0);
   std::map<std::uint32_t, Val<f32>> xs;
   for (std::uint32_t j = 0; j < tc.VW; ++j) {
     for (std::uint32_t e = 0; e < tc.KW; ++e) {
@@ -247,21 +276,29 @@ std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, cons
       const std::uint32_t ch = c / tc.Wv, el = c % tc.Wv;
       Val<f32> v;
       if (from[ch] == 0) {
-        v = cast<f32>(raw[ch][el - tc.first[ch]]);
+        v = cast<f32>(pr.raw[ch][el - tc.first[ch]]);
       } else {
-        // What this lane holds for its neighbour, sent across; the end lanes load their own.
+        // What this lane holds for its neighbour, sent across; the end lanes take their own (edge).
         const std::uint32_t D = tc.VW / tc.Wv, src_ch = from[ch] < 0 ? ch + D : ch - D;
         const Val<u32> src_lane = from[ch] < 0 ? Val<u32>((hx->lane + (kHaloLanes - 1)) % kHaloLanes)
                                                : Val<u32>((hx->lane + 1u) % kHaloLanes);
-        Var<f32> got(k, shuffle(cast<f32>(raw[src_ch][el]), src_lane, kHaloLanes), "halo");
-        if_(hx->lane == (from[ch] < 0 ? 0u : kHaloLanes - 1), [&] { got = cast<f32>(load(x, row + tc.idx[ch] + el)); });
-        v = got;
+        auto got = k.let("halo", shuffle(cast<f32>(pr.raw[src_ch][el]), src_lane, kHaloLanes));
+        v = select(hx->lane == (from[ch] < 0 ? 0u : kHaloLanes - 1), cast<f32>(pr.edge.at(c).get()), got);
       }
       if (tc.ok[ch]) v = select(*tc.ok[ch], v, 0.0f);
       xs.emplace(c, k.let("x" + tag + "_" + std::to_string(c), v));
     }
   }
   return xs;
+}
+
+// Loads one input row and converts it at once (start_tile_row, then finish_tile_row).
+template <class T, dsl::Access A>
+std::map<std::uint32_t, dsl::Val<f32>> load_tile_row(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x,
+                                                     const dsl::Val<u32>& row, const TileColumns& tc,
+                                                     const std::string& tag,
+                                                     const std::optional<HaloExchange>& hx = std::nullopt) {
+  return finish_tile_row(k, start_tile_row(k, x, row, tc, tag, hx), tc, tag, hx);
 }
 
 // Stores one tile row value(q), q < VW, at y[at + q] under `live`: Wo-wide vectors when the row
