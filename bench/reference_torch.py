@@ -7,7 +7,10 @@ usage: python3 bench/reference_torch.py CASES.json OUT.json
   `ingot bench --reference OUT.json` (keys "kernel|dtype|case" -> {"ms": median, "note": ...}).
 
 Method (the same as ingot's): inputs rotate over enough sets to exceed twice the 50 MB L2,
-warm-up calls first, then each call timed with CUDA events; the median is reported.
+warm-up calls first, then each call timed with CUDA events; the median is reported. Each timed
+call is queued behind a ~1 ms device sleep (torch.cuda._sleep), so the events hold the call's
+device work and not PyTorch's host dispatch (tens of microseconds, longer than many of these
+kernels); ingot's timed loop likewise enqueues nothing but the launch between its events.
 TF32 is off, so f32 convolutions are true f32. Block-scaled kernels have no cuDNN
 counterpart: they are compared with the dense bf16 convolution of the same shape, and the
 note says so.
@@ -25,6 +28,11 @@ torch.backends.cudnn.benchmark = True  # let cuDNN pick its fastest algorithm, a
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 L2_BYTES = 50e6
 WARMUP, REPS = 5, 30
+# ~1 ms at 2 GHz: longer than PyTorch's host dispatch of one convolution.
+SLEEP_CYCLES = 2_000_000
+SLEEP = getattr(torch.cuda, "_sleep", None)
+if SLEEP is None:
+    sys.exit("reference_torch.py: this PyTorch has no torch.cuda._sleep; the timing would include host dispatch")
 
 
 def timed(make_inputs, fn, set_bytes):
@@ -36,6 +44,7 @@ def timed(make_inputs, fn, set_bytes):
     times = []
     for i in range(REPS):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        SLEEP(SLEEP_CYCLES)  # the device waits while the host dispatches the call (see Method)
         a.record()
         fn(*inputs[i % sets])
         b.record()

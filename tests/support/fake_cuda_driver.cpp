@@ -59,6 +59,7 @@ struct State {
   void* last_stream = nullptr;
   std::size_t last_param_count = 0;
   CUresult fail_next_sync = kSuccess;
+  std::map<void*, std::size_t> events;  // event -> the launch count when it was last recorded
 };
 
 State& state() {
@@ -283,6 +284,41 @@ __attribute__((visibility("default"))) CUresult cuStreamSynchronize(void* s) {
   return kSuccess;
 }
 
+// Events: an event records the number of launches so far; the "elapsed time" between two is the
+// number of launches between them, in milliseconds (so a test sees what a timed window held).
+__attribute__((visibility("default"))) CUresult cuEventCreate(void** e, unsigned int) {
+  if (!needs_context()) return kInvalidContext;
+  *e = std::malloc(1);
+  state().events[*e] = 0;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuEventRecord(void* e, void* stream) {
+  if (!needs_context()) return kInvalidContext;
+  if (!state().events.count(e) || (stream && !state().streams.count(stream))) return kInvalidHandle;
+  state().events[e] = state().launches;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuEventSynchronize(void* e) {
+  if (!needs_context()) return kInvalidContext;
+  return state().events.count(e) ? kSuccess : kInvalidHandle;
+}
+
+__attribute__((visibility("default"))) CUresult cuEventElapsedTime(float* ms, void* a, void* b) {
+  if (!needs_context()) return kInvalidContext;
+  const auto& ev = state().events;
+  if (!ev.count(a) || !ev.count(b)) return kInvalidHandle;
+  *ms = static_cast<float>(ev.at(b) - ev.at(a));
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuEventDestroy_v2(void* e) {
+  if (!state().events.erase(e)) return kInvalidHandle;
+  std::free(e);
+  return kSuccess;
+}
+
 __attribute__((visibility("default"))) CUresult cuModuleLoadData(void** m, const void* image) {
   if (!needs_context()) return kInvalidContext;
   const auto* p = static_cast<const unsigned char*>(image);
@@ -372,6 +408,7 @@ __attribute__((visibility("default"))) void fake_cuda_reset(CUresult init_result
                                                             int max_threads_per_function) {
   State& s = state();
   for (void* st : s.streams) std::free(st);
+  for (const auto& [e, n] : s.events) std::free(e);
   for (Module* m : s.modules) delete m;
   for (const auto& [p, n] : s.allocations) std::free(host(p));
   s = State{};

@@ -284,6 +284,29 @@ TEST_F(CudaFakeDriver, ScalarsByValue) {
   EXPECT_EQ(last_param_(4), be.device_pointer(*y));
 }
 
+// Timed launches: each pair of events holds exactly one launch, and the kernel is checked and
+// looked up once per argument set before the first event, not once per launch (a convolution's
+// lookup costs tens of microseconds of host time, which the events would time as the kernel's).
+TEST_F(CudaFakeDriver, TimedLaunchesHoldOnlyTheLaunch) {
+  const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
+  auto& be = backend();
+  auto x = make_buffer(be, DType::f32, iota_values(10));
+  std::vector<std::vector<Arg>> sets;
+  for (int s = 0; s < 3; ++s) sets.push_back({scalar_arg<u32>(10), x, x, be.allocate(DType::f32, 10)});
+  be.launch(k, grid_1d(10, 32), sets[0]);  // compiled and loaded
+  const auto hits = be.stats().memory_cache_hits;
+  const auto t = be.time_launches(k, grid_1d(10, 32), sets, {.warmup = 2, .reps = 7});
+  EXPECT_EQ(t.timer, "cuda events");
+  ASSERT_EQ(t.seconds.size(), 7u);
+  for (const double sec : t.seconds) EXPECT_DOUBLE_EQ(sec, 1e-3);  // one launch per timed window
+  EXPECT_EQ(counters().launches, 1u + 2 + 7);
+  EXPECT_EQ(be.stats().memory_cache_hits, hits + sets.size());  // one lookup per set
+  // A bad set is refused before anything is launched.
+  sets.push_back({scalar_arg<u32>(10), x, x, be.allocate(DType::f32, 5)});
+  EXPECT_THROW((void)be.time_launches(k, grid_1d(10, 32), sets, {.warmup = 0, .reps = 4}), ArgumentError);
+  EXPECT_EQ(counters().launches, 10u);
+}
+
 TEST_F(CudaFakeDriver, CompiledOnceThenFromMemoryThenFromDisk) {
   const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
   auto run = [&](CudaBackend& be) {

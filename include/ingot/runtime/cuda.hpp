@@ -118,8 +118,19 @@ class CudaBackend final : public Backend {
 
  private:
   explicit CudaBackend(std::unique_ptr<Impl> impl);
-  // Checks, compiles and enqueues one launch on the stream without waiting for it.
-  void enqueue(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args);
+  // One launch checked, compiled and packed: everything of a launch but the driver call, so that a
+  // timed loop enqueues nothing else (checking and looking up a convolution's kernel costs tens of
+  // microseconds of host time, longer than many of the kernels: inside the timed events it would
+  // leave the device idle and be timed as the kernel's).
+  struct Prepared {
+    void* function = nullptr;          // CUfunction
+    LaunchGeometry geometry;           // (checked against the device and the kernel)
+    std::vector<std::uint64_t> slots;  // one 8-byte slot per argument (see enqueue)
+    std::string where;                 // the launch, for errors
+  };
+  [[nodiscard]] Prepared prepare(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args);
+  // Enqueues a prepared launch on the stream without waiting for it.
+  void enqueue(const Prepared& p);
   std::unique_ptr<Impl> impl_;
 };
 

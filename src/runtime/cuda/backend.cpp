@@ -371,7 +371,7 @@ void CudaBackend::synchronize() {
 }
 
 void CudaBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
-  enqueue(k, g, args);
+  enqueue(prepare(k, g, args));
   const Context& ctx = *impl_->ctx;
   ScopedContext scope(ctx);
   ctx.check(ctx.api().cuStreamSynchronize(impl_->stream),
@@ -387,8 +387,14 @@ Timing CudaBackend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
     return Backend::time_launches(k, g, arg_sets, options);
   }
   if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
-  for (int i = 0; i < options.warmup; ++i) launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
+  // Every set checked and packed once, before the first event: the timed loop records, launches
+  // and records (see Prepared).
+  std::vector<Prepared> prepared;
+  prepared.reserve(arg_sets.size());
+  for (const auto& set : arg_sets) prepared.push_back(prepare(k, g, set));
   ScopedContext scope(ctx);
+  for (int i = 0; i < options.warmup; ++i) enqueue(prepared[static_cast<std::size_t>(i) % prepared.size()]);
+  ctx.check(api.cuStreamSynchronize(impl_->stream), "running warm-up launches of kernel '" + k.name + "'");
   const auto n = static_cast<std::size_t>(options.reps);
   std::vector<CUevent> events(2 * n, nullptr);
   Timing t;
@@ -397,7 +403,7 @@ Timing CudaBackend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
     for (auto& e : events) ctx.check(api.cuEventCreate(&e, 0), "creating a timing event");
     for (std::size_t i = 0; i < n; ++i) {
       ctx.check(api.cuEventRecord(events[2 * i], impl_->stream), "recording a timing event");
-      enqueue(k, g, arg_sets[i % arg_sets.size()]);
+      enqueue(prepared[i % prepared.size()]);
       ctx.check(api.cuEventRecord(events[2 * i + 1], impl_->stream), "recording a timing event");
     }
     ctx.check(api.cuEventSynchronize(events.back()), "running timed launches of kernel '" + k.name + "'");
@@ -448,7 +454,7 @@ std::optional<double> CudaBackend::time_copy(std::size_t bytes, const TimingOpti
   return times.empty() ? std::nullopt : std::optional<double>(times[times.size() / 2]);
 }
 
-void CudaBackend::enqueue(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
+CudaBackend::Prepared CudaBackend::prepare(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
   const Context& ctx = *impl_->ctx;
   const CudaDeviceInfo& info = impl_->info;
   check_args(k, args);
@@ -485,21 +491,32 @@ void CudaBackend::enqueue(const ir::Kernel& k, const LaunchGeometry& g, const st
   // One 8-byte slot per argument; the driver copies each parameter's own size from its slot
   // (little-endian: the low bytes hold the value), so u8/bool, 16-bit, 32-bit and 64-bit
   // scalars and 64-bit device pointers all pass by value as the ABI requires.
-  std::vector<std::uint64_t> slots(args.size());
-  std::vector<void*> params(args.size());
+  Prepared p;
+  p.function = l.function;
+  p.geometry = g;
+  p.slots.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (const auto* b = std::get_if<BufferPtr>(&args[i])) {
-      slots[i] = as_cuda(**b, ctx).ptr();
+      p.slots[i] = as_cuda(**b, ctx).ptr();
     } else {
-      slots[i] = std::get<ScalarArg>(args[i]).bits;
+      p.slots[i] = std::get<ScalarArg>(args[i]).bits;
     }
-    params[i] = &slots[i];
   }
-  const std::string where = "kernel '" + k.name + "' (" + g.describe() + ") on " + info.name;
-  ctx.check(
-      ctx.api().cuLaunchKernel(l.function, g.groups[0], g.groups[1], g.groups[2], g.group_size[0], g.group_size[1],
-                               g.group_size[2], 0, impl_->stream, params.empty() ? nullptr : params.data(), nullptr),
-      "launching " + where);
+  p.where = "kernel '" + k.name + "' (" + g.describe() + ") on " + info.name;
+  return p;
+}
+
+void CudaBackend::enqueue(const Prepared& p) {
+  const Context& ctx = *impl_->ctx;
+  ScopedContext scope(ctx);
+  std::vector<std::uint64_t> slots = p.slots;  // the driver reads the parameters through these pointers
+  std::vector<void*> params(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) params[i] = &slots[i];
+  const LaunchGeometry& g = p.geometry;
+  const CUresult r = ctx.api().cuLaunchKernel(static_cast<CUfunction>(p.function), g.groups[0], g.groups[1],
+                                              g.groups[2], g.group_size[0], g.group_size[1], g.group_size[2], 0,
+                                              impl_->stream, params.empty() ? nullptr : params.data(), nullptr);
+  if (r != kCudaSuccess) ctx.check(r, "launching " + p.where);
   ++impl_->stats.launches;
 }
 
