@@ -292,6 +292,7 @@ TEST_F(CudaFakeDriver, TimedLaunchesHoldOnlyTheLaunch) {
   auto& be = backend();
   auto x = make_buffer(be, DType::f32, iota_values(10));
   std::vector<std::vector<Arg>> sets;
+  sets.reserve(4);
   for (int s = 0; s < 3; ++s) sets.push_back({scalar_arg<u32>(10), x, x, be.allocate(DType::f32, 10)});
   be.launch(k, grid_1d(10, 32), sets[0]);  // compiled and loaded
   const auto hits = be.stats().memory_cache_hits;
