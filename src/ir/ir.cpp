@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace ingot::ir {
 
@@ -167,19 +169,31 @@ void renumber_block(Block& b, std::uint32_t& next) {
 }  // namespace
 
 namespace {
+// Two 64-bit lanes, one 64-bit word per step (strings 8 bytes a word): every launch looks its
+// kernel up by this digest (codegen::SourceCache), so it must cost microseconds, not the tens to
+// hundreds a byte-at-a-time hash took for a convolution's IR.
 struct Digest {
-  std::uint64_t a = 1469598103934665603ull;
-  std::uint64_t b = 0x84222325cbf29ce4ull;
-  void add(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      const auto byte = static_cast<std::uint8_t>(v >> (8 * i));
-      a = (a ^ byte) * 1099511628211ull;
-      b = (b ^ byte) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
-    }
+  std::uint64_t a = 0x243f6a8885a308d3ull;
+  std::uint64_t b = 0x13198a2e03707344ull;
+  static std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser: a bijection
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
   }
+  // One multiply per lane and word (the rotation carries the product's high bits down); the lanes
+  // differ in constant and order of operations, and are mixed once at the end (final()).
+  void add(std::uint64_t v) {
+    a = std::rotl((a ^ v) * 0x9e3779b97f4a7c15ull, 31);
+    b = std::rotl((b + v) * 0xc2b2ae3d27d4eb4full, 27) ^ v;
+  }
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> final() const { return {mix(a ^ (b >> 1)), mix(b ^ a)}; }
   void add(const std::string& s) {
     add(s.size());
-    for (unsigned char c : s) add(c);
+    for (std::size_t i = 0; i < s.size(); i += 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, s.data() + i, std::min<std::size_t>(8, s.size() - i));
+      add(w);
+    }
   }
   void add_block(const Block& blk) {
     add(blk.size());
@@ -241,8 +255,9 @@ std::string fingerprint(const Kernel& k) {
   }
   d.add_block(k.body);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(d.a),
-                static_cast<unsigned long long>(d.b));
+  const auto [hi, lo] = d.final();
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(hi),
+                static_cast<unsigned long long>(lo));
   return buf;
 }
 

@@ -509,9 +509,9 @@ CudaBackend::Prepared CudaBackend::prepare(const ir::Kernel& k, const LaunchGeom
 void CudaBackend::enqueue(const Prepared& p) {
   const Context& ctx = *impl_->ctx;
   ScopedContext scope(ctx);
-  std::vector<std::uint64_t> slots = p.slots;  // the driver reads the parameters through these pointers
-  std::vector<void*> params(slots.size());
-  for (std::size_t i = 0; i < slots.size(); ++i) params[i] = &slots[i];
+  // The driver only reads the parameters through these pointers (its API takes them non-const).
+  std::vector<void*> params(p.slots.size());
+  for (std::size_t i = 0; i < p.slots.size(); ++i) params[i] = const_cast<std::uint64_t*>(&p.slots[i]);
   const LaunchGeometry& g = p.geometry;
   const CUresult r = ctx.api().cuLaunchKernel(static_cast<CUfunction>(p.function), g.groups[0], g.groups[1],
                                               g.groups[2], g.group_size[0], g.group_size[1], g.group_size[2], 0,
