@@ -3,7 +3,7 @@
 // arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma.hpp (tensor cores: the
 // f16/bf16 default where it applies, spec parameters "mma", "rows", "mmatx") and
 // grouped_conv_nchw.hpp (FMA: OC output channels x a VH x VW tile per thread, spec parameters
-// "OC", "VH", "VW", default 2, 4, 8).
+// "OC", "VH", "VW", default 8, 1, 8).
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -82,7 +82,8 @@ void register_conv2d_grouped(harness::Registry& r) {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}});  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+      {{4, 2, 8},
+       {2, 4, 8}});  // (2x4x8: the default before 2026-12-02; 1x16, 2x16 and 2x4 tiles measured worse: dropped)
   // The tensor-core kernel (grouped_conv_mma.hpp; f16/bf16, f32 runs the FMA kernel): 16 output
   // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
   // tap) and a 3-column window (a zero tap column), asymmetric padding, no padding, tail warps;
@@ -149,20 +150,23 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"cpg8_g2_6x16_pad1_stage_r2_sv8",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
                    {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
-  // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 128 threads), the
+  // Bench: the default (16-bit: the staged tensor-core kernel, 4-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
-  // across lanes), the staged one with 1 and 4 rows, 256 threads and 16-byte staging loads, and the
-  // FMA kernel's default. (Dropped after the H200 runs of 2026-12-01, fifth session: staged 8 and
-  // 16 rows, 64 threads, 1 row with 64 or 256 threads; unstaged 2-row bands.)
+  // across lanes), the staged one with 1, 2 (the default before 2026-12-02) and 8 rows, 2 rows with
+  // 256 threads and with 16-byte staging loads, and the FMA kernel's default. (Dropped after the H200
+  // runs of 2026-12-01, fifth session: staged 16 rows, 64 threads, 1 row with 64 or 256 threads;
+  // unstaged 2-row bands.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 1}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 0}})});
-  for (const std::int64_t rows : {1, 4}) {
+  for (const std::int64_t rows : {1, 2, 8}) {
     s.bench.push_back(
         {"N32_C256_56x56_3x3_g32_stage_r" + std::to_string(rows), conv_params(f, g32, {{"stage", 1}, {"rows", rows}})});
   }
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"threads", 256}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"sv", 8}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"threads", 256}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

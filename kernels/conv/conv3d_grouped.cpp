@@ -3,7 +3,7 @@
 // arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma.hpp (tensor cores: the
 // f16/bf16 default where it applies — 8 input channels per group, stride and dilation 1; spec
 // parameters "mma", "rows", "mmatx") and grouped_conv_nchw.hpp (OC output channels x a VH x VW tile
-// of one depth slice per thread, spec parameters "OC", "VH", "VW", default 2, 4, 8).
+// of one depth slice per thread, spec parameters "OC", "VH", "VW", default 8, 1, 8).
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -74,7 +74,8 @@ void register_conv3d_grouped(harness::Registry& r) {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
       },
-      {{4, 2, 8}, {8, 1, 8}});  // (1x16, 2x16 and 2x4 tiles measured worse in every run: dropped)
+      {{4, 2, 8},
+       {2, 4, 8}});  // (2x4x8: the default before 2026-12-02; 1x16, 2x16 and 2x4 tiles measured worse: dropped)
   // The tensor-core kernel (grouped_conv_mma.hpp, rank 3; f16/bf16, f32 runs the FMA kernel): depth
   // padding on both ends, a depth window of 2 (no depth padding), partial q-tiles and row bands, 16
   // output channels per group, both reduction orders, bias, tail warps.
@@ -107,14 +108,15 @@ void register_conv3d_grouped(harness::Registry& r) {
                    {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
   // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 256 threads), the
   // unstaged tensor-core kernel (the default before, 2-row bands; and 1 row), the staged one with 1
-  // row, 128 threads and 16-byte staging loads, and the FMA kernel's default. (Dropped after the H200
-  // runs of 2026-12-01, fifth session: staged 4, 8 and 12 rows, 64 threads.)
+  // row, 128 threads, 16-byte staging loads and 4 rows, and the FMA kernel's default. (Dropped after the
+  // H200 runs of 2026-12-01, fifth session: staged 8 and 12 rows, 64 threads.)
   const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r2", conv_params(f, g8, {{"rows", 2}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", conv_params(f, g8, {{"rows", 1}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r1_w256", conv_params(f, g8, {{"stage", 1}, {"rows", 1}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r2_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r2_sv8", conv_params(f, g8, {{"stage", 1}, {"sv", 8}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r4", conv_params(f, g8, {{"stage", 1}, {"rows", 4}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -1,11 +1,12 @@
 // depthwise_conv2d_nhwc: depthwise 2-D convolution, NHWC in and out, weight [C, kh, kw],
 // optional bias; kh != kw allowed; stride, padding and dilation per axis. The kernel is the
 // dedicated channel-vector kernel of depthwise_conv2d_nhwc.hpp (V outputs along W x VC channels x
-// VH rows per thread; spec parameters V, VC, VH, preload, CL, minb); the parameters, oracle,
+// VH rows per thread; spec parameters V, VC, VH, preload, ahead, CL, minb); the parameters, oracle,
 // inputs, tolerances and bench arithmetic are the direct convolutions' (direct_conv_registry.hpp).
 #include "depthwise_conv2d_nhwc.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "depthwise_conv2d.hpp"
 #include "register.hpp"
@@ -18,9 +19,10 @@ using harness::param;
 using harness::Params;
 
 // The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536], ahead in [0, 32]; absent keys
-// take the defaults for the window width (depthwise_nhwc_default_tiling).
-DepthwiseNhwcTiling tiling_of(const Params& p) {
-  const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
+// take the defaults for the window width and the element size (depthwise_nhwc_default_tiling).
+DepthwiseNhwcTiling tiling_of(DType t, const Params& p) {
+  const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")),
+                                                              static_cast<std::uint32_t>(dtype_size(t)));
   auto get = [&](const char* key, std::uint32_t dflt) {
     return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
   };
@@ -132,10 +134,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({"c12_7x9_3x3_pad1_bias_minb6", p});
   }
 
-  // Bench: the first two cases are the reference shapes with the defaults (3x3: V2 VC2 VH4 preloaded, 7x7: V8 VC2
-  // VH1 row by row); the variants let one GPU run compare. Measured worse and dropped (2026-11-30, 2026-12-01,
-  // docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2 VH3/VH4, register caps, channel
-  // blocks CL 8/16/32, preloading 7x7 rows.
+  // Bench: the first two cases are the reference shapes with the defaults (3x3: V4 VC2 VH8 rows two ahead in 16-bit,
+  // V2 VC2 VH4 preloaded in f32; 7x7: V8 VC2 VH1 row by row); the variants let one GPU run compare. Measured worse and
+  // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
+  // VH3/VH4, register caps, channel blocks CL 8/16/32, preloading 7x7 rows.
   auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload) {
     auto p = with(conv_params(f, c), V, VC, VH);
     p["preload"] = preload;
@@ -146,15 +148,35 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   variant(k3, "3x3", 4, 4, 1, 0);  // the default before 2026-12-01 (second session)
   variant(k3, "3x3", 4, 2, 1, 0);
   variant(k3, "3x3", 4, 2, 2, 1);  // the default of 28c8168
+  variant(k3, "3x3", 2, 2, 4, 1);  // the f32 default; 16-bit before 2026-12-02 (eighth session)
   variant(k7, "7x7", 4, 2, 1, 0);
   // Tall tiles with rows loaded `ahead` rows ahead of their arithmetic.
-  for (const auto& [V, VH, ahead] : std::vector<std::tuple<int, int, int>>{{2, 8, 1}, {2, 16, 2}, {4, 8, 1}}) {
-    auto p = with(conv_params(f, k3), V, 2, VH);
+  // (V, VC, VH, ahead, minb; 0: the default). (Measured worse on the H200, 2026-12-02 eighth session:
+  // V2 VH8/14/16 with rows 1-2 ahead, VC = 4 with tall tiles, channel blocks CL 16-64 with tall
+  // tiles, and the next column group after the channel lanes instead of the next row group: dropped.)
+  for (const auto& [V, VC, VH, ahead, minb] : std::vector<std::array<int, 5>>{{4, 2, 8, 1, 0},
+                                                                              {4, 2, 8, 2, 0},
+                                                                              {4, 2, 8, 3, 0},
+                                                                              {4, 2, 16, 2, 0},
+                                                                              {4, 2, 16, 3, 0},
+                                                                              {4, 2, 6, 2, 0},
+                                                                              {4, 2, 7, 2, 0},
+                                                                              {8, 2, 7, 2, 0},
+                                                                              {8, 2, 8, 2, 0},
+                                                                              {2, 2, 8, 2, 0},
+                                                                              {2, 2, 8, 3, 0},
+                                                                              {4, 2, 8, 2, 4},
+                                                                              {4, 2, 12, 2, 0},
+                                                                              {4, 2, 14, 2, 0},
+                                                                              {4, 2, 8, 0, 0}}) {
+    auto p = with(conv_params(f, k3), V, VC, VH);
     p["preload"] = 1;
     p["ahead"] = ahead;
-    s.bench.push_back(
-        {"N32_C384_56x56_3x3_v" + std::to_string(V) + "_vc2_vh" + std::to_string(VH) + "_ahead" + std::to_string(ahead),
-         p});
+    if (minb) p["minb"] = minb;
+    s.bench.push_back({"N32_C384_56x56_3x3_v" + std::to_string(V) + "_vc" + std::to_string(VC) + "_vh" +
+                           std::to_string(VH) + "_ahead" + std::to_string(ahead) +
+                           (minb ? "_minb" + std::to_string(minb) : ""),
+                       p});
   }
 
   s.build = [f](DType t, const Params& p) {
@@ -163,13 +185,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256);
-      depthwise_conv2d_nhwc<T>(k, sp, tiling_of(p));
+      depthwise_conv2d_nhwc<T>(k, sp, tiling_of(t, p));
     });
   };
-  s.geometry = [f](DType, const Params& p) {
+  s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     return runtime::grid_1d(
-        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
+        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(t, p)), 256);
   };
   r.add(std::move(s));
 }

@@ -1,7 +1,7 @@
 // kernels/conv/grouped_conv_registry.hpp — the registry entry of a channels-first grouped
 // convolution run by grouped_conv_nchw.hpp: direct_conv_registry's parameters, cases, oracle,
 // inputs, tolerances and bench arithmetic, with build and geometry replaced and the tile spec
-// parameters "OC", "VH" and "VW" added (default 2, 4, 8 when a case leaves them out). Work-groups
+// parameters "OC", "VH" and "VW" added (default 8, 1, 8 when a case leaves them out). Work-groups
 // of 128 threads: at 129-168 registers per thread (ptxas's choice without launch bounds) that
 // keeps 12 warps per SM resident where 256-thread groups would keep 8.
 #pragma once
@@ -46,10 +46,11 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
           bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
-// Output rows per band of the staged kernel: "rows", default 2 (2-row bands: 3x3 g32 bf16 0.072 ms
-// against 0.106 with 4 rows and 0.17 with 8; 3x3x3 g8 0.138 ms against 0.224 with 4; H200,
-// 2026-12-01 fifth session).
-inline constexpr std::uint32_t kStagedRowsDefault = 2;
+// Output rows per band of the staged kernel by default: 4 in 2-D, 2 in 3-D (H200, 2026-12-02 eighth
+// session, the fixed timer: 3x3 g32 bf16 0.0665 ms with 4-row bands against 0.0725 with 2; the
+// fifth session's 0.106 for 4 rows had the kernel lookup inside the timed window; 3x3x3 g8 2 rows
+// 0.095 ms against 0.146 with 1).
+inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp) { return sp.rank() == 3 ? 2u : 4u; }
 
 // Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
 inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
@@ -72,7 +73,9 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
     return stage && dtype_size(t) == 2;
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
-  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), kStagedRowsDefault, grouped_conv_stage_vector_of(p)).empty();
+  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), grouped_conv_stage_rows_default(sp),
+                                       grouped_conv_stage_vector_of(p))
+      .empty();
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
@@ -83,9 +86,9 @@ inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const har
   return bounded_param(p, "threads", 32, 256, dflt, "grouped convolution tile");
 }
 
-// Output rows per band of the staged kernel: "rows", default kStagedRowsDefault.
-inline std::uint32_t grouped_conv_stage_rows_of(const harness::Params& p) {
-  return bounded_param(p, "rows", 1, 1024, kStagedRowsDefault, "grouped convolution tile");
+// Output rows per band of the staged kernel: "rows", default grouped_conv_stage_rows_default.
+inline std::uint32_t grouped_conv_stage_rows_of(const ConvSpec& sp, const harness::Params& p) {
+  return bounded_param(p, "rows", 1, 1024, grouped_conv_stage_rows_default(sp), "grouped convolution tile");
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -133,7 +136,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_stage(sp, t, p)) {
-      const std::uint32_t rows = grouped_conv_stage_rows_of(p);
+      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
@@ -160,7 +163,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_stage(sp, t, p)) {
-      const std::uint32_t rows = grouped_conv_stage_rows_of(p);
+      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p));
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
       return runtime::grid_1d(
