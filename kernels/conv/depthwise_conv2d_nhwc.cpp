@@ -19,10 +19,9 @@ using harness::param;
 using harness::Params;
 
 // The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536], ahead in [0, 32]; absent keys
-// take the defaults for the window width and the element size (depthwise_nhwc_default_tiling).
-DepthwiseNhwcTiling tiling_of(DType t, const Params& p) {
-  const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")),
-                                                              static_cast<std::uint32_t>(dtype_size(t)));
+// take the defaults for the window width (depthwise_nhwc_default_tiling).
+DepthwiseNhwcTiling tiling_of(const Params& p) {
+  const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
   auto get = [&](const char* key, std::uint32_t dflt) {
     return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
   };
@@ -134,8 +133,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({"c12_7x9_3x3_pad1_bias_minb6", p});
   }
 
-  // Bench: the first two cases are the reference shapes with the defaults (3x3: V4 VC2 VH8 rows two ahead in 16-bit,
-  // V2 VC2 VH4 preloaded in f32; 7x7: V8 VC2 VH1 row by row); the variants let one GPU run compare. Measured worse and
+  // Bench: the first two cases are the reference shapes with the defaults (3x3: V4 VC2 VH8 rows two ahead, 7x7: V8
+  // VC2 VH1 row by row); the variants let one GPU run compare. Measured worse and
   // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
   // VH3/VH4, register caps, channel blocks CL 8/16/32, preloading 7x7 rows.
   auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload) {
@@ -148,7 +147,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   variant(k3, "3x3", 4, 4, 1, 0);  // the default before 2026-12-01 (second session)
   variant(k3, "3x3", 4, 2, 1, 0);
   variant(k3, "3x3", 4, 2, 2, 1);  // the default of 28c8168
-  variant(k3, "3x3", 2, 2, 4, 1);  // the f32 default; 16-bit before 2026-12-02 (eighth session)
+  variant(k3, "3x3", 2, 2, 4, 1);  // the default before 2026-12-02 (eighth session)
   variant(k7, "7x7", 4, 2, 1, 0);
   // Tall tiles with rows loaded `ahead` rows ahead of their arithmetic.
   // (V, VC, VH, ahead, minb; 0: the default). (Measured worse on the H200, 2026-12-02 eighth session:
@@ -185,13 +184,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256);
-      depthwise_conv2d_nhwc<T>(k, sp, tiling_of(t, p));
+      depthwise_conv2d_nhwc<T>(k, sp, tiling_of(p));
     });
   };
-  s.geometry = [f](DType t, const Params& p) {
+  s.geometry = [f](DType, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     return runtime::grid_1d(
-        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(t, p)), 256);
+        static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
   r.add(std::move(s));
 }

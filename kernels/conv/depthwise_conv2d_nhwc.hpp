@@ -27,10 +27,10 @@
 //
 // Spec parameters (besides the convolution's): V (outputs per thread along Q, 1..16), VC
 // (channels per thread, a power of two in [1, 16]) and VH (output rows per thread, 1..16);
-// default depthwise_nhwc_default_tiling(kw, element size). The kernel uses the largest power of two
-// <= VC that divides C (channel_vector_width; 1 = scalar accesses for odd C); a thread's VC channels
-// are read and written in accesses of at most 16 bytes (8 elements of f16/bf16: one access; 4 of
-// f32: two).
+// default depthwise_nhwc_default_tiling(kw). The kernel uses the largest power of two <= VC that
+// divides C (channel_vector_width; 1 = scalar accesses for odd C); a thread's VC channels are
+// read and written in accesses of at most 16 bytes (8 elements of f16/bf16: one access; 4 of
+// f32: two). None depends on the element type, so neither does the launch.
 //
 // Contract (the library's rules):
 // - launch grid_1d(B * ceil(P/VH) * ceil(Q/V) * C/VC, any group size); the batch B is a
@@ -83,22 +83,17 @@ struct DepthwiseNhwcTiling {
   // (tall tiles: rows u .. u + n in flight while row u is multiplied).
   std::uint32_t ahead = 0;
 };
-// The default tiling for narrow windows: V = 2 columns x VC = 2 channels x VH = 4 rows per
-// thread, input rows preloaded (3x3 on the H200, 2026-12-01 run 7: bf16/f16/f32 60/63/84% of copy
-// bandwidth against 58/60/79% for V4 VC2 VH2 and 54/53/76% for the earlier V4 VC4 VH1;
-// docs/performance.md). In 16-bit, where that tile is latency-bound (33% of warps active, long
-// scoreboard stalls), a tall tile with rows two ahead: V = 4 x VC = 2 x VH = 8, each row loaded
-// two rows before its arithmetic (3x3 bf16 on the H200, 2026-12-02 eighth session: 0.0456 ms,
-// 79% of copy, against 0.0567 ms for V2 VC2 VH4, 0.0487 with rows one ahead). Wide windows (kw >=
-// 5, FMA-bound): 8 columns x 2 channels x 1 row, rows loaded one at a time (7x7 bf16: 0.19 ms;
-// preloading its 7 rows needs 159 registers, 0.29 ms). The launch depends on the element size
-// through the tiling (depthwise_nhwc_threads_per_batch).
-inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{2, 2, 4, true};
-inline constexpr DepthwiseNhwcTiling kDepthwiseNhwc16BitDefaultTiling{4, 2, 8, true, 0, 2};
+// The default tiling for narrow windows: V = 4 columns x VC = 2 channels x VH = 8 rows per thread,
+// each input row loaded two rows before its arithmetic (3x3 on the H200, 2026-12-02 eighth session:
+// bf16 0.0456 ms, 79% of copy, f32 85%, against 64% and 83% for the earlier V2 VC2 VH4 preloaded,
+// which is latency-bound in 16-bit: 33% of warps active, long-scoreboard stalls; rows one ahead
+// 74%, three ahead 70%, VH 6-16 68-72%). Wide windows (kw >= 5, FMA-bound): 8 columns x 2
+// channels x 1 row, rows loaded one at a time (7x7 bf16: 0.19 ms; preloading its 7 rows needs 159
+// registers, 0.29 ms). None depends on the element type, so neither does the launch.
+inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 2, 8, true, 0, 2};
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2, 1, false};
-inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw, std::uint32_t elem_bytes) {
-  if (kw >= 5) return kDepthwiseNhwcWideDefaultTiling;
-  return elem_bytes == 2 ? kDepthwiseNhwc16BitDefaultTiling : kDepthwiseNhwcDefaultTiling;
+inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw) {
+  return kw >= 5 ? kDepthwiseNhwcWideDefaultTiling : kDepthwiseNhwcDefaultTiling;
 }
 
 // Channel vectors per pixel that consecutive threads take: the largest power of two <= requested

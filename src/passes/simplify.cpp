@@ -155,6 +155,7 @@ class Simplifier {
       case Op::Select:
         if (is_const(m.a)) return (n(m.a).imm & 1u) ? m.b : m.c;
         if (m.b == m.c) return m.b;
+        if (const ExprId narrowed = select_before_widening(m); narrowed != ir::kNoExpr) return narrowed;
         break;
       case Op::Cast:
         if (n(m.a).type == m.type) return m.a;
@@ -162,6 +163,32 @@ class Simplifier {
       default: break;
     }
     return out_.exprs.make(m);
+  }
+
+  // select(c, cast<f32>(x), +0.0f) with x an f16/bf16 value (either arm order) is
+  // cast<f32>(select(c, x, +0)): +0 widens to +0.0f, so the value is the same for every x, NaN
+  // included. The select then picks raw 16-bit values and the conversion is unconditional: a
+  // backend whose conversion is an instruction the compiler will not speculate (CUDA f16: inline
+  // PTX) otherwise branches around it, and sinks the element's load into the branch with it.
+  ExprId select_before_widening(const Node& m) {
+    if (m.type != DType::f32) return ir::kNoExpr;
+    const auto widened16 = [&](ExprId x) { return n(x).op == Op::Cast && is_16bit_float(n(n(x).a).type); };
+    ExprId cast = ir::kNoExpr;
+    bool cast_first = true;
+    if (widened16(m.b) && f32_bits_are(m.c, 0.0f)) {
+      cast = m.b;
+    } else if (widened16(m.c) && f32_bits_are(m.b, 0.0f)) {
+      cast = m.c;
+      cast_first = false;
+    } else {
+      return ir::kNoExpr;
+    }
+    Node widen = n(cast);
+    const ExprId x = widen.a;
+    const DType t = n(x).type;
+    const ExprId zero = constant(t, 0);
+    widen.a = out_.exprs.make({Op::Select, t, m.a, cast_first ? x : zero, cast_first ? zero : x, 0});
+    return out_.exprs.make(widen);
   }
 
   [[nodiscard]] bool integer_operands(const Node& m) const {

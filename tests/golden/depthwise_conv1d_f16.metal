@@ -68,6 +68,6 @@ kernel void depthwise_conv1d_f16(
   const ushort x_16 = x[(row_5 + (okt2_15 ? ((uint)(post2_14)) : 0u))];
   const ushort w_17 = w[((c_3 * 3u) + 2u)];
   if (((ingot_group_id.x * ingot_group_size.x + ingot_local_id.x) < n_0)) {
-    y[(ingot_group_id.x * ingot_group_size.x + ingot_local_id.x)] = ingot_f32_to_f16((((0.0f + ((okt0_7 ? ingot_f16_to_f32(x_8) : 0.0f) * ingot_f16_to_f32(w_9))) + ((okt1_11 ? ingot_f16_to_f32(x_12) : 0.0f) * ingot_f16_to_f32(w_13))) + ((okt2_15 ? ingot_f16_to_f32(x_16) : 0.0f) * ingot_f16_to_f32(w_17))));
+    y[(ingot_group_id.x * ingot_group_size.x + ingot_local_id.x)] = ingot_f32_to_f16((((0.0f + (ingot_f16_to_f32((okt0_7 ? x_8 : ((ushort)0))) * ingot_f16_to_f32(w_9))) + (ingot_f16_to_f32((okt1_11 ? x_12 : ((ushort)0))) * ingot_f16_to_f32(w_13))) + (ingot_f16_to_f32((okt2_15 ? x_16 : ((ushort)0))) * ingot_f16_to_f32(w_17))));
   }
 }

@@ -489,10 +489,14 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 28 * 7);
   p["VH"] = 1;
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 56 * 7);
-  // NHWC 3x3 default: V2 x VC2 x VH4: 14*28 tiles * 32 channel pairs per image
+  // NHWC 3x3 default: V4 x VC2 x VH8: 7*14 tiles * 32 channel pairs per image, in every dtype (6272
+  // threads: 25 groups of 256)
   Params q = p;
   q.erase("VH");
   q["B"] = 2;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 25u * 256);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 25u * 256);
+  q["VH"] = 4, q["V"] = 2, q["ahead"] = 0;  // the default before: 14*28 tiles
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 14 * 28 * 32);
   // preload changes the code, not the launch or the results (the harness cases cover both paths)
   ir::Kernel pre, rows;

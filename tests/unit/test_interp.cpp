@@ -2,8 +2,10 @@
 // atomics, loops, and argument checking before launch.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "conversions.hpp"
 #include "ingot/dsl.hpp"
@@ -50,6 +52,56 @@ TEST(Interp, GuardedCopyWithTail) {
   auto y = be.allocate(DType::f32, 100);
   be.launch(k, grid_1d(100, 64), {scalar_arg<u32>(100), x, y});
   EXPECT_EQ(read_buffer(be, *y), iota_values(100));
+}
+
+// The optimiser's select-before-widening (simplify) gives the bits the unoptimised IR gives, for
+// every f16 and bf16 pattern (NaN: any NaN) and both arm orders.
+TEST(Interp, SelectBeforeWideningKeepsEveryValue) {
+  for (const DType t : {DType::f16, DType::bf16}) {
+    const auto k = trace("narrow_select", [t](KernelBuilder& b) {
+      auto n = b.scalar<u32>("n");
+      const auto body = [&](auto x) {
+        auto y = b.out<f32>("y", n * 2u);
+        auto i = b.program_id(0);
+        auto odd = (i & 1u) == 1u;
+        auto v = cast<f32>(load(x, select(i < n, i, 0u)));
+        if_(i < n, [&] {
+          store(y, i * 2u, select(odd, v, 0.0f));
+          store(y, i * 2u + 1u, select(odd, 0.0f, v));
+        });
+      };
+      if (t == DType::f16) {
+        body(b.in<f16>("x", n));
+      } else {
+        body(b.in<bf16>("x", n));
+      }
+    });
+    const auto opt = passes::optimize(k);
+    ASSERT_NE(ir::print_kernel(opt).find("cast<f32>(select("), std::string::npos) << ir::print_kernel(opt);
+    Interpreter be;
+    std::vector<std::uint16_t> raw(65536);
+    auto x = be.allocate(t, raw.size());
+    std::iota(raw.begin(), raw.end(), std::uint16_t{0});
+    be.upload(*x, raw.data(), raw.size() * 2);
+    auto y = be.allocate(DType::f32, 2 * raw.size());
+    be.launch(opt, grid_1d(raw.size(), 256), {scalar_arg<u32>(65536), x, y});
+    std::vector<float> got(2 * raw.size());
+    be.download(*y, got.data(), got.size() * 4);
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+      const auto b16 = static_cast<std::uint16_t>(h);
+      const float want = t == DType::f16 ? f16_bits_to_f32(b16) : bf16_bits_to_f32(b16);
+      const float a = got[2 * h], c = got[2 * h + 1];
+      const float sel = (h & 1u) ? want : 0.0f, other = (h & 1u) ? 0.0f : want;
+      for (const auto& [g, w] : {std::pair{a, sel}, std::pair{c, other}}) {
+        if (std::isnan(w)) {
+          ASSERT_TRUE(std::isnan(g)) << dtype_name(t) << " pattern " << h;
+        } else {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(g), std::bit_cast<std::uint32_t>(w))
+              << dtype_name(t) << " pattern " << h;
+        }
+      }
+    }
+  }
 }
 
 TEST(Interp, OutOfRangeLoadIsReportedPrecisely) {

@@ -85,6 +85,31 @@ TEST(Simplify, ConstantBranchesAndEmptyLoops) {
   EXPECT_EQ(loops, 1u) << text;
 }
 
+// select(c, f32(x16), +0.0f) selects the raw 16-bit value first (either arm order); any other
+// constant arm, or an f32 operand, is left as it is.
+TEST(Simplify, SelectsSixteenBitValuesBeforeWidening) {
+  auto k = trace("narrow_select", [](KernelBuilder& b) {
+    auto x = b.in<f16>("x", 2);
+    auto w = b.in<bf16>("w", 1);
+    auto f = b.in<f32>("f", 1);
+    auto y = b.out<f32>("y", 5);
+    auto ok = b.program_id(0) < 3u;
+    store(y, 0, select(ok, cast<f32>(load(x, 0)), 0.0f));
+    store(y, 1, select(ok, 0.0f, cast<f32>(load(w, 0))));
+    store(y, 2, select(ok, cast<f32>(load(x, 1)), -0.0f));  // -0.0 is not the widened +0: kept
+    store(y, 3, select(ok, cast<f32>(load(x, 1)), 1.0f));   // kept
+    store(y, 4, select(ok, load(f, 0), 0.0f));              // no widening: kept
+  });
+  const auto s = passes::simplify(k);
+  EXPECT_TRUE(ir::verify(s).empty()) << ir::print_kernel(s);
+  const auto text = ir::print_kernel(s);
+  EXPECT_NE(text.find("store y[0u] = cast<f32>(select((program_id(0) < 3u), %x0, 0))"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[1u] = cast<f32>(select((program_id(0) < 3u), 0, %w1))"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[2u] = select((program_id(0) < 3u), cast<f32>(%x2), -0f)"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[3u] = select((program_id(0) < 3u), cast<f32>(%x3), 1f)"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[4u] = select((program_id(0) < 3u), %f4, 0f)"), std::string::npos) << text;
+}
+
 TEST(Dce, RemovesUnusedLoadsAndVariables) {
   auto k = trace("dce", [](KernelBuilder& b) {
     auto x = b.in<f32>("x", 4);
