@@ -17,9 +17,10 @@ inline std::uint32_t channel_access_width(std::uint32_t vc, std::uint32_t elem_b
   return vc < 2 ? 1 : std::min(vc, 16 / elem_bytes);
 }
 
-// The VC elements buf[index .. index+VC) (index a multiple of VW), in VC / VW accesses.
-template <class T>
-std::vector<dsl::Val<T>> load_channels(const dsl::In<T>& buf, const dsl::Val<u32>& index, std::uint32_t VC,
+// The VC elements buf[index .. index+VC) (index a multiple of VW), in VC / VW accesses (a global
+// buffer or a shared array).
+template <class T, dsl::Access A>
+std::vector<dsl::Val<T>> load_channels(const dsl::Buffer<T, A>& buf, const dsl::Val<u32>& index, std::uint32_t VC,
                                        std::uint32_t VW) {
   using namespace ingot::dsl;
   std::vector<Val<T>> out;

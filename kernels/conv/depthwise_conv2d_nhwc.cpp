@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "depthwise_conv2d.hpp"
+#include "depthwise_conv2d_nhwc_stream.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -32,6 +36,24 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
           preload,
           bounded_param(p, "CL", 0, 1 << 16, d.CL, "depthwise_conv2d_nhwc"),
           bounded_param(p, "ahead", 0, 32, d.ahead, "depthwise_conv2d_nhwc")};
+}
+
+// stream = 1: the shared-ring kernel (depthwise_conv2d_nhwc_stream.hpp) with V, VC, CL, NQ, PB and ahead (absent keys:
+// DepthwiseNhwcStream's defaults). VH and preload do not apply to it.
+bool streams(const Params& p) { return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1; }
+DepthwiseNhwcStream stream_of(const Params& p) {
+  const DepthwiseNhwcStream d;
+  for (const char* key : {"VH", "preload"}) {
+    if (p.count(key)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
+                                  " does not apply to stream = 1 (its rows per thread are PB); drop it");
+    }
+  }
+  auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
+    return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
+  };
+  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
+          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -66,6 +88,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("CL");       // channel vectors per pixel of consecutive threads
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
+  s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
+  s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
+  s.spec_params.emplace_back("PB");       // stream: output rows per work-group
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -133,6 +158,37 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({"c12_7x9_3x3_pad1_bias_minb6", p});
   }
 
+  // stream = 1 (rows through a shared ring): tails of strips and bands, strides, dilation, kh != kw, 7x7, bias,
+  // batches, one row per band, one column group per work-group, rows 1-3 ahead, every channel in one block, 16-byte
+  // reads of VC = 8, a narrow block (C = 6: CL = 1, 2 channels), 1x1.
+  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
+           {"stream_c16_9x11_3x3_pad1_bias",
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 4, 2, 4, 2}},
+           {"stream_c6_kh3_kw5_s2x1_p1x2",
+            {.B = 2, .C = 6, .size = {11, 13}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}, .bias = true},
+            {3, 2, 4, 2, 3, 1}},
+           {"stream_c16_d2x3_p2x3_vc4",
+            {.B = 1, .C = 16, .size = {12, 13}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true},
+            {2, 4, 2, 3, 5, 3}},
+           {"stream_c8_7x7_pad3", {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}}, {4, 2, 4, 1, 3, 2}},
+           {"stream_c24_7x10_3x3_pad1_vc8_pb1",
+            {.B = 3, .C = 24, .size = {7, 10}, .k = {3, 3}, .pad = {1, 1}},
+            {2, 8, 4, 2, 1, 1}},
+           {"stream_c32_10x9_3x3_pad1_all_channels",
+            {.B = 1, .C = 32, .size = {10, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 0, 1, 16, 2}},
+           {"stream_c8_5x12_3x3_s2_nopad",
+            {.B = 2, .C = 8, .size = {5, 12}, .k = {3, 3}, .stride = {2, 2}},
+            {2, 2, 2, 2, 2, 2}},
+           {"stream_c4_6x7_1x1", {.B = 2, .C = 4, .size = {6, 7}, .k = {1, 1}}, {4, 2, 2, 1, 4, 1}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
+    s.tests.push_back({name, p});
+  }
+
   // Bench: the first two cases are the reference shapes with the defaults (3x3: V4 VC2 VH8 rows two ahead, 7x7: V8
   // VC2 VH1 row by row); the variants let one GPU run compare. Measured worse and
   // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
@@ -177,17 +233,62 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                        p});
   }
 
+  // stream = 1: (V, VC, CL, NQ, PB, ahead).
+  for (const auto& [c, shape, tl] :
+       std::vector<std::tuple<ConvCase, std::string, std::array<int, 6>>>{{k3, "3x3", {4, 2, 32, 2, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 8, 1}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 8, 3}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 8, 4}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 14, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 4, 2}},
+                                                                          {k3, "3x3", {4, 2, 64, 1, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 1, 8, 2}},
+                                                                          {k3, "3x3", {8, 2, 32, 1, 8, 2}},
+                                                                          {k3, "3x3", {4, 4, 32, 2, 8, 2}},
+                                                                          {k3, "3x3", {2, 2, 32, 4, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 16, 2, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 0, 1, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 7, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 7, 8, 2}},
+                                                                          {k3, "3x3", {4, 2, 32, 2, 8, 6}},
+                                                                          {k7, "7x7", {4, 2, 32, 2, 4, 2}},
+                                                                          {k7, "7x7", {8, 2, 32, 1, 2, 2}},
+                                                                          {k7, "7x7", {4, 2, 32, 2, 2, 2}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    std::string name = "N32_C384_56x56_" + shape + "_stream";
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      const char* key = std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i];
+      p[key] = tl[i];
+      name += std::string("_") + key + std::to_string(tl[i]);
+    }
+    s.bench.push_back({name, p});
+  }
+
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
+      if (streams(p)) {
+        const DepthwiseNhwcStream st = stream_of(p);
+        apply_launch_bounds(k, p, depthwise_nhwc_stream_group(sp, st, sizeof(T)), true);
+        depthwise_conv2d_nhwc_stream<T>(k, sp, st);
+        return;
+      }
       apply_launch_bounds(k, p, 256);
       depthwise_conv2d_nhwc<T>(k, sp, tiling_of(p));
     });
   };
-  s.geometry = [f](DType, const Params& p) {
+  s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
+    const auto B = static_cast<std::uint64_t>(param(p, "B"));
+    if (streams(p)) {
+      const DepthwiseNhwcStream st = stream_of(p);
+      const auto es = static_cast<std::uint32_t>(dtype_size(t));
+      const std::uint32_t G = depthwise_nhwc_stream_group(sp, st, es);
+      return runtime::grid_1d(depthwise_nhwc_stream_groups(sp, st, es, B) * G, G);
+    }
     return runtime::grid_1d(
         static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
