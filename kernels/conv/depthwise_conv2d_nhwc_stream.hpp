@@ -36,7 +36,7 @@
 // - f32 accumulation (fused multiply-add, taps in row-major order), rounded once to T on the
 //   store: the same values as the register kernel;
 // - std::invalid_argument for a spec or tiling it does not take: V or PB outside [1, 16], bad VC,
-//   no copy of 4 bytes (CBC*sizeof(T) not a multiple of 4: an odd C in 16-bit types), a ring over kStreamSmemBytes or
+//   no vector copy (of 2 or more channels and 4 or more bytes: an odd C), a ring over kStreamSmemBytes or
 //   more than 1024 threads.
 #pragma once
 
@@ -97,10 +97,10 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   // The copy width: the largest power of two dividing CBC, at most 16 bytes.
   L.cw = 1;
   while (L.CBC % (L.cw * 2) == 0 && L.cw * 2 * elem_bytes <= 16) L.cw *= 2;
-  if (L.cw * elem_bytes < 4) {
-    fail("copies at least 4 bytes of a pixel's channels: CL*VC = " + std::to_string(L.CBC) + " channels of " +
-         std::to_string(elem_bytes) + " bytes (C = " + std::to_string(C) + ") allow only " +
-         std::to_string(L.cw * elem_bytes) + "-byte copies; use stream = 0 or an even C");
+  if (L.cw < 2 || L.cw * elem_bytes < 4) {
+    fail("copies vectors of 2 or more channels and 4 or more bytes of a pixel: CL*VC = " + std::to_string(L.CBC) +
+         " channels of " + std::to_string(elem_bytes) + " bytes (C = " + std::to_string(C) + ") allow only " +
+         std::to_string(L.cw) + "-channel copies; use stream = 0 or an even C");
   }
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   L.QS = t.NQ * t.V;

@@ -546,3 +546,43 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, {{"CL", -1}}).find("CL = -1 must be in [0, 65536]"),
             std::string::npos);
 }
+
+// NHWC stream = 1: one work-group per (image, channel block, band, strip) with CL*NQ threads (declared as launch
+// bounds), and the tilings it cannot run refused with what to change.
+TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
+  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
+           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"stream", 1}};
+  // defaults V4 VC2 CL32 NQ2 PB8: 6 channel blocks x 7 bands x 7 strips per image, 64 threads each
+  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 6 * 7 * 7 * 64);
+  EXPECT_EQ(s.geometry(DType::bf16, p).group_size[0], 64u);
+  ir::Kernel k;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
+  EXPECT_EQ(k.bounds.max_group_threads, 64u);
+  const std::string cu = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("cp.async"), std::string::npos);
+  p["PB"] = 16, p["NQ"] = 4;  // 4 bands (the last partial), 4 strips of 16 columns (the last partial)
+  EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 4 * 4 * 128);
+  // odd C: a pixel's channels admit no vector copy; C = 6 copies pairs
+  Params odd = p;
+  odd["C"] = 5;
+  for (const DType t : {DType::f16, DType::f32}) {
+    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", t, odd).find("allow only 1-channel copies; use stream = 0"),
+              std::string::npos);
+  }
+  odd["C"] = 6;
+  EXPECT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f16, odd), "");
+  Params big = p;
+  big["V"] = 16, big["NQ"] = 32, big["ahead"] = 8;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, big).find("exceeds 49152: lower ahead"),
+            std::string::npos);
+  Params vh = p;
+  vh["VH"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, vh).find("VH does not apply to stream = 1"),
+            std::string::npos);
+  Params a0 = p;
+  a0["ahead"] = 0;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, a0).find("ahead = 0 must be in [1, 8]"),
+            std::string::npos);
+}
