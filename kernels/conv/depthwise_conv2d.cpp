@@ -9,6 +9,7 @@
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "depthwise_conv2d_nchw.hpp"
 #include "depthwise_conv2d_nchw_mma.hpp"
 #include "depthwise_conv2d_nchw_smem.hpp"
+#include "depthwise_conv2d_nchw_stream.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -90,6 +92,24 @@ bool plane_async(const DepthwiseConv2dTile& tile, const Params& p) {
   return async && (tile.mma || tile.smem);
 }
 
+// stream = 1: the shared-ring kernel (depthwise_conv2d_nchw_stream.hpp) with VW (columns per thread), NP, NQ, PB and
+// ahead (absent keys: DepthwiseNchwStream's defaults); the other kernels' keys are refused.
+bool streams(const Params& p) { return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d") == 1; }
+DepthwiseNchwStream stream_of(const Params& p) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async"}) {
+    if (p.count(key)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
+                                  " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
+    }
+  }
+  const DepthwiseNchwStream d;
+  auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
+    return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d");
+  };
+  return {get("VW", 1, 16, d.V), get("NP", 1, 64, d.NP), get("NQ", 1, 64, d.NQ), get("PB", 1, 16, d.PB),
+          get("ahead", 1, 8, d.ahead)};
+}
+
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
   p["VH"] = vh;
   p["VW"] = vw;
@@ -116,6 +136,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
+  s.spec_params.emplace_back("stream");   // 1: rows of NP planes through a shared ring by asynchronous copies
+  s.spec_params.emplace_back("NP");       // stream: planes per work-group
+  s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
+  s.spec_params.emplace_back("PB");       // stream: output rows per work-group
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -285,6 +309,37 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 2;
     s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_imgs2_mma", p});
   }
+  // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
+  // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
+  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 5>>>{
+           {"stream_c3_7x16_3x3_pad1_bias_b3",
+            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {8, 4, 2, 4, 2}},
+           {"stream_c2_11x24_3x3_pad1_strip_tail",
+            {.B = 2, .C = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
+            {4, 3, 4, 3, 1}},
+           {"stream_c2_16x32_3x5_s2_p1x2",
+            {.B = 2, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
+            {4, 2, 2, 3, 2}},
+           {"stream_d2x3_p2x3_b2",
+            {.B = 2, .C = 3, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true},
+            {8, 2, 3, 5, 3}},
+           {"stream_c2_13x16_7x7_pad3_bias",
+            {.B = 1, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {8, 2, 2, 4, 2}},
+           {"stream_c5_9x16_3x3_pad1_pb1",
+            {.B = 1, .C = 5, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}},
+            {2, 8, 4, 1, 1}},
+           {"stream_c3_8x10_3x2_pad1_vw1",
+            {.B = 2, .C = 3, .size = {8, 10}, .k = {3, 2}, .pad = {1, 1}},
+            {1, 4, 6, 4, 2}},
+           {"stream_c4_6x8_1x1", {.B = 2, .C = 4, .size = {6, 8}, .k = {1, 1}}, {4, 4, 2, 6, 1}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+      p[std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i]] = tl[i];
+    s.tests.push_back({name, p});
+  }
   // The staged-plane kernel with asynchronous copies (every dtype): one image per group, several
   // with a partial last group, strides and dilations, a partial tile row, 7x7.
   for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
@@ -374,6 +429,30 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
   }
+  // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead).
+  for (const auto& [c, shape, tl] :
+       std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{{b3, "3x3", {8, 8, 7, 8, 2}},
+                                                                          {b3, "3x3", {8, 8, 7, 8, 3}},
+                                                                          {b3, "3x3", {8, 4, 7, 8, 3}},
+                                                                          {b3, "3x3", {8, 16, 7, 8, 3}},
+                                                                          {b3, "3x3", {8, 8, 7, 4, 3}},
+                                                                          {b3, "3x3", {8, 8, 7, 14, 2}},
+                                                                          {b3, "3x3", {4, 4, 14, 8, 3}},
+                                                                          {b3, "3x3", {4, 8, 14, 4, 3}},
+                                                                          {b3, "3x3", {8, 32, 7, 8, 2}},
+                                                                          {b3, "3x3", {8, 8, 7, 8, 4}},
+                                                                          {b7, "7x7", {8, 8, 7, 8, 2}},
+                                                                          {b7, "7x7", {4, 8, 14, 8, 2}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    std::string name = "N32_C384_56x56_" + shape + "_stream";
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      const char* key = std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i];
+      p[key] = tl[i];
+      name += std::string("_") + key + std::to_string(tl[i]);
+    }
+    s.bench.push_back({name, p});
+  }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
            {b3, "3x3", 1}, {b3, "3x3", 2}, {b3, "3x3", 4}, {b7, "7x7", 2}}) {
@@ -420,6 +499,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    if (streams(p)) {
+      const DepthwiseNchwStream st = stream_of(p);
+      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+        using T = typename decltype(tag)::type;
+        apply_launch_bounds(k, p, depthwise_nchw_stream_layout(sp, st, sizeof(T)).G, true);
+        depthwise_conv2d_nchw_stream<T>(k, sp, st);
+      });
+    }
     const auto tile = tile_of(t, sp, p);
     (void)plane_async(tile, p);  // refuses async without the tensor-core or staged-plane kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
@@ -437,6 +524,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
+    if (streams(p)) {
+      const DepthwiseNchwStream st = stream_of(p);
+      const auto es = static_cast<std::uint32_t>(dtype_size(t));
+      const std::uint32_t G = depthwise_nchw_stream_layout(sp, st, es).G;
+      return runtime::grid_1d(depthwise_nchw_stream_groups(sp, st, es, static_cast<std::uint64_t>(param(p, "B"))) * G,
+                              G);
+    }
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {

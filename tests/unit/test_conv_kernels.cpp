@@ -586,3 +586,31 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, a0).find("ahead = 0 must be in [1, 8]"),
             std::string::npos);
 }
+
+// NCHW stream = 1: one work-group per (block of NP planes, band, strip) with NP*NQ threads (declared as launch
+// bounds), and what it cannot run refused with what to change.
+TEST(ConvKernels, DepthwiseNchwStreamLaunchAndRefusals) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "depthwise_conv2d");
+  Params p{{"B", 3},     {"C", 5},        {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
+           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"stream", 1}};
+  // defaults VW8 NP8 NQ7 PB8: 15 planes in 2 blocks (the last partial) x 7 bands x 1 strip, 56 threads each
+  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 2u * 7 * 56);
+  EXPECT_EQ(s.geometry(DType::bf16, p).group_size[0], 56u);
+  ir::Kernel k;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k), "");
+  EXPECT_EQ(k.bounds.max_group_threads, 56u);
+  EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("cp.async"), std::string::npos);
+  Params odd = p;
+  odd["W"] = 55, odd["NQ"] = 2;  // 55-element rows: no vector copy
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, odd).find("allow only 1-element copies; use stream = 0"),
+            std::string::npos);
+  Params big = p;
+  big["NP"] = 64, big["ahead"] = 8;  // 10 slots x 64 planes x 72 columns x 4 bytes
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, big).find("exceeds 49152: lower ahead, NP or NQ"),
+            std::string::npos);
+  Params vh = p;
+  vh["VH"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, vh).find("VH does not apply to stream = 1"),
+            std::string::npos);
+}
