@@ -1,8 +1,10 @@
 // depthwise_conv2d_nhwc: depthwise 2-D convolution, NHWC in and out, weight [C, kh, kw],
-// optional bias; kh != kw allowed; stride, padding and dilation per axis. The kernel is the
-// dedicated channel-vector kernel of depthwise_conv2d_nhwc.hpp (V outputs along W x VC channels x
-// VH rows per thread; spec parameters V, VC, VH, preload, ahead, CL, minb); the parameters, oracle,
-// inputs, tolerances and bench arithmetic are the direct convolutions' (direct_conv_registry.hpp).
+// optional bias; kh != kw allowed; stride, padding and dilation per axis. Two kernels: the
+// shared-ring kernel of depthwise_conv2d_nhwc_stream.hpp (stream = 1; V, VC, CL, NQ, PB, ahead), the
+// default where it applies, and the register kernel of depthwise_conv2d_nhwc.hpp (stream = 0, or a
+// case naming V, VC, VH, preload, ahead or CL without stream; V outputs along W x VC channels x VH
+// rows per thread); the parameters, oracle, inputs, tolerances and bench arithmetic are the direct
+// convolutions' (direct_conv_registry.hpp).
 #include "depthwise_conv2d_nhwc.hpp"
 
 #include <algorithm>
@@ -39,10 +41,11 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
 }
 
 // stream = 1: the shared-ring kernel (depthwise_conv2d_nhwc_stream.hpp) with V, VC, CL, NQ, PB and ahead (absent keys:
-// DepthwiseNhwcStream's defaults). VH and preload do not apply to it.
-bool streams(const Params& p) { return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1; }
-DepthwiseNhwcStream stream_of(const Params& p) {
-  const DepthwiseNhwcStream d;
+// depthwise_nhwc_stream_default); VH and preload do not apply to it. Without a stream key, a case that names none of
+// the tiling keys runs the stream kernel's default where it applies (depthwise_nhwc_stream_refusal empty), and the
+// register kernel otherwise or when it names one (V, VC, VH, preload, CL, ahead).
+DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
+  const DepthwiseNhwcStream d = depthwise_nhwc_stream_default(sp.ksize[1], dtype_size(t));
   for (const char* key : {"VH", "preload"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
@@ -54,6 +57,19 @@ DepthwiseNhwcStream stream_of(const Params& p) {
   };
   return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
           get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
+}
+bool streams(DType t, const ConvSpec& sp, const Params& p) {
+  if (p.count("stream")) return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead"}) {
+    if (p.count(key)) return false;
+  }
+  for (const char* key : {"NQ", "PB"}) {
+    if (p.count(key)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
+                                  " applies to the stream kernel: set stream = 1 (or drop it)");
+    }
+  }
+  return depthwise_nhwc_stream_refusal(sp, stream_of(t, sp, p), static_cast<std::uint32_t>(dtype_size(t))).empty();
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -205,11 +221,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   variant(k3, "3x3", 4, 2, 2, 1);  // the default of 28c8168
   variant(k3, "3x3", 2, 2, 4, 1);  // the default before 2026-12-02 (eighth session)
   variant(k7, "7x7", 4, 2, 1, 0);
+  variant(k7, "7x7", 8, 2, 1, 0);  // the register kernel's default for wide windows (the default before stream)
   // Tall tiles with rows loaded `ahead` rows ahead of their arithmetic.
-  // (V, VC, VH, ahead, minb; 0: the default; V4 VC2 VH8 two ahead is the default case). (Measured worse on the H200,
-  // 2026-12-02 eighth session: V2 VH8/14/16 with rows 1-2 ahead, VC = 4 with tall tiles, channel blocks CL 16-64 with
-  // tall tiles, and the next column group after the channel lanes instead of the next row group: dropped.)
-  for (const auto& [V, VC, VH, ahead, minb] : std::vector<std::array<int, 5>>{{4, 2, 8, 1, 0},
+  // (V, VC, VH, ahead, minb; 0: the default; V4 VC2 VH8 two ahead is the register kernel's default, the default before
+  // stream). (Measured worse on the H200, 2026-12-02 eighth session: V2 VH8/14/16 with rows 1-2 ahead, VC = 4 with tall
+  // tiles, channel blocks CL 16-64 with tall tiles, and the next column group after the channel lanes instead of the
+  // next row group: dropped.)
+  for (const auto& [V, VC, VH, ahead, minb] : std::vector<std::array<int, 5>>{{4, 2, 8, 2, 0},
+                                                                              {4, 2, 8, 1, 0},
                                                                               {4, 2, 8, 3, 0},
                                                                               {4, 2, 16, 2, 0},
                                                                               {4, 2, 16, 3, 0},
@@ -248,9 +267,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {k3, "3x3", {4, 4, 32, 1, 8, 3, 0}},  {k7, "7x7", {4, 2, 32, 2, 4, 2, 0}},
            {k7, "7x7", {8, 2, 32, 1, 2, 2, 0}},  {k7, "7x7", {4, 2, 32, 2, 2, 2, 0}},
            {k7, "7x7", {4, 1, 32, 2, 8, 2, 0}},  {k7, "7x7", {4, 1, 32, 4, 8, 2, 0}},
-           {k7, "7x7", {8, 1, 32, 1, 8, 2, 0}},  {k7, "7x7", {4, 1, 32, 2, 14, 2, 0}},
-           {k7, "7x7", {2, 1, 32, 4, 8, 2, 0}},  {k7, "7x7", {4, 1, 64, 1, 8, 2, 0}},
-           {k7, "7x7", {4, 2, 64, 1, 4, 3, 0}},  {k7, "7x7", {4, 1, 64, 1, 4, 3, 0}}}) {
+           {k7, "7x7", {8, 1, 32, 1, 8, 2, 0}},  {k7, "7x7", {2, 1, 32, 4, 8, 2, 0}},
+           {k7, "7x7", {4, 1, 64, 1, 8, 2, 0}},  {k7, "7x7", {4, 2, 64, 1, 4, 3, 0}},
+           {k7, "7x7", {4, 1, 64, 1, 4, 3, 0}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_stream";
@@ -271,8 +290,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
-      if (streams(p)) {
-        const DepthwiseNhwcStream st = stream_of(p);
+      if (streams(t, sp, p)) {
+        const DepthwiseNhwcStream st = stream_of(t, sp, p);
         apply_launch_bounds(k, p, depthwise_nhwc_stream_group(sp, st, sizeof(T)), true);
         depthwise_conv2d_nhwc_stream<T>(k, sp, st);
         return;
@@ -284,8 +303,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     const auto B = static_cast<std::uint64_t>(param(p, "B"));
-    if (streams(p)) {
-      const DepthwiseNhwcStream st = stream_of(p);
+    if (streams(t, sp, p)) {
+      const DepthwiseNhwcStream st = stream_of(t, sp, p);
       const auto es = static_cast<std::uint32_t>(dtype_size(t));
       const std::uint32_t G = depthwise_nhwc_stream_group(sp, st, es);
       return runtime::grid_1d(depthwise_nhwc_stream_groups(sp, st, es, B) * G, G);

@@ -489,13 +489,25 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 28 * 7);
   p["VH"] = 1;
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 56 * 7);
-  // NHWC 3x3 default: V4 x VC2 x VH8: 7*14 tiles * 32 channel pairs per image, in every dtype (6272
-  // threads: 25 groups of 256)
+  // NHWC 3x3 default: the stream kernel, V4 x VC2 x PB8 per thread: 7 bands x 14 strips of 32 threads (16-bit: 64
+  // channels x 4 columns per work-group) or 7 x 7 of 64 (f32: 64 channels x 8 columns), 6272 threads either way
   Params q = p;
   q.erase("VH");
   q["B"] = 2;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 7 * 14 * 32);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).group_size[0], 32u);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 2u * 7 * 7 * 64);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).group_size[0], 64u);
+  // stream = 0: the register kernel's V4 x VC2 x VH8: 7*14 tiles * 32 channel pairs per image (25 groups of 256)
+  q["stream"] = 0;
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 25u * 256);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 25u * 256);
+  // odd C: the stream kernel does not apply, the default is the register kernel's (7*14 tiles * 5 channels)
+  Params odd = q;
+  odd.erase("stream");
+  odd["C"] = 5;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f16, odd).total_threads(), 4u * 256);
+  q.erase("stream");
   q["VH"] = 4, q["V"] = 2, q["ahead"] = 0;  // the default before: 14*28 tiles
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 14 * 28 * 32);
   // preload changes the code, not the launch or the results (the harness cases cover both paths)
