@@ -429,20 +429,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
   }
-  // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead).
-  for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{{b3, "3x3", {8, 8, 7, 8, 2}},
-                                                                          {b3, "3x3", {8, 8, 7, 8, 3}},
-                                                                          {b3, "3x3", {8, 4, 7, 8, 3}},
-                                                                          {b3, "3x3", {8, 16, 7, 8, 3}},
-                                                                          {b3, "3x3", {8, 8, 7, 4, 3}},
-                                                                          {b3, "3x3", {8, 8, 7, 14, 2}},
-                                                                          {b3, "3x3", {4, 4, 14, 8, 3}},
-                                                                          {b3, "3x3", {4, 8, 14, 4, 3}},
-                                                                          {b3, "3x3", {8, 32, 7, 8, 2}},
-                                                                          {b3, "3x3", {8, 8, 7, 8, 4}},
-                                                                          {b7, "7x7", {8, 8, 7, 8, 2}},
-                                                                          {b7, "7x7", {4, 8, 14, 8, 2}}}) {
+  // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
+  // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
+  // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
+  for (const auto& [c, shape, tl] : std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{
+           {b3, "3x3", {8, 4, 7, 8, 3}}, {b3, "3x3", {4, 4, 14, 8, 3}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_stream";
