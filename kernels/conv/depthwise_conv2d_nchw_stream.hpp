@@ -15,8 +15,7 @@
 // QS*SW, so a chunk lies wholly inside or outside the row; outside, and rows outside [0, H), land
 // as zeros). A thread reads its tile's columns from there with the chunk layout of tile_columns.hpp
 // (aligned vectors of Wv, narrow parts for the halo columns): no bounds, no selects.
-// The order of copies, waits and barriers is the NHWC kernel's (one barrier per row; a slot is
-// refilled two steps after its row was read).
+// The copies, waits and barriers follow row_ring.hpp (rows `ahead` ahead, one barrier per row).
 //
 // Contract (the library's rules):
 // - launch depthwise_nchw_stream_groups(spec, tile, B) work-groups of the layout's G threads (launch
@@ -39,6 +38,7 @@
 #include "depthwise_conv2d_nhwc_stream.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "row_ring.hpp"
 #include "tile_columns.hpp"
 #include "vector_width.hpp"
 
@@ -81,7 +81,7 @@ inline NchwStreamLayout depthwise_nchw_stream_layout(const ConvSpec& s, const De
   L.NS = (Q + L.QS - 1) / L.QS;
   L.NB = (P + t.PB - 1) / t.PB;
   L.NR = (t.PB - 1) * s.stride[0] + (s.ksize[0] - 1) * s.dilation[0] + 1;
-  L.S = t.ahead + 2;
+  L.S = ring_slots(t.ahead);
   L.G = t.NP * t.NQ;
   if (L.G > 1024) fail("NP*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   // The copy width: the largest power of two dividing W and QS*SW, at most 16 bytes.
@@ -233,13 +233,8 @@ void depthwise_conv2d_nchw_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   };
 
   const auto uses = tile_row_uses(t.PB, KH, SH, s.dilation[0]);
-  const std::uint32_t NR = L.NR, A = t.ahead;
-  for (std::uint32_t u = 0; u < std::min(A, NR); ++u) issue_row(u);
-  for (std::uint32_t u = 0; u < NR; ++u) {
-    if (u + A < NR) issue_row(u + A);
-    async_wait(k, std::min(A, NR - 1 - u));  // the groups committed after row u's
-    k.barrier();
-    if (uses[u].empty()) continue;
+  for_ring_rows(k, L.NR, t.ahead, issue_row, [&](std::uint32_t u) {
+    if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;
     const auto xrow = load_tile_row(k, xs, slot == 0 ? Val<u32>(tb) : Val<u32>(tb + slot), tc, std::to_string(u));
     for (const auto& [r, a] : uses[u]) {
@@ -252,7 +247,7 @@ void depthwise_conv2d_nchw_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     for (const auto& [r, a] : uses[u]) {
       if (a == KH - 1) store_row(r);
     }
-  }
+  });
 }
 
 }  // namespace ingot::kernels

@@ -21,11 +21,9 @@
 // Ring. The band reads NR = (PB-1)*SH + (KH-1)*DH + 1 input rows ih = band*PB*SH - PH + u, of the
 // strip's IWS = (QS-1)*SW + (KW-1)*DW + 1 columns: S = ahead + 2 slots of IWS x CBC elements,
 // row u in slot u % S, element (column j, channel c) at slot*IWS*CBC + j*CBC + c. Each row is
-// IWS * CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread over the G
-// threads; a copy outside the input writes zeros. Before the first row the copies of rows 0 .. ahead-1 start; step u
-// starts row u + ahead, commits, waits for row u (async_wait of the groups committed after it), passes a barrier, then
-// reads row u. S = ahead + 2 slots are enough with one barrier per row: a slot is refilled two steps after its row was
-// read, and no thread can be two barriers ahead of another.
+// IWS * CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread
+// over the G threads; a copy outside the input writes zeros. The copies, waits and barriers follow
+// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row).
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
@@ -51,6 +49,7 @@
 #include "depthwise_conv2d_nhwc.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "row_ring.hpp"
 #include "tile_columns.hpp"
 #include "vector_width.hpp"
 
@@ -118,7 +117,7 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   L.NB = (P + L.PB - 1) / L.PB;
   L.IWS = (L.QS - 1) * s.stride[1] + (s.ksize[1] - 1) * s.dilation[1] + 1;
   L.NR = (L.PB - 1) * s.stride[0] + (s.ksize[0] - 1) * s.dilation[0] + 1;
-  L.S = t.ahead + 2;
+  L.S = ring_slots(t.ahead);
   L.G = L.CL * t.NQ;
   if (L.G > 1024) fail("CL*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   L.bytes = static_cast<std::uint64_t>(L.S) * L.IWS * L.CBC * elem_bytes;
@@ -298,13 +297,8 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   };
 
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);
-  const std::uint32_t NR = L.NR, A = t.ahead;
-  for (std::uint32_t u = 0; u < std::min(A, NR); ++u) issue_row(u);
-  for (std::uint32_t u = 0; u < NR; ++u) {
-    if (u + A < NR) issue_row(u + A);
-    async_wait(k, std::min(A, NR - 1 - u));  // the groups committed after row u's
-    k.barrier();
-    if (uses[u].empty()) continue;
+  for_ring_rows(k, L.NR, t.ahead, issue_row, [&](std::uint32_t u) {
+    if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;
     std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
     for (const std::uint32_t off : col_offsets) {
@@ -328,7 +322,7 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     for (const auto& [rr, ty] : uses[u]) {
       if (ty == KH - 1) store_row(rr);
     }
-  }
+  });
 }
 
 }  // namespace ingot::kernels
