@@ -205,8 +205,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({name, p});
   }
 
-  // Bench: the first two cases are the reference shapes with the defaults (3x3: V4 VC2 VH8 rows two ahead, 7x7: V8
-  // VC2 VH1 row by row); the variants let one GPU run compare. Measured worse and
+  // Bench: the first two cases are the reference shapes with the defaults (the stream kernel,
+  // depthwise_nhwc_stream_default); the variants let one GPU run compare. Measured worse and
   // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
   // VH3/VH4, register caps, channel blocks CL 8/16/32, preloading 7x7 rows.
   auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload) {
