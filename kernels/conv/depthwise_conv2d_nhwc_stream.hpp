@@ -38,8 +38,10 @@
 //   more than 1024 threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -58,6 +60,7 @@ namespace ingot::kernels {
 // Largest ring (the portable static shared-memory limit of CUDA, HIP and OpenCL devices).
 inline constexpr std::uint64_t kStreamSmemBytes = 48 * 1024;
 
+// A tiling (the library's default per window and dtype: depthwise_nhwc_stream_default below).
 struct DepthwiseNhwcStream {
   std::uint32_t V = 4;      // output columns per thread
   std::uint32_t VC = 2;     // channels per thread (requested: channel_vector_width of it is used)
