@@ -94,7 +94,16 @@ bool plane_async(const DepthwiseConv2dTile& tile, const Params& p) {
 
 // stream = 1: the shared-ring kernel (depthwise_conv2d_nchw_stream.hpp) with VW (columns per thread), NP, NQ, PB and
 // ahead (absent keys: DepthwiseNchwStream's defaults); the other kernels' keys are refused.
-bool streams(const Params& p) { return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d") == 1; }
+bool streams(const Params& p) {
+  if (bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d") == 1) return true;
+  for (const char* key : {"NP", "NQ", "PB"}) {
+    if (p.count(key)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
+                                  " applies to the stream kernel: set stream = 1 (or drop it)");
+    }
+  }
+  return false;
+}
 DepthwiseNchwStream stream_of(const Params& p) {
   for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async"}) {
     if (p.count(key)) {

@@ -59,15 +59,17 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
           get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
-  if (p.count("stream")) return bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
-  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead"}) {
-    if (p.count(key)) return false;
-  }
+  const bool asked = p.count("stream") > 0;
+  if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
   for (const char* key : {"NQ", "PB"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
     }
+  }
+  if (asked) return false;
+  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead"}) {
+    if (p.count(key)) return false;
   }
   return depthwise_nhwc_stream_refusal(sp, stream_of(t, sp, p), static_cast<std::uint32_t>(dtype_size(t))).empty();
 }

@@ -593,6 +593,10 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   vh["VH"] = 2;
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, vh).find("VH does not apply to stream = 1"),
             std::string::npos);
+  Params pb = p;
+  pb["stream"] = 0;  // the register kernel has no bands
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, pb).find("NQ applies to the stream kernel"),
+            std::string::npos);
   Params a0 = p;
   a0["ahead"] = 0;
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, a0).find("ahead = 0 must be in [1, 8]"),
@@ -624,5 +628,10 @@ TEST(ConvKernels, DepthwiseNchwStreamLaunchAndRefusals) {
   Params vh = p;
   vh["VH"] = 2;
   EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, vh).find("VH does not apply to stream = 1"),
+            std::string::npos);
+  Params np = p;
+  np.erase("stream");
+  np["NP"] = 4;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, np).find("NP applies to the stream kernel: set stream = 1"),
             std::string::npos);
 }
