@@ -158,20 +158,13 @@ void depthwise_conv2d_nchw_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   // columns col0 - lead + chunk*cw ..), per round computed once: the plane and column part of the
   // source (clamped in range), whether both are inside, and the destination in a slot.
   const std::uint32_t units = NP * NC;
-  struct Round {
-    Val<u32> src, dst;
-    Val<bool> ok;
-    bool partial = false;
-    Val<bool> valid;
-  };
-  std::vector<Round> rounds;
+  std::vector<RingCopy> rounds;
   auto col0 = k.let("col0", strip * (L.QS * SW));
   for (std::uint32_t r = 0; r * G < units; ++r) {
     const auto rt = std::to_string(r);
-    Round rd;
+    RingCopy rd;
     auto m = k.let("m" + rt, lid + r * G);
-    rd.partial = (r + 1) * G > units;
-    if (rd.partial) rd.valid = k.let("mv" + rt, m < units);
+    if ((r + 1) * G > units) rd.valid = k.let("mv" + rt, m < units);
     auto mp = k.let("mp" + rt, m / NC);
     auto chunk = k.let("mc" + rt, m % NC);
     auto iw = k.let("iw" + rt, col0 + chunk * cw - L.lead);  // u32: a column left of 0 wraps past W
@@ -184,30 +177,7 @@ void depthwise_conv2d_nchw_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   auto rbase = k.let("rbase", p0 * SH);  // input row of band row u: rbase - PH + u
   const std::int64_t rb_max = static_cast<std::int64_t>(L.NB - 1) * t.PB * SH - PH;
   auto issue_row = [&](std::uint32_t u) {
-    const auto ut = std::to_string(u);
-    const bool always = static_cast<std::int64_t>(u) >= PH && rb_max + u < H;
-    std::optional<Val<bool>> row_ok;
-    Val<u32> at;
-    if (always) {
-      at = k.let("ra" + ut, (rbase + (u - PH)) * W);
-    } else {
-      auto ih = k.let("ih" + ut, rbase + u - PH);
-      row_ok = k.let("okr" + ut, ih < H);
-      at = k.let("ra" + ut, select(*row_ok, ih, 0u) * W);
-    }
-    const std::uint32_t slot = (u % S) * SL;
-    for (const Round& rd : rounds) {
-      auto copy = [&] {
-        const Val<bool> ok = row_ok ? Val<bool>(*row_ok && rd.ok) : rd.ok;
-        copy_async(xs, slot == 0 ? rd.dst : Val<u32>(rd.dst + slot), x, at + rd.src, cw, ok);
-      };
-      if (rd.partial) {
-        if_(rd.valid, copy);
-      } else {
-        copy();
-      }
-    }
-    async_commit(k);
+    issue_ring_row(k, xs, x, rounds, cw, (u % S) * SL, std::nullopt, rbase, u, PH, rb_max, H, W);
   };
 
   const auto weights = depthwise_channel_weights(k, prm, s, c);

@@ -193,57 +193,26 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   // m % upc; per round the column part of the source (clamped into the row), whether the column
   // is inside [0, W), and the destination in the slot, computed once.
   const std::uint32_t upc = CBC / cw, units = IWS * upc;
-  struct Round {
-    Val<u32> src, dst;
-    Val<bool> col_ok;
-    bool partial = false;
-    Val<bool> valid;
-  };
-  std::vector<Round> rounds;
+  std::vector<RingCopy> rounds;
   auto col0 = k.let("col0", strip * (L.QS * SW));  // input column of strip column j: col0 - PW + j
   auto xb = k.let("xb", b * (H * W * C) + cb * CBC);
   for (std::uint32_t r = 0; r * G < units; ++r) {
     const auto rt = std::to_string(r);
-    Round rd;
+    RingCopy rd;
     auto m = k.let("m" + rt, lid + r * G);
-    rd.partial = (r + 1) * G > units;
-    if (rd.partial) rd.valid = k.let("mv" + rt, m < units);
+    if ((r + 1) * G > units) rd.valid = k.let("mv" + rt, m < units);
     auto j = upc == 1 ? m : Val<u32>(k.let("mj" + rt, m / upc));
     auto iw = k.let("iw" + rt, col0 + j - PW);  // u32: a column left of 0 wraps past W
-    rd.col_ok = k.let("okc" + rt, iw < W);
+    rd.ok = k.let("okc" + rt, iw < W);
     const Val<u32> chunk = upc == 1 ? Val<u32>(0u) : Val<u32>(m % upc);
-    rd.src = k.let("src" + rt, select(rd.col_ok, iw, 0u) * C + chunk * cw);
+    rd.src = k.let("src" + rt, select(rd.ok, iw, 0u) * C + chunk * cw);
     rd.dst = k.let("dst" + rt, j * CBC + chunk * cw);
     rounds.push_back(rd);
   }
   auto rbase = k.let("rbase", p0 * SH);  // input row of band row u: rbase - PH + u
   const std::int64_t rb_max = static_cast<std::int64_t>(L.NB - 1) * L.PB * SH - PH;
   auto issue_row = [&](std::uint32_t u) {
-    const auto ut = std::to_string(u);
-    // Rows that lie inside [0, H) for every band need no test.
-    const bool always = static_cast<std::int64_t>(u) >= PH && rb_max + u < H;
-    std::optional<Val<bool>> row_ok;
-    Val<u32> at;
-    if (always) {
-      at = k.let("ra" + ut, xb + (rbase + (u - PH)) * (W * C));
-    } else {
-      auto ih = k.let("ih" + ut, rbase + u - PH);
-      row_ok = k.let("okr" + ut, ih < H);
-      at = k.let("ra" + ut, xb + select(*row_ok, ih, 0u) * (W * C));
-    }
-    const std::uint32_t slot = (u % S) * SL;
-    for (const Round& rd : rounds) {
-      auto copy = [&] {
-        const Val<bool> ok = row_ok ? Val<bool>(*row_ok && rd.col_ok) : rd.col_ok;
-        copy_async(xs, slot == 0 ? rd.dst : Val<u32>(rd.dst + slot), x, at + rd.src, cw, ok);
-      };
-      if (rd.partial) {
-        if_(rd.valid, copy);
-      } else {
-        copy();
-      }
-    }
-    async_commit(k);
+    issue_ring_row(k, xs, x, rounds, cw, (u % S) * SL, xb, rbase, u, PH, rb_max, H, W * C);
   };
 
   // Weights of the thread's VC channels: w[c0*taps ..) of VC*taps elements, in chunks of VW.
