@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One profiling call on the GPU machine (H200): builds the ingot CLI, the copy probe
+# (bench/probes/copy_probe.cu), runs the probe, then Nsight Compute on chosen bench cases at the
+# card's own clocks (caches flushed before each launch, as the bench's rotation leaves them cold),
+# and optionally a bench of chosen cases. Logs go to $OUT (or ./gpu-out).
+# Usage: bash scripts/gpu-profile.sh
+#   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
+#   INGOT_BENCH="filter|dtype|case-regex;..."             cases to bench (median of 30 after 5)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
+export INGOT_CACHE_DIR=$PWD/.ingot-cache
+t0=$(date +%s)
+{ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  git status --short 2>/dev/null | head -20
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1; } > "$out/env.txt"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=OFF > "$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
+cmake --build build -j "$(nproc)" --target ingot > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head; exit 1; }
+nvcc -O3 -arch=sm_90 bench/probes/copy_probe.cu -o build/copy_probe > "$out/probe-build.log" 2>&1 || cat "$out/probe-build.log"
+echo "build: $(( $(date +%s) - t0 )) s"
+./build/copy_probe 2>&1 | tee "$out/copy-probe.txt"
+metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
+lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,\
+lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,\
+launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__waves_per_multiprocessor,\
+sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,\
+smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_barrier.ratio,\
+smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,\
+smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_not_selected.ratio,\
+smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_drain.ratio,\
+sm__cycles_elapsed.avg.per_second,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+ncu_common=(--clock-control none --cache-control all --metrics "$metrics" --csv --page raw)
+if command -v ncu >/dev/null; then
+  timeout 120 ncu "${ncu_common[@]}" -k regex:copy_plain --launch-skip 5 --launch-count 1 ./build/copy_probe 154.1e6 \
+    > "$out/ncu-copy.csv" 2>&1; echo "ncu copy rc=$?"
+  IFS=';' read -ra items <<< "${INGOT_NCU:-}"
+  n=0
+  for it in "${items[@]}"; do
+    IFS='|' read -r filt dt cs kr <<< "$it"; n=$((n + 1))
+    timeout 150 ncu "${ncu_common[@]}" -k "regex:$kr" --launch-skip 2 --launch-count 1 \
+      ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 --warmup 1 \
+      > "$out/ncu-$n.csv" 2>&1; echo "ncu $n ($it) rc=$?"
+  done
+  python3 - "$out" <<'PY' > "$out/ncu-table.md"
+import csv, glob, io, sys
+rows = []
+for f in sorted(glob.glob(sys.argv[1] + "/ncu-*.csv")):
+    txt = open(f).read().splitlines()
+    start = next((i for i, l in enumerate(txt) if l.startswith('"ID"')), None)
+    if start is None: continue
+    recs = list(csv.DictReader(io.StringIO("\n".join(txt[start:]))))
+    for r in recs[1:]:  # recs[0] holds the units
+        rows.append((f.rsplit("/", 1)[1], r))
+if rows:
+    keys = [k for k in rows[0][1] if "__" in k]
+    print("| metric | " + " | ".join(f"{n} {r.get('Kernel Name','')[:40]}" for n, r in rows) + " |")
+    print("|---|" + "---:|" * len(rows))
+    for k in keys: print(f"| {k} | " + " | ".join(r.get(k, "") for _, r in rows) + " |")
+PY
+  cat "$out/ncu-table.md"
+fi
+IFS=';' read -ra items <<< "${INGOT_BENCH:-}"
+n=0
+for it in "${items[@]}"; do
+  IFS='|' read -r filt dt cs <<< "$it"; n=$((n + 1))
+  timeout 300 ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" > "$out/bench-$n.log" 2>&1
+  echo "bench $n ($it) rc=$?"; grep -E "^[a-z_0-9]+ +(bf16|f16|f32) " "$out/bench-$n.log" | awk '{printf "%-22s %-5s %-60s %s %s %s\n",$1,$2,$3,$4,$6,$7}'
+done
+echo "total: $(( $(date +%s) - t0 )) s"
