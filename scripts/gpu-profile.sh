@@ -6,6 +6,8 @@
 # Usage: bash scripts/gpu-profile.sh
 #   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
 #   INGOT_BENCH="filter|dtype|case-regex;..."             cases to bench (median of 30 after 5)
+#   INGOT_PROBE=1                                         also build and run the copy probe
+#   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -14,11 +16,20 @@ t0=$(date +%s)
 { echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
   git status --short 2>/dev/null | head -20
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1; } > "$out/env.txt"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=OFF > "$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
-cmake --build build -j "$(nproc)" --target ingot > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head; exit 1; }
-nvcc -O3 -arch=sm_90 bench/probes/copy_probe.cu -o build/copy_probe > "$out/probe-build.log" 2>&1 || cat "$out/probe-build.log"
+# (at most 8 files come back from a device call: the build's and ncu's raw logs stay in $tmp)
+tmp=$(mktemp -d)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=OFF > "$tmp/configure.log" 2>&1 || { tail -20 "$tmp/configure.log"; exit 1; }
+cmake --build build -j "$(nproc)" --target ingot > "$tmp/build.log" 2>&1 || { grep -E "error" "$tmp/build.log" | head; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
-./build/copy_probe 2>&1 | tee "$out/copy-probe.txt"
+if [[ -n ${INGOT_PROBE:-} ]]; then
+  nvcc -O3 -arch=sm_90 bench/probes/copy_probe.cu -o build/copy_probe 2>&1 | tail -5
+  ./build/copy_probe 2>&1 | tee "$out/copy-probe.txt"
+fi
+if [[ -n ${INGOT_MEMCHECK:-} ]]; then
+  timeout 420 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/ingot test --backend cuda \
+    --filter "$INGOT_MEMCHECK" > "$out/memcheck.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "FAIL" "$out/memcheck.log" | head -10; grep -E "ERROR SUMMARY|passed," "$out/memcheck.log" | tail -3
+fi
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
 lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,\
 lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,\
@@ -30,18 +41,18 @@ smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_l
 smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_drain.ratio,\
 sm__cycles_elapsed.avg.per_second,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
 ncu_common=(--clock-control none --cache-control all --metrics "$metrics" --csv --page raw)
-if command -v ncu >/dev/null; then
-  timeout 120 ncu "${ncu_common[@]}" -k regex:copy_plain --launch-skip 5 --launch-count 1 ./build/copy_probe 154.1e6 \
-    > "$out/ncu-copy.csv" 2>&1; echo "ncu copy rc=$?"
+if [[ -n ${INGOT_NCU:-} ]] && command -v ncu >/dev/null; then
+  [[ -x build/copy_probe ]] && timeout 120 ncu "${ncu_common[@]}" -k regex:copy_plain --launch-skip 5 --launch-count 1 ./build/copy_probe 154.1e6 \
+    > "$tmp/ncu-copy.csv" 2>&1
   IFS=';' read -ra items <<< "${INGOT_NCU:-}"
   n=0
   for it in "${items[@]}"; do
     IFS='|' read -r filt dt cs kr <<< "$it"; n=$((n + 1))
     timeout 150 ncu "${ncu_common[@]}" -k "regex:$kr" --launch-skip 2 --launch-count 1 \
       ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 --warmup 1 \
-      > "$out/ncu-$n.csv" 2>&1; echo "ncu $n ($it) rc=$?"
+      > "$tmp/ncu-$n.csv" 2>&1; echo "ncu $n ($it) rc=$?"
   done
-  python3 - "$out" <<'PY' > "$out/ncu-table.md"
+  python3 - "$tmp" <<'PY' > "$out/ncu-table.md"
 import csv, glob, io, sys
 rows = []
 for f in sorted(glob.glob(sys.argv[1] + "/ncu-*.csv")):

@@ -77,6 +77,18 @@ std::uint32_t mma_images(const Params& p) {
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
+// Warps per work-group of the tensor-core kernel: "mw" (1..8; absent: as few as give the least tiles
+// per warp, depthwise_conv2d_mma_geometry). Refused unless the case asks for tensor cores (like async, it is
+// ignored for f32 with mma = 1, which runs the tiled kernel).
+std::uint32_t mma_warps(const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (p.count("mw") && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: mw (warps per work-group) applies to the tensor-core kernel (mma = 1, f16/bf16); drop mw");
+  }
+  return tile.mma ? bounded_param(p, "mw", 1, 8, 0, "depthwise_conv2d") : 0;
+}
+
 // Planes copied asynchronously through two buffers: "async" (0 or 1, default 0), in the tensor-core
 // kernel (depthwise_conv2d_nchw_mma.hpp) and the staged-plane kernel (depthwise_conv2d_nchw_smem.hpp).
 // Refused unless the case asks for one of them (mma = 1 or smem = 1); like mma = 1 it does not
@@ -105,7 +117,7 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -144,6 +156,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
+  s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");   // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");       // stream: planes per work-group
@@ -317,6 +330,20 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["mma"] = 1;
     p["imgs"] = 2;
     s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_imgs2_mma", p});
+    // Fewer warps than tiles: several rounds per warp, their mma chains interleaved (the last round clamped).
+    p.erase("imgs");
+    p["mw"] = 1;
+    s.tests.push_back({"c3_9x16_3x3_pad1_bias_b5_mw1_mma", p});
+  }
+  {
+    // 3 bands x 5 column groups = 15 tiles on 4 warps: the last round is clamped (its stores skipped).
+    auto p = conv_params(f, {.B = 3, .C = 2, .size = {37, 34}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
+    p["mma"] = 1;
+    p["mw"] = 4;
+    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_mw4_mma", p});
+    p["async"] = 1;
+    p["imgs"] = 2;
+    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_mw4_imgs2_async_mma", p});
   }
   // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
   // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
@@ -437,6 +464,20 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["async"] = 1;
     p["imgs"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
+    // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
+    // with the next plane copied during this one's products.
+    for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
+      auto q = conv_params(f, c);
+      q["mma"] = 1;
+      q["mw"] = mw;
+      if (imgs) {
+        q["async"] = 1;
+        q["imgs"] = imgs;
+      }
+      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_mw" + std::to_string(mw) +
+                             (imgs ? "_async_imgs" + std::to_string(imgs) : ""),
+                         q});
+    }
   }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
@@ -509,11 +550,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     const auto tile = tile_of(t, sp, p);
     (void)plane_async(tile, p);  // refuses async without the tensor-core or staged-plane kernel
+    (void)mma_warps(tile, p);    // refuses mw without the tensor-core kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
-        if (tile.mma) return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), plane_async(tile, p));
+        if (tile.mma) {
+          return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), plane_async(tile, p), mma_warps(tile, p));
+        }
       }
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(p), plane_async(tile, p));
@@ -534,7 +578,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
-      const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t)).group();
+      const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p)).group();
       return runtime::grid_1d(
           depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(p)) * group, group);
     }

@@ -45,7 +45,9 @@ struct DepthwiseMmaPlan {
 };
 
 // The plan for a valid depthwise NCHW spec, whether the kernel applies or not (see the refusal).
-inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes) {
+// warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8).
+inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes,
+                                                      std::uint32_t warps = 0) {
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
   DepthwiseMmaPlan plan;
@@ -53,8 +55,9 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   const std::uint32_t tm = (P + 15) / 16;
   plan.tw = (Q + 7) / 8;
   plan.tasks = tm * plan.tw;
-  // As few warps as give the least tiles per warp (at most 8 warps).
-  const std::uint32_t per = (plan.tasks + 7) / 8;
+  // As few warps as give the least tiles per warp, with at most `warps` (default 8) warps.
+  const std::uint32_t most = warps == 0 ? 8u : std::min(warps, 8u);
+  const std::uint32_t per = (plan.tasks + most - 1) / most;
   plan.warps = (plan.tasks + per - 1) / per;
   const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
   const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
@@ -78,14 +81,18 @@ inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t e
   return "";
 }
 
-// Throws std::invalid_argument with the reason unless the kernel applies.
-inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes) {
+// Throws std::invalid_argument with the reason unless the kernel applies with `warps` (0: the default).
+inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t warps = 0) {
   check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
+  if (warps > 8) {
+    throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) takes 1 to 8 warps per " +
+                                "work-group (mw), not " + std::to_string(warps));
+  }
   if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes); !why.empty()) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
                                 "; use mma = 0");
   }
-  return depthwise_conv2d_mma_geometry(s, elem_bytes);
+  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps);
 }
 
 // Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).
@@ -97,10 +104,11 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // weights and the border are set up once and the next plane's loads are in flight during the
 // current plane's arithmetic.
 template <class T>
-void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false) {
+void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false,
+                               std::uint32_t warps = 0) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
-  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T));
+  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps);
   const PlaneSmem& L = plan.plane;
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
@@ -159,39 +167,56 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   // input column x0 - PW - s + k, layout column off + x0 - PW - s + k (off >= PW + s).
   const std::uint32_t col0 = L.off - PW - plan.s;
   // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
+  // Every round's tile is set up first, then the products run tap row by tap row across the rounds
+  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), so a warp has as many independent
+  // mma chains in flight as it has rounds; the stores come last.
   const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane, const Val<u32>& buf) {
-    const auto tile = [&](const Val<u32>& task, std::uint32_t r) {
+    struct Tile {
+      Val<bool> live;
+      Val<u32> y0, x0, at0;
+      std::array<Val<f32>, 4> acc;
+    };
+    std::vector<Tile> tiles;
+    for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
-      Val<bool> live = image_live;
-      if ((r + 1) * plan.warps > plan.tasks) live = k.let(rt + "live", live && warp + r * plan.warps < plan.tasks);
-      auto y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
-      auto x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
-      auto at0 = k.let(rt + "a", (y0 + gl) * L.ws + x0 + tl * 2u + col0 + buf);
-      std::array<Val<f32>, 4> acc{init, init, init, init};
-      for (std::uint32_t ky = 0; ky < KH; ++ky) {
+      Tile t;
+      t.live = image_live;
+      if ((r + 1) * plan.warps > plan.tasks) t.live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
+      t.y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
+      t.x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
+      t.at0 = k.let(rt + "a", (t.y0 + gl) * L.ws + t.x0 + tl * 2u + col0 + buf);
+      t.acc = {init, init, init, init};
+      tiles.push_back(std::move(t));
+    });
+    for (std::uint32_t ky = 0; ky < KH; ++ky) {
+      for (Tile& t : tiles) {
         std::array<Val<f32>, 8> a;
         for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
-          const auto pair = load_vec(xs, at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
+          const auto pair = load_vec(xs, t.at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
           a[2 * q] = cast<f32>(pair[0]);
           a[2 * q + 1] = cast<f32>(pair[1]);
         }
-        acc = mma_m16n8k16<T>(k, a, bfrag[ky], acc);
+        t.acc = mma_m16n8k16<T>(k, a, bfrag[ky], t.acc);
       }
-      // d_{2h}, d_{2h+1}: output row y0 + gl + 8h, columns x0 + 2tl, + 1.
-      auto q0 = k.let(rt + "q", x0 + tl * 2u);
+    }
+    // d_{2h}, d_{2h+1}: output row y0 + gl + 8h, columns x0 + 2tl, + 1.
+    for (std::size_t r = 0; r < tiles.size(); ++r) {
+      const Tile& t = tiles[r];
+      const std::string rt = "r" + std::to_string(r) + "_";
+      auto q0 = k.let(rt + "q", t.x0 + tl * 2u);
       for (std::uint32_t h = 0; h < 2; ++h) {
-        auto p = k.let(rt + "p" + std::to_string(h), y0 + gl + 8 * h);
+        auto p = k.let(rt + "p" + std::to_string(h), t.y0 + gl + 8 * h);
         auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
         if (Q % 2 == 0) {
-          if_(live && p < P && q0 < Q, [&] { store_vec(y, at, std::vector<Val<f32>>{acc[2 * h], acc[2 * h + 1]}); });
+          if_(t.live && p < P && q0 < Q,
+              [&] { store_vec(y, at, std::vector<Val<f32>>{t.acc[2 * h], t.acc[2 * h + 1]}); });
         } else {
           for (std::uint32_t e = 0; e < 2; ++e) {
-            if_(live && p < P && q0 + e < Q, [&] { store(y, at + e, acc[2 * h + e]); });
+            if_(t.live && p < P && q0 + e < Q, [&] { store(y, at + e, t.acc[2 * h + e]); });
           }
         }
       }
-    };
-    for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, tile);
+    }
   };
 
   if (async) {
