@@ -69,11 +69,22 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
           mma};
 }
 
+// The tensor-core kernel's schedule where the case names none of imgs, async and mw: 4 warps per
+// work-group (7 rounds of interleaved mma chains for a 56x56 plane) and, where rows admit vector
+// copies, 4 images' planes through two buffers by asynchronous copies (H200, 2026-12-02 tenth session,
+// 7x7 N32 C384 56x56: bf16 48.7% of copy bandwidth against 35.8% for 7 warps, one synchronous plane).
+bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
+  return tile.mma && !p.count("imgs") && !p.count("async") && !p.count("mw");
+}
+bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  return mma_tuned(tile, p) && plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2).plane);
+}
+
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
-// (default 1; without async, 2, 4 and 8 measured 1.6-6x slower on the H200, 2026-12-01 fourth
-// session), at most the batch.
-std::uint32_t mma_images(const Params& p) {
-  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, 1, "depthwise_conv2d");
+// (default 1, 4 for the tensor-core kernel's tuned schedule (mma_tuned_async); without async, 2, 4 and
+// 8 measured 1.6-6x slower on the H200, 2026-12-01 fourth session), at most the batch.
+std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, mma_tuned_async(sp, tile, p) ? 4 : 1, "depthwise_conv2d");
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
@@ -86,15 +97,15 @@ std::uint32_t mma_warps(const DepthwiseConv2dTile& tile, const Params& p) {
     throw std::invalid_argument(
         "depthwise_conv2d: mw (warps per work-group) applies to the tensor-core kernel (mma = 1, f16/bf16); drop mw");
   }
-  return tile.mma ? bounded_param(p, "mw", 1, 8, 0, "depthwise_conv2d") : 0;
+  return tile.mma ? bounded_param(p, "mw", 1, 8, mma_tuned(tile, p) ? 4 : 0, "depthwise_conv2d") : 0;
 }
 
 // Planes copied asynchronously through two buffers: "async" (0 or 1, default 0), in the tensor-core
 // kernel (depthwise_conv2d_nchw_mma.hpp) and the staged-plane kernel (depthwise_conv2d_nchw_smem.hpp).
 // Refused unless the case asks for one of them (mma = 1 or smem = 1); like mma = 1 it does not
 // apply to f32 with mma = 1, which runs the tiled kernel.
-bool plane_async(const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool async = bounded_param(p, "async", 0, 1, 0, "depthwise_conv2d") == 1;
+bool plane_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool async = bounded_param(p, "async", 0, 1, mma_tuned_async(sp, tile, p) ? 1 : 0, "depthwise_conv2d") == 1;
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (async && !tile.mma && !tile.smem && !mma_asked) {
     throw std::invalid_argument(
@@ -156,12 +167,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
-  s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group (default: the fewest for the least tiles)
-  s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
-  s.spec_params.emplace_back("stream");   // 1: rows of NP planes through a shared ring by asynchronous copies
-  s.spec_params.emplace_back("NP");       // stream: planes per work-group
-  s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
-  s.spec_params.emplace_back("PB");       // stream: output rows per work-group
+  s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
+  s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
+  s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
+  s.spec_params.emplace_back("NP");      // stream: planes per work-group
+  s.spec_params.emplace_back("NQ");      // stream: column groups per work-group
+  s.spec_params.emplace_back("PB");      // stream: output rows per work-group
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -452,11 +463,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
-  // Tensor cores (the 7x7 16-bit default) for 3x3, and with 4 images per work-group.
+  // Tensor cores (the 7x7 16-bit default) for 3x3, and with 4 images per work-group, synchronously (names imgs: not
+  // the tuned schedule, mma_tuned).
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
-    if (shape == "3x3") s.bench.push_back({"N32_C384_56x56_" + shape + "_mma", p});
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
     // The planes copied asynchronously (one buffer; 2, 4 and 8 images through two buffers measured
@@ -466,16 +477,16 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
-    for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
+    // ({4, 4}, the tuned schedule, is the 7x7 default; {0, 0}: 7 warps, one synchronous plane, the default before.)
+    for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
+      if (shape == "7x7" && mw == 4 && imgs == 4) continue;
       auto q = conv_params(f, c);
       q["mma"] = 1;
-      q["mw"] = mw;
-      if (imgs) {
-        q["async"] = 1;
-        q["imgs"] = imgs;
-      }
+      if (mw) q["mw"] = mw;
+      q["async"] = imgs ? 1 : 0;
+      q["imgs"] = imgs ? imgs : 1;
       s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_mw" + std::to_string(mw) +
-                             (imgs ? "_async_imgs" + std::to_string(imgs) : ""),
+                             (imgs ? "_async_imgs" + std::to_string(imgs) : "_sync1"),
                          q});
     }
   }
@@ -549,18 +560,19 @@ void register_depthwise_conv2d(harness::Registry& r) {
       });
     }
     const auto tile = tile_of(t, sp, p);
-    (void)plane_async(tile, p);  // refuses async without the tensor-core or staged-plane kernel
-    (void)mma_warps(tile, p);    // refuses mw without the tensor-core kernel
+    (void)plane_async(sp, tile, p);  // refuses async without the tensor-core or staged-plane kernel
+    (void)mma_warps(tile, p);        // refuses mw without the tensor-core kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
         if (tile.mma) {
-          return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(p), plane_async(tile, p), mma_warps(tile, p));
+          return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
+                                              mma_warps(tile, p));
         }
       }
       if (tile.smem) {
-        depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(p), plane_async(tile, p));
+        depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }
@@ -580,12 +592,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
     if (tile.mma) {
       const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p)).group();
       return runtime::grid_1d(
-          depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(p)) * group, group);
+          depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(sp, tile, p)) * group,
+          group);
     }
     if (tile.smem) {
       const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
-      return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(p),
-                                                           plane_async(tile, p)) *
+      return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
+                                                           mma_images(sp, tile, p), plane_async(sp, tile, p)) *
                                   group,
                               group);
     }

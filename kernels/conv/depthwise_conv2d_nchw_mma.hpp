@@ -181,7 +181,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
       const std::string rt = "r" + std::to_string(r) + "_";
       Tile t;
       t.live = image_live;
-      if ((r + 1) * plan.warps > plan.tasks) t.live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
+      if ((r + 1) * plan.warps > plan.tasks)
+        t.live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
       t.y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
       t.x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
       t.at0 = k.let(rt + "a", (t.y0 + gl) * L.ws + t.x0 + tl * 2u + col0 + buf);
@@ -208,8 +209,9 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
         auto p = k.let(rt + "p" + std::to_string(h), t.y0 + gl + 8 * h);
         auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
         if (Q % 2 == 0) {
-          if_(t.live && p < P && q0 < Q,
-              [&] { store_vec(y, at, std::vector<Val<f32>>{t.acc[2 * h], t.acc[2 * h + 1]}); });
+          if_(t.live && p < P && q0 < Q, [&] {
+            store_vec(y, at, std::vector<Val<f32>>{t.acc[2 * h], t.acc[2 * h + 1]});
+          });
         } else {
           for (std::uint32_t e = 0; e < 2; ++e) {
             if_(t.live && p < P && q0 + e < Q, [&] { store(y, at + e, t.acc[2 * h + e]); });
