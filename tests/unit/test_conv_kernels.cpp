@@ -431,12 +431,37 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   const auto& dw = spec(reg, "depthwise_conv2d");
   Params p{{"B", 3},     {"C", 5},    {"H", 56},       {"W", 56},       {"kh", 7},    {"kw", 7},   {"pad_h", 3},
            {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
-  // 7x7 bf16: tensor cores by default, one plane per work-group of 7 warps (4 bands x 7 column groups = 28 tiles)
+  // 7x7 bf16: tensor cores by default, with the tuned schedule: work-groups of 4 warps (4 bands x 7 column groups =
+  // 28 tiles, 7 rounds per warp), up to 4 images of one channel per work-group through two buffers (here all 3).
   ir::Kernel k7;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k7), "");
   EXPECT_TRUE(ir::has_mma(k7));
-  EXPECT_EQ(dw.geometry(DType::bf16, p).total_threads(), 3u * 5 * 224);
-  EXPECT_EQ(dw.geometry(DType::bf16, p).group_size[0], 224u);
+  EXPECT_EQ(dw.geometry(DType::bf16, p).total_threads(), 5u * 128);
+  EXPECT_EQ(dw.geometry(DType::bf16, p).group_size[0], 128u);
+  {
+    Params b9 = p;  // 9 images: 3 work-groups of 4 images per channel, the last with one
+    b9["B"] = 9;
+    EXPECT_EQ(dw.geometry(DType::bf16, b9).total_threads(), 5u * 3 * 128);
+    Params odd = p;  // rows of 55 elements admit no vector copy: one plane per work-group, synchronously
+    odd["W"] = 55;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &k7), "");
+    EXPECT_TRUE(ir::has_mma(k7));
+    EXPECT_EQ(dw.geometry(DType::bf16, odd).total_threads(), 3u * 5 * 128);
+    Params former = p;  // naming imgs, async or mw leaves the rest at the kernel's own defaults: 7 warps
+    former["imgs"] = 1;
+    EXPECT_EQ(dw.geometry(DType::bf16, former).group_size[0], 224u);
+    former["mw"] = 2;  // 14 rounds per warp
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, former, &k7), "");
+    EXPECT_EQ(dw.geometry(DType::bf16, former).group_size[0], 64u);
+    former["mw"] = 9;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, former, &k7).find("mw = 9 must be in [1, 8]"),
+              std::string::npos);
+    Params tiled_mw = p;
+    tiled_mw["VH"] = 2;
+    tiled_mw["mw"] = 4;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, tiled_mw, &k7).find("mw (warps per work-group) applies"),
+              std::string::npos);
+  }
   // f32 and a case naming a tile run the tiled kernel
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, p, &k7), "");
   EXPECT_FALSE(ir::has_mma(k7));
