@@ -62,6 +62,16 @@
 //   and each d_i is c_i plus the 16 products, summed in at least f32 precision in an unspecified
 //   order. CUDA runs it on tensor cores; other backends exchange the operands through shared
 //   memory between two barriers and multiply-add in f32 (passes::legalise).
+// Matrix loads. `(v0..v7) = load_matrix(shared[a])` is a sub-group operation of 32 lanes (cut
+//   like a Shuffle's, with its rules: reached by the whole work-group, launch bounds and
+//   work-groups a multiple of 32 threads) that reads four 8x8 matrices of 16-bit elements from a
+//   shared array. Each lane l supplies a, the index of a row of 8 consecutive elements (a
+//   multiple of 8, the whole row inside the array); the rows of lanes 8i .. 8i+7 are matrix M_i
+//   (i < 4), and lane l (g = l / 4, t = l % 4) receives v_{2i} = M_i[g][2t] and
+//   v_{2i+1} = M_i[g][2t+1] (PTX ldmatrix .m8n8.x4 .b16). A lane that supplies the row of A
+//   (16x16) at row (l % 8) + 8 * ((l / 8) % 2), column 8 * (l / 16) receives a_0..a_7 of
+//   mma_m16n8k16. CUDA issues ldmatrix; other backends shuffle the row indexes and load pairs
+//   (passes::legalise).
 // Asynchronous copies. `copy_async(shared[a .. a+W) <- mem[b .. b+W) if c)` starts a copy of
 //   W consecutive elements from a global buffer (not out-only) into a shared array of the same
 //   element type, W >= 2 and W * element size = 4, 8 or 16 bytes, both indexes multiples of W and
@@ -226,6 +236,7 @@ enum class StmtKind : std::uint8_t {
   CopyAsync,    // shared array `shared`[a .. a+count) <- mem[b .. b+count) if c, else zeros (asynchronous)
   AsyncCommit,  // closes this thread's group of CopyAsync statements
   AsyncWait,    // waits until at most `count` committed groups of this thread are incomplete
+  LoadMatrix,   // vars[0..8) = load_matrix(shared array mem[a]) over 32 lanes (declares vars)
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -300,9 +311,14 @@ inline constexpr std::uint32_t kShuffleGroupMultiple = 32;
 // Mma: lanes of its sub-group, operands (8 of A, 4 of B, 4 of C) and results per lane.
 inline constexpr std::uint32_t kMmaLanes = 32;
 inline constexpr std::size_t kMmaOperands = 16, kMmaResults = 4;
+// LoadMatrix: elements per row, matrices, and values per lane.
+inline constexpr std::uint32_t kMatrixRow = 8, kMatrixCount = 4, kMatrixValues = 8;
 // Whether the kernel has Mma statements.
 [[nodiscard]] bool has_mma(const Kernel& k);
-// The largest sub-group of the kernel's Shuffle (its `lanes`) and Mma (32) statements; 0 when it has none.
+// Whether the kernel has LoadMatrix statements.
+[[nodiscard]] bool has_load_matrix(const Kernel& k);
+// The largest sub-group of the kernel's Shuffle (its `lanes`), Mma and LoadMatrix (32) statements; 0 when it has
+// none.
 [[nodiscard]] std::uint32_t max_shuffle_lanes(const Kernel& k);
 
 // The most committed groups an AsyncWait may leave incomplete (the PTX immediate's range).

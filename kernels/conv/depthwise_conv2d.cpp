@@ -76,8 +76,20 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
 bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.mma && !p.count("imgs") && !p.count("async") && !p.count("mw");
 }
+// A fragments by load_matrix in the tensor-core kernel: "lm" (0 or 1, default 0). Refused unless the case asks for
+// tensor cores (ignored for f32 with mma = 1, like async).
+bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (p.count("lm") && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: lm (A fragments by load_matrix) applies to the tensor-core kernel (mma = 1, f16/bf16); drop "
+        "lm");
+  }
+  return tile.mma && bounded_param(p, "lm", 0, 1, 0, "depthwise_conv2d") == 1;
+}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  return mma_tuned(tile, p) && plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2).plane);
+  return mma_tuned(tile, p) &&
+         plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p)).plane);
 }
 
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
@@ -128,7 +140,7 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -167,6 +179,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
+  s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
@@ -356,6 +369,22 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["imgs"] = 2;
     s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_mw4_imgs2_async_mma", p});
   }
+  // A fragments by load_matrix (the plane shifted so that A's rows are 16-byte aligned, narrower copies): the tuned
+  // schedule, one synchronous plane with several rounds, a 5-wide and an 8-wide window, odd rows (scalar copies).
+  for (const auto& [name, c, mw] : std::vector<std::tuple<std::string, ConvCase, int>>{
+           {"c2_37x34_7x7_pad3_bias_b5_lm_mma",
+            {.B = 5, .C = 2, .size = {37, 34}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            0},
+           {"c3_9x16_3x3_pad1_b2_mw1_lm_mma", {.B = 2, .C = 3, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}}, 1},
+           {"c2_10x20_5x5_pad2_b3_lm_mma", {.B = 3, .C = 2, .size = {10, 20}, .k = {5, 5}, .pad = {2, 2}}, 0},
+           {"c2_6x11_2x8_pad0x4_lm_mma", {.B = 1, .C = 2, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, 2},
+           {"c2_13x17_7x7_pad3_b2_lm_mma", {.B = 2, .C = 2, .size = {13, 17}, .k = {7, 7}, .pad = {3, 3}}, 0}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    p["lm"] = 1;
+    if (mw) p["mw"] = mw;
+    s.tests.push_back({name, p});
+  }
   // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
   // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
   for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 5>>>{
@@ -477,6 +506,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
+    // The tuned schedule with A fragments by load_matrix.
+    {
+      auto q = conv_params(f, c);
+      q["mma"] = 1;
+      q["lm"] = 1;
+      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_lm", q});
+    }
     // ({4, 4}, the tuned schedule, is the 7x7 default; {0, 0}: 7 warps, one synchronous plane, the default before.)
     for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
       if (shape == "7x7" && mw == 4 && imgs == 4) continue;
@@ -562,13 +598,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const auto tile = tile_of(t, sp, p);
     (void)plane_async(sp, tile, p);  // refuses async without the tensor-core or staged-plane kernel
     (void)mma_warps(tile, p);        // refuses mw without the tensor-core kernel
+    (void)mma_load_matrix(tile, p);  // refuses lm without the tensor-core kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
         if (tile.mma) {
           return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                              mma_warps(tile, p));
+                                              mma_warps(tile, p), mma_load_matrix(tile, p));
         }
       }
       if (tile.smem) {
@@ -590,7 +627,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
-      const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p)).group();
+      const std::uint32_t group =
+          depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p), mma_load_matrix(tile, p)).group();
       return runtime::grid_1d(
           depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(sp, tile, p)) * group,
           group);

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -37,7 +38,9 @@ namespace ingot::kernels {
 
 struct DepthwiseMmaPlan {
   PlaneSmem plane;
-  std::uint32_t s = 0;      // PW % 2
+  bool lm = false;          // A fragments by load_matrix (rows of A 16-byte aligned in the layout)
+  std::uint32_t s = 0;      // columns of A left of the window's first: PW % 2, or with lm the s <= 9 - kw making PW + s
+                            // the most aligned (A's column 0 at layout column off - PW - s = 0 mod 8)
   std::uint32_t tw = 0;     // 8-column groups per plane
   std::uint32_t tasks = 0;  // tiles (16-row bands x 8-column groups) per plane
   std::uint32_t warps = 0;  // warps per work-group
@@ -45,13 +48,22 @@ struct DepthwiseMmaPlan {
 };
 
 // The plan for a valid depthwise NCHW spec, whether the kernel applies or not (see the refusal).
-// warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8).
+// warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8); lm: A
+// fragments by load_matrix.
 inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes,
-                                                      std::uint32_t warps = 0) {
+                                                      std::uint32_t warps = 0, bool lm = false) {
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
   DepthwiseMmaPlan plan;
   plan.s = s.pad[1] % 2;
+  plan.lm = lm;
+  if (lm) {  // the shift in [0, 9 - kw] whose PW + shift has the most trailing zero bits (a multiple of 8 best)
+    const auto zeros = [](std::int64_t v) { return v == 0 ? 64 : std::countr_zero(static_cast<std::uint64_t>(v)); };
+    plan.s = 0;
+    for (std::int64_t sh = 1; sh <= 9 - static_cast<std::int64_t>(s.ksize[1]); ++sh) {
+      if (zeros(PW + sh) > zeros(PW + plan.s)) plan.s = static_cast<std::uint32_t>(sh);
+    }
+  }
   const std::uint32_t tm = (P + 15) / 16;
   plan.tw = (Q + 7) / 8;
   plan.tasks = tm * plan.tw;
@@ -61,7 +73,8 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   plan.warps = (plan.tasks + per - 1) / per;
   const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
   const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
-  plan.plane = plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
+  plan.plane = lm ? plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 8, true)
+                  : plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
   return plan;
 }
 
@@ -82,7 +95,8 @@ inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t e
 }
 
 // Throws std::invalid_argument with the reason unless the kernel applies with `warps` (0: the default).
-inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t warps = 0) {
+inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t warps = 0,
+                                                  bool lm = false) {
   check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
   if (warps > 8) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) takes 1 to 8 warps per " +
@@ -92,7 +106,7 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
                                 "; use mma = 0");
   }
-  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps);
+  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps, lm);
 }
 
 // Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).
@@ -105,10 +119,10 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // current plane's arithmetic.
 template <class T>
 void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false,
-                               std::uint32_t warps = 0) {
+                               std::uint32_t warps = 0, bool lm = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
-  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps);
+  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps, lm);
   const PlaneSmem& L = plan.plane;
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
@@ -141,6 +155,11 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   auto warp = k.let("warp", lid / 32u);
   auto gl = k.let("gl", (lid % 32u) / 4u);
   auto tl = k.let("tl", lid % 4u);
+  Val<u32> lm_row = 0u, lm_col = 0u;
+  if (plan.lm) {
+    lm_row = k.let("lm_row", lid % 8u + ((lid / 8u) % 2u) * 8u);
+    lm_col = k.let("lm_col", ((lid / 16u) % 2u) * 8u);
+  }
 
   // B fragments: b_i = B_ky[k_i][gl], k_i = 2tl + i%2 + 8(i/2): weight w[c][ky][k_i - gl - s] or 0.
   std::array<Val<bool>, 4> kx_ok;
@@ -173,7 +192,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane, const Val<u32>& buf) {
     struct Tile {
       Val<bool> live;
-      Val<u32> y0, x0, at0;
+      Val<u32> y0, x0, at0;  // at0: this lane's a_0 (or with lm its load_matrix row) for ky = 0
       std::array<Val<f32>, 4> acc;
     };
     std::vector<Tile> tiles;
@@ -185,17 +204,26 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
         t.live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
       t.y0 = k.let(rt + "y0", (task / plan.tw) * 16u);
       t.x0 = k.let(rt + "x0", (task % plan.tw) * 8u);
-      t.at0 = k.let(rt + "a", (t.y0 + gl) * L.ws + t.x0 + tl * 2u + col0 + buf);
+      if (plan.lm) {  // lane l names row (l % 8) + 8 ((l / 8) % 2), columns 8 (l / 16) .. + 8 of A
+        t.at0 = k.let(rt + "a", (t.y0 + lm_row) * L.ws + t.x0 + lm_col + col0 + buf);
+      } else {
+        t.at0 = k.let(rt + "a", (t.y0 + gl) * L.ws + t.x0 + tl * 2u + col0 + buf);
+      }
       t.acc = {init, init, init, init};
       tiles.push_back(std::move(t));
     });
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
       for (Tile& t : tiles) {
         std::array<Val<f32>, 8> a;
-        for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
-          const auto pair = load_vec(xs, t.at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
-          a[2 * q] = cast<f32>(pair[0]);
-          a[2 * q + 1] = cast<f32>(pair[1]);
+        if (plan.lm) {
+          const auto m = load_matrix(xs, ky == 0 ? t.at0 : Val<u32>(t.at0 + ky * L.ws));
+          for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
+        } else {
+          for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
+            const auto pair = load_vec(xs, t.at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
+            a[2 * q] = cast<f32>(pair[0]);
+            a[2 * q + 1] = cast<f32>(pair[1]);
+          }
         }
         t.acc = mma_m16n8k16<T>(k, a, bfrag[ky], t.acc);
       }

@@ -44,18 +44,24 @@ struct PlaneSmem {
 
 // The layout for windows that read input rows [row_lo, row_hi] and columns [col_lo, col_hi]
 // (zero outside the plane) with reads aligned to `align` elements (a power of two), whatever its
-// size; plane_smem_layout also checks that it fits.
+// size; plane_smem_layout also checks that it fits. col_lo_aligned: column col_lo itself (not
+// input column 0) lands at a multiple of `align` (off = -col_lo; the copies narrow to the widest
+// vector that divides off, scalar where none does).
 inline PlaneSmem plane_smem_geometry(std::uint32_t H, std::uint32_t W, std::size_t elem_bytes, std::int64_t row_lo,
-                                     std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi,
-                                     std::uint32_t align) {
+                                     std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi, std::uint32_t align,
+                                     bool col_lo_aligned = false) {
   PlaneSmem L;
   L.H = H;
   L.W = W;
   L.vc = row_vector_width(static_cast<std::uint32_t>(elem_bytes), W, W);
+  const std::int64_t left = std::max<std::int64_t>(0, -col_lo), top = std::max<std::int64_t>(0, -row_lo);
+  if (col_lo_aligned) {
+    while (L.vc > 1 && left % L.vc != 0) L.vc /= 2;
+    if (L.vc * elem_bytes < 4) L.vc = 1;  // no vector copy narrower than 4 bytes
+  }
   const std::int64_t a = std::max<std::int64_t>(L.vc, align);
   const auto round_up = [a](std::int64_t v) { return (v + a - 1) / a * a; };
-  const std::int64_t left = std::max<std::int64_t>(0, -col_lo), top = std::max<std::int64_t>(0, -row_lo);
-  const std::int64_t off = round_up(left);
+  const std::int64_t off = col_lo_aligned ? left : round_up(left);
   const std::int64_t ws = round_up(off + std::max<std::int64_t>(W, col_hi + 1));
   const std::int64_t rows = top + std::max<std::int64_t>(H, row_hi + 1);
   L.off = static_cast<std::uint32_t>(off);

@@ -122,6 +122,12 @@ class Printer {
       }
     };
     walk([&](const ir::Stmt& st) {
+      if (st.kind == ir::StmtKind::LoadMatrix) {  // four words, two elements each (ir.hpp's order)
+        for (std::size_t j = 0; j < st.vars.size(); ++j) {
+          loaded_[st.vars[j]] = LoadedElement{"ingot_lm" + std::to_string(st.loc), 4, j, k_.mem_type(st.mem)};
+        }
+        return;
+      }
       if (st.kind != ir::StmtKind::LoadVec) return;
       const DType t = k_.mem_type(st.mem);
       const std::size_t words = st.vars.size() * dtype_size(t) / 4;
@@ -553,6 +559,7 @@ class Printer {
         os << ind << replace_all(line, "{ok}", expr(s.c)) << "\n";
         break;
       }
+      case ir::StmtKind::LoadMatrix: load_matrix(s, ind, os); break;
       case ir::StmtKind::AsyncCommit: os << ind << d_.async_commit << "\n"; break;
       case ir::StmtKind::AsyncWait:
         os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n";
@@ -694,6 +701,26 @@ class Printer {
     }
   }
 
+  // ldmatrix into four words (Dialect::load_matrix; legalise removed LoadMatrix where it is empty); the
+  // element variables read as such are unpacked like a vector load's, mma operand pairs take the words.
+  void load_matrix(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    if (d_.load_matrix.empty()) {
+      throw std::logic_error("the " + d_.name + " dialect has no load_matrix (legalise should have removed it)");
+    }
+    const DType t = k_.mem_type(s.mem);
+    const std::string v = "ingot_lm" + std::to_string(s.loc);
+    os << ind << word_type(4) << " " << v << ";\n";
+    std::string line = replace_all(d_.load_matrix, "{row}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
+    for (std::size_t w = 0; w < 4; ++w) line = replace_all(line, "{w" + std::to_string(w) + "}", word_part(v, 4, w));
+    os << ind << line << "\n";
+    for (std::size_t j = 0; j < s.vars.size(); ++j) {
+      if (!var_read_[s.vars[j]]) continue;
+      const std::string word = word_part(v, 4, j / 2);
+      const std::string value = "(" + type(t) + ")(" + (j % 2 ? "(" + word + " >> 16u)" : word) + ")";
+      os << ind << "const " << type(t) << " " << var_names_[s.vars[j]] << " = " << value << ";\n";
+    }
+  }
+
   void store_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.values.size() * es / 4;
@@ -805,8 +832,9 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal = passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(),
-                                                                       !d.mma_m16n8k16.empty(), !d.copy_async.empty()});
+  const ir::Kernel legal =
+      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
+                                                  !d.copy_async.empty(), !d.load_matrix.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

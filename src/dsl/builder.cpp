@@ -268,6 +268,28 @@ ir::ExprId KernelBuilder::emit_shuffle(ir::ExprId value, ir::ExprId src_lane, st
   return var_ref(v);
 }
 
+std::array<ir::ExprId, 8> KernelBuilder::emit_load_matrix(ir::MemRef m, ir::ExprId row_index) {
+  if (m.space != ir::Space::Shared) {
+    throw TraceError("kernel '" + k_.name + "': load_matrix reads a shared array, not '" + k_.mem_name(m) + "'");
+  }
+  const DType t = k_.mem_type(m);
+  if (dtype_size(t) != 2) {
+    throw TraceError("kernel '" + k_.name + "': load_matrix reads 16-bit elements; '" + k_.mem_name(m) + "' holds " +
+                     std::string(dtype_name(t)));
+  }
+  ir::Stmt s;
+  s.kind = ir::StmtKind::LoadMatrix;
+  s.mem = m;
+  s.a = row_index;
+  std::array<ir::ExprId, 8> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    s.vars.push_back(new_var(t, false, k_.shared[m.id].hint));
+    out[i] = var_ref(s.vars.back());
+  }
+  push(std::move(s));
+  return out;
+}
+
 std::array<ir::ExprId, 4> KernelBuilder::emit_mma(DType elem, const std::array<ir::ExprId, 16>& operands) {
   ir::Stmt s;
   s.kind = ir::StmtKind::Mma;

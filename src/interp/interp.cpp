@@ -92,6 +92,40 @@ class GroupRunner {
   }
 
  private:
+  // ---------------------------------------------------------------- load_matrix
+  // Per sub-group of 32 lanes (ir.hpp, "Matrix loads"): every lane's row checked (in range, a
+  // multiple of 8, written), then lane l receives elements 2(l%4), 2(l%4)+1 of the row of lane
+  // 8i + l/4 as values 2i, 2i+1.
+  void exec_load_matrix(const ir::Stmt& s, const Mask& mask) {
+    require_whole_group(mask, "load_matrix");
+    if (lanes_ % ir::kMmaLanes != 0) {
+      fail("load_matrix in a work-group that is not a whole number of warps", 0, "", 0, 0,
+           "work-groups of " + std::to_string(lanes_) + " threads: launch work-groups of a multiple of " +
+               std::to_string(ir::kMmaLanes) + " threads");
+    }
+    Memory& m = mem(s.mem);
+    const std::uint64_t* idx = eval(s.a, mask);
+    const DType it = k_.exprs[s.a].type;
+    std::vector<std::size_t> row(lanes_);
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      row[l] = checked_vector(m, it, idx[l], ir::kMatrixRow, l, "load_matrix row");
+      for (std::size_t j = 0; j < ir::kMatrixRow; ++j) {
+        if (opt_.check_uninitialized_reads && !m.written[row[l] + j]) {
+          fail("read of an element never written (poisoned)", l, "", 0, 0,
+               "buffer '" + m.name + "' element " + std::to_string(row[l] + j) + " (load_matrix row)");
+        }
+      }
+    }
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      const std::size_t base = l / ir::kMmaLanes * ir::kMmaLanes, lane = l % ir::kMmaLanes;
+      for (std::size_t i = 0; i < ir::kMatrixCount; ++i) {
+        const std::size_t src = row[base + 8 * i + lane / 4] + 2 * (lane % 4);
+        vars_[s.vars[2 * i]][l] = read_elem(m, src);
+        vars_[s.vars[2 * i + 1]][l] = read_elem(m, src + 1);
+      }
+    }
+  }
+
   // ---------------------------------------------------------------- mma
   // D = C + A*B per sub-group of 32 lanes (ir.hpp): A and B rounded to s.elem, the products
   // (exact in f32) summed in f64, then rounded to f32.
@@ -446,6 +480,7 @@ class GroupRunner {
         break;
       }
       case ir::StmtKind::Mma: exec_mma(s, mask); break;
+      case ir::StmtKind::LoadMatrix: exec_load_matrix(s, mask); break;
       case ir::StmtKind::CopyAsync: exec_copy_async(s, mask); break;
       case ir::StmtKind::AsyncCommit:
         for (std::size_t l = 0; l < lanes_; ++l) {

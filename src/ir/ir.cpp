@@ -91,6 +91,7 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::CopyAsync: return "copy_async";
     case StmtKind::AsyncCommit: return "async_commit";
     case StmtKind::AsyncWait: return "async_wait";
+    case StmtKind::LoadMatrix: return "load_matrix";
   }
   return "?";
 }
@@ -138,7 +139,7 @@ std::uint32_t max_lanes_in(const Block& b) {
   std::uint32_t m = 0;
   for (const auto& s : b) {
     if (s.kind == StmtKind::Shuffle) m = std::max(m, s.lanes);
-    if (s.kind == StmtKind::Mma) m = std::max(m, kMmaLanes);
+    if (s.kind == StmtKind::Mma || s.kind == StmtKind::LoadMatrix) m = std::max(m, kMmaLanes);
     m = std::max({m, max_lanes_in(s.body), max_lanes_in(s.else_body)});
   }
   return m;
@@ -157,6 +158,7 @@ bool has_kind_in(const Block& b, StmtKind kind) {
 }  // namespace
 
 bool has_mma(const Kernel& k) { return has_kind_in(k.body, StmtKind::Mma); }
+bool has_load_matrix(const Kernel& k) { return has_kind_in(k.body, StmtKind::LoadMatrix); }
 
 namespace {
 void renumber_block(Block& b, std::uint32_t& next) {

@@ -88,6 +88,13 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       }
       return out + ")";
     }
+    case StmtKind::LoadMatrix: {
+      std::string out = "let (";
+      for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
+      const std::string t = s.vars.empty() ? std::string("?") : type_of_var(s.vars[0]);
+      return out + "): " + t + "x" + std::to_string(s.vars.size()) + " = load_matrix " + k.mem_name(s.mem) + "[" +
+             print_expr(k, s.a) + "]";
+    }
     case StmtKind::StoreVec: {
       std::string out = "store_vec " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] = (";
       for (std::size_t j = 0; j < s.values.size(); ++j) out += (j ? ", " : "") + print_expr(k, s.values[j]);

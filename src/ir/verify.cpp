@@ -311,6 +311,23 @@ class Verifier {
           }
           break;
         }
+        case StmtKind::LoadMatrix: {
+          use(s, s.a, scope, shared_scope, false);
+          check_mem_access(s, s.mem, shared_scope, false);
+          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          for (VarId v : s.vars) declare(s, v, scope);
+          require_warp_bounds(s, "load_matrix");
+          if (s.vars.size() != kMatrixValues) stmt_error(s, "load_matrix declares 8 results");
+          if (!mem_valid(s.mem)) break;
+          if (s.mem.space != Space::Shared) stmt_error(s, "load_matrix reads a shared array");
+          const DType t = k_.mem_type(s.mem);
+          if (dtype_size(t) != 2) stmt_error(s, "load_matrix reads 16-bit elements");
+          for (VarId v : s.vars) {
+            if (v < k_.vars.size() && (k_.vars[v].type != t || k_.vars[v].is_mutable))
+              stmt_error(s, "load_matrix variables must be immutable and of the array's element type");
+          }
+          break;
+        }
         case StmtKind::SharedAlloc:
           if (s.shared >= k_.shared.size()) {
             stmt_error(s, "unknown shared array");

@@ -59,7 +59,8 @@ class Dce {
           }
           break;
         case ir::StmtKind::LoadVec:
-        case ir::StmtKind::Mma: {  // (an Mma is removed in every thread alike, like a Shuffle)
+        case ir::StmtKind::LoadMatrix:  // (removed in every thread alike, like an Mma)
+        case ir::StmtKind::Mma: {       // (an Mma is removed in every thread alike, like a Shuffle)
           bool used = false;
           for (ir::VarId v : s.vars) used = used || var_read_[v];
           if (!used) {

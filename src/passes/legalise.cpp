@@ -215,6 +215,42 @@ void copy_at_once(ir::Kernel& k, ir::Block& b) {
   b = std::move(out);
 }
 
+// Every LoadMatrix of b as four shuffles of the row index and four load_vec of a pair (legalise.hpp).
+void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
+  ir::Block out;
+  for (auto& s : b) {
+    load_matrix_by_shuffles(k, s.body, lid);
+    load_matrix_by_shuffles(k, s.else_body, lid);
+    if (s.kind != ir::StmtKind::LoadMatrix) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    ir::ExprArena& a = k.exprs;
+    const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
+    const ExprId row = a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
+    const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
+    const ExprId col = a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, u(3)), u(2));
+    for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
+      ir::Stmt shfl;
+      shfl.kind = ir::StmtKind::Shuffle;
+      shfl.var = static_cast<ir::VarId>(k.vars.size());
+      k.vars.push_back(ir::VarInfo{DType::u32, false, "lm_row"});
+      shfl.a = row;
+      shfl.b = a.binary(Op::Add, DType::u32, u(8 * i), a.binary(Op::Shr, DType::u32, lane, u(2)));
+      shfl.lanes = ir::kMmaLanes;
+      ir::Stmt pair;
+      pair.kind = ir::StmtKind::LoadVec;
+      pair.mem = s.mem;
+      pair.a = a.binary(Op::Add, DType::u32,
+                        a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, shfl.var}), col);
+      pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
+      out.push_back(std::move(shfl));
+      out.push_back(std::move(pair));
+    }
+  }
+  b = std::move(out);
+}
+
 bool has_async(const ir::Block& b) {
   for (const auto& s : b) {
     if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit || s.kind == ir::StmtKind::AsyncWait ||
@@ -234,6 +270,14 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
     ir::renumber(k);
     LegaliseOptions rest = options;
     rest.native_async_copy = true;
+    return legalise(k, rest);
+  }
+  if (!options.native_load_matrix && ir::has_load_matrix(in)) {
+    ir::Kernel k = in;
+    load_matrix_by_shuffles(k, k.body, linear_local_id(k.exprs));
+    ir::renumber(k);
+    LegaliseOptions rest = options;
+    rest.native_load_matrix = true;
     return legalise(k, rest);
   }
   if (!options.native_mma && ir::has_mma(in)) {

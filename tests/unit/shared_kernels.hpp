@@ -342,4 +342,60 @@ void expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, s
   }
 }
 
+// Matrix load: each work-group of 64 threads copies its 32 rows x 8 elements of x (16-bit T) into
+// a shared array at rows of 8 (row r at element 8 + 8r: not at 0), then lane l of warp w names row
+// (5l + 3w) % 32 of that array; out[(w*32 + l)*8 + i] = value i of its load_matrix (as f32).
+template <class T>
+ir::Kernel load_matrix_kernel() {
+  return trace("load_matrix_rows", [](KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto groups = b.scalar<u32>("groups");
+    auto x = b.in<T>("x", groups * 256u);
+    auto out = b.out<f32>("out", groups * 512u);
+    b.launch_bounds(64);
+    auto xs = b.shared<T>("rows", 8 + 256);
+    auto lid = b.let("lid", b.local_id(0));
+    auto g = b.let("g", b.group_id(0));
+    for (std::uint32_t r = 0; r < 4; ++r) {  // 256 elements, 4 per thread
+      auto e = b.let("e" + std::to_string(r), lid + r * 64u);
+      store(xs, 8u + e, load(x, g * 256u + e));
+    }
+    b.barrier();
+    auto w = b.let("w", lid / 32u);
+    auto lane = b.let("lane", lid % 32u);
+    auto row = b.let("row", (lane * 5u + w * 3u) % 32u);
+    const auto v = load_matrix(xs, 8u + row * 8u);
+    for (std::uint32_t i = 0; i < 8; ++i) store(out, (g * 64u + lid) * 8u + i, cast<f32>(v[i]));
+  });
+}
+
+// Checks load_matrix_kernel<T> on be against ir.hpp's definition (lowered: legalise's shuffles and
+// pair loads first, and the shuffles exchanged through shared memory).
+template <class T>
+void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, bool lowered = false) {
+  auto k = passes::optimize(load_matrix_kernel<T>());
+  if (lowered) {
+    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, false, true, true, false});
+    ir::verify_or_throw(k, "lowered load_matrix");
+  }
+  std::vector<double> x(groups * 256u);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 251) * 0.5 - 60.0;  // exact in 16 bits
+  auto xb = runtime::make_buffer(be, dtype_of<T>, x);
+  auto ob = be.allocate(DType::f32, groups * 512u);
+  be.launch(k, runtime::grid_1d(groups * 64u, 64), {runtime::scalar_arg<u32>(groups), xb, ob});
+  const auto out = runtime::read_buffer(be, *ob);
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    for (std::uint32_t w = 0; w < 2; ++w) {
+      for (std::uint32_t l = 0; l < 32; ++l) {
+        for (std::uint32_t i = 0; i < 8; ++i) {
+          const std::uint32_t src_lane = 8 * (i / 2) + l / 4, row = (5 * src_lane + 3 * w) % 32;
+          const double want = x[g * 256u + row * 8 + 2 * (l % 4) + i % 2];
+          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << (lowered ? " lowered" : "") << " group "
+                                                               << g << " warp " << w << " lane " << l << " value " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace ingot::testing

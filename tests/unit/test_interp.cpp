@@ -431,6 +431,69 @@ TEST(Interp, MmaMatchesItsDefinition) {
   expect_mma<f16, f16>(be, 2, 64, 32, true);
 }
 
+TEST(Interp, LoadMatrixMatchesItsDefinition) {
+  Interpreter be;
+  ingot::testing::expect_load_matrix<bf16>(be, 3);
+  ingot::testing::expect_load_matrix<f16>(be, 2);
+  ingot::testing::expect_load_matrix<bf16>(be, 2, true);  // legalise's shuffles and pair loads agree
+}
+
+// What load_matrix refuses: a row index that is not a multiple of 8, a row past the array, a
+// poisoned element, divergence; and at trace time a global buffer or 32-bit elements.
+TEST(Interp, LoadMatrixRulesAreChecked) {
+  Interpreter be;
+  const auto kernel = [](std::uint32_t row_step, std::uint32_t extra, std::uint32_t rows_written, bool divergent) {
+    return trace("load_matrix_rules", [=](KernelBuilder& b) {
+      auto y = b.out<f32>("y", 64 * 8);
+      b.launch_bounds(64);
+      auto xs = b.shared<bf16>("rows", 64 * 8);
+      auto l = b.let("l", b.local_id(0));
+      for (std::uint32_t j = 0; j < 8; ++j) {
+        if_(l < rows_written, [&] { store(xs, l * 8u + j, cast<f32>(l)); });
+      }
+      b.barrier();
+      const auto body = [&] {
+        const auto v = load_matrix(xs, l * row_step + extra);
+        for (std::uint32_t i = 0; i < 8; ++i) store(y, l * 8u + i, cast<f32>(v[i]));
+      };
+      if (divergent) {
+        if_(l < 16u, body);
+      } else {
+        body();
+      }
+    });
+  };
+  auto y = be.allocate(DType::f32, 64 * 8);
+  be.launch(kernel(8, 0, 64, false), grid_1d(64, 64), {y});  // the rule-abiding version runs
+  const auto expect_problem = [&](const ir::Kernel& k, const std::string& problem) {
+    try {
+      be.launch(k, grid_1d(64, 64), {y});
+      FAIL() << "expected: " << problem;
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.problem, problem) << e.what();
+    }
+  };
+  expect_problem(kernel(4, 0, 64, false), "misaligned load_matrix row");
+  expect_problem(kernel(8, 8, 64, false), "out-of-range load_matrix row");
+  expect_problem(kernel(8, 0, 63, false), "read of an element never written (poisoned)");
+  expect_problem(kernel(8, 0, 64, true), "load_matrix under divergent control flow");
+  const auto trace_error = [](bool global, const std::string& want) {
+    try {
+      (void)trace("load_matrix_refused", [=](KernelBuilder& b) {
+        b.launch_bounds(32);
+        auto x = b.in<u16>("x", 256);
+        auto xs = b.shared<f32>("w", 256);
+        (void)b.emit_load_matrix(global ? x.mem() : xs.mem(), Val<u32>(0u).id_in(b));
+      });
+      ADD_FAILURE() << "expected a trace error: " << want;
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  trace_error(true, "load_matrix reads a shared array");
+  trace_error(false, "load_matrix reads 16-bit elements");
+}
+
 // What the mma rules refuse, with the reason: divergence, work-groups that are not whole warps,
 // kernels without launch bounds.
 TEST(Interp, MmaRulesAreChecked) {

@@ -549,6 +549,13 @@ TEST(OpenCL, MmaMatchesItsDefinition) {
   ingot::testing::expect_mma<f16, f16>(*be, 2, 64, 32);
 }
 
+// No ldmatrix in OpenCL C: the printer shuffles the row indexes (through local memory) and loads pairs.
+TEST(OpenCL, LoadMatrixMatchesItsDefinition) {
+  INGOT_REQUIRE_OPENCL(be, test_options());
+  ingot::testing::expect_load_matrix<bf16>(*be, 3);
+  ingot::testing::expect_load_matrix<f16>(*be, 2);
+}
+
 TEST(OpenCL, VectorAccessMatchesInterpreter) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   std::vector<double> x(96);

@@ -10,11 +10,12 @@
 namespace ingot::passes {
 
 struct LegaliseOptions {
-  std::string dialect_name;       // for error messages
-  std::set<ir::Op> unsupported;   // ops the dialect cannot print
-  bool native_shuffle = true;     // false: Shuffle statements are exchanged through shared memory
-  bool native_mma = true;         // false: Mma statements are exchanged through shared memory
-  bool native_async_copy = true;  // false: CopyAsync statements copy at once, commits and waits go
+  std::string dialect_name;        // for error messages
+  std::set<ir::Op> unsupported;    // ops the dialect cannot print
+  bool native_shuffle = true;      // false: Shuffle statements are exchanged through shared memory
+  bool native_mma = true;          // false: Mma statements are exchanged through shared memory
+  bool native_async_copy = true;   // false: CopyAsync statements copy at once, commits and waits go
+  bool native_load_matrix = true;  // false: LoadMatrix statements become shuffles and pair loads
 };
 
 struct LegaliseError : std::runtime_error {
@@ -37,7 +38,11 @@ struct LegaliseError : std::runtime_error {
 // native_async_copy, each CopyAsync `shared[a..] <- mem[b..] x W if c` becomes
 //   (v_0 .. v_W-1) = load_vec mem[b]; store_vec shared[a] = (select(c, v_j, 0) ...)
 // (a copy completed at once, which ir.hpp's rules allow) and AsyncCommit/AsyncWait statements
-// are removed. Other statements are unchanged.
+// are removed. Without native_load_matrix, each LoadMatrix `(v0..v7) = load_matrix(shared[a])`
+// becomes, for i < 4 (lane = lid % 32),
+//   r_i = shuffle(a, lane 8i + lane/4 of 32); (v_2i, v_2i+1) = load_vec shared[r_i + 2 (lane % 4)]
+// (the shuffles are then exchanged through shared memory where the dialect has none). Other
+// statements are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
 }  // namespace ingot::passes
