@@ -70,13 +70,15 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
 }
 
 // The tensor-core kernel's schedule where the case names none of imgs, async and mw: 4 warps per
-// work-group (7 rounds of interleaved mma chains for a 56x56 plane) and, where rows admit vector
-// copies, 4 images' planes through two buffers by asynchronous copies (H200, 2026-12-02 tenth session,
-// 7x7 N32 C384 56x56: bf16 48.7% of copy bandwidth against 35.8% for 7 warps, one synchronous plane).
+// work-group (7 rounds of mma chains for a 56x56 plane), A fragments by load_matrix (lm) and, where rows
+// admit vector copies, 4 images' planes through two buffers by asynchronous copies (H200, 2026-12-02 tenth
+// session, 7x7 N32 C384 56x56 bf16: 55.0% of copy bandwidth; 48.7% without lm; 35.8% for the former
+// schedule, 7 warps and one synchronous plane).
 bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.mma && !p.count("imgs") && !p.count("async") && !p.count("mw");
 }
-// A fragments by load_matrix in the tensor-core kernel: "lm" (0 or 1, default 0). Refused unless the case asks for
+// A fragments by load_matrix in the tensor-core kernel: "lm" (0 or 1; default 1 in the tuned schedule, mma_tuned, else
+// 0: 7x7 bf16 55.0% of copy against 49.0%, H200 2026-12-02 tenth session). Refused unless the case asks for
 // tensor cores (ignored for f32 with mma = 1, like async).
 bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
@@ -85,7 +87,7 @@ bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
         "depthwise_conv2d: lm (A fragments by load_matrix) applies to the tensor-core kernel (mma = 1, f16/bf16); drop "
         "lm");
   }
-  return tile.mma && bounded_param(p, "lm", 0, 1, 0, "depthwise_conv2d") == 1;
+  return tile.mma && bounded_param(p, "lm", 0, 1, mma_tuned(tile, p) ? 1 : 0, "depthwise_conv2d") == 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   return mma_tuned(tile, p) &&
@@ -506,16 +508,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
-    // The tuned schedule with A fragments by load_matrix.
-    {
+    // The tuned schedule (mma_tuned: 4 warps, load_matrix, 4 images through two buffers), the 7x7 default.
+    if (shape == "3x3") {
       auto q = conv_params(f, c);
       q["mma"] = 1;
-      q["lm"] = 1;
-      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_lm", q});
+      s.bench.push_back({"N32_C384_56x56_3x3_mma", q});
     }
-    // ({4, 4}, the tuned schedule, is the 7x7 default; {0, 0}: 7 warps, one synchronous plane, the default before.)
+    // (Naming mw, async or imgs leaves lm at 0: {4, 4} is the tuned schedule without load_matrix; {0, 0}: 7 warps, one
+    // synchronous plane, the default before this session.)
     for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
-      if (shape == "7x7" && mw == 4 && imgs == 4) continue;
       auto q = conv_params(f, c);
       q["mma"] = 1;
       if (mw) q["mw"] = mw;

@@ -75,6 +75,10 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
   plan.plane = lm ? plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 8, true)
                   : plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
+  if (lm) {  // rows 16 bytes apart modulo 128: the 8 rows of each ldmatrix phase in distinct banks
+    while ((static_cast<std::uint64_t>(plan.plane.ws) * elem_bytes) % 128 != 16) plan.plane.ws += 8;
+    plan.plane.bytes = static_cast<std::uint64_t>(plan.plane.rows) * plan.plane.ws * elem_bytes;
+  }
   return plan;
 }
 

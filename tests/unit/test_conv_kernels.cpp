@@ -436,6 +436,7 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   ir::Kernel k7;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k7), "");
   EXPECT_TRUE(ir::has_mma(k7));
+  EXPECT_TRUE(ir::has_load_matrix(k7));  // A fragments by load_matrix in the tuned schedule
   EXPECT_EQ(dw.geometry(DType::bf16, p).total_threads(), 5u * 128);
   EXPECT_EQ(dw.geometry(DType::bf16, p).group_size[0], 128u);
   {
@@ -452,6 +453,7 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     EXPECT_EQ(dw.geometry(DType::bf16, former).group_size[0], 224u);
     former["mw"] = 2;  // 14 rounds per warp
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, former, &k7), "");
+    EXPECT_FALSE(ir::has_load_matrix(k7));  // lm only where asked outside the tuned schedule
     EXPECT_EQ(dw.geometry(DType::bf16, former).group_size[0], 64u);
     former["mw"] = 9;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, former, &k7).find("mw = 9 must be in [1, 8]"),
@@ -460,6 +462,11 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     tiled_mw["VH"] = 2;
     tiled_mw["mw"] = 4;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, tiled_mw, &k7).find("mw (warps per work-group) applies"),
+              std::string::npos);
+    Params tiled_lm = p;
+    tiled_lm["VH"] = 2;
+    tiled_lm["lm"] = 1;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, tiled_lm, &k7).find("lm (A fragments by load_matrix)"),
               std::string::npos);
   }
   // f32 and a case naming a tile run the tiled kernel
