@@ -191,8 +191,10 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   const std::uint32_t col0 = L.off - PW - plan.s;
   // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
   // Every round's tile is set up first, then the products run tap row by tap row across the rounds
-  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), so a warp has as many independent
-  // mma chains in flight as it has rounds; the stores come last.
+  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (On the H200 ptxas
+  // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
+  // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
+  // load_matrix.)
   const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane, const Val<u32>& buf) {
     struct Tile {
       Val<bool> live;
