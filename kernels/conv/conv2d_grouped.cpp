@@ -150,6 +150,31 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"cpg8_g2_6x16_pad1_stage_r2_sv8",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
                    {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
+  // The staged kernel's feeds (lm, hb; both 1 by default): pair loads for A and B loaded per task, each alone.
+  for (const auto& [name, c, lm, hb] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
+           {"cpg8_og16_g3_9x21_pad1_bias_stage_lm0",
+            {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            0,
+            1},
+           {"cpg8_g2_11x13_pad1_stage_lm0_hb0",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {11, 13}, .k = {3, 3}, .pad = {1, 1}},
+            0,
+            0},
+           {"cpg8_g1_5x40_nopad_b3_stage_hb0", {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, 1, 0},
+           {"cpg8_g2_6x16_k5x4_pad2x1_stage_lm0",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
+            0,
+            1}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", 3}, {"stage", 1}, {"lm", lm}, {"hb", hb}})});
+  }
+  // Pair stores (sp): Q even with a band past P and bias, 16 output channels; Q odd (scalar stores instead).
+  for (const auto& [name, c] : std::vector<std::pair<std::string, ConvCase>>{
+           {"cpg8_og16_g2_7x40_pad1_bias_stage_sp",
+            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {7, 40}, .k = {3, 3}, .pad = {1, 1}, .bias = true}},
+           {"cpg8_g2_11x13_pad1_stage_sp",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {11, 13}, .k = {3, 3}, .pad = {1, 1}}}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
+  }
   // Bench: the default (16-bit: the staged tensor-core kernel, 4-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1, 2 (the default before 2026-12-02) and 8 rows, 2 rows with
@@ -167,6 +192,12 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"threads", 256}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
+  // The feeds of the staged kernel before 2026-12-02, eleventh session (lm 0 hb 0), each alone, pair stores.
+  for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {0, 1}}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_lm" + std::to_string(lm) + "_hb" + std::to_string(hb),
+                       conv_params(f, g32, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
+  }
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_sp", conv_params(f, g32, {{"stage", 1}, {"sp", 1}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -106,6 +106,20 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g2_3x6x24_pad1_b2_stage_r1_w64",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
+  // The staged kernel's feeds before 2026-12-02, eleventh session (lm 0 hb 0), B per task alone, pair stores.
+  s.tests.push_back(
+      {"cpg8_g1_3x5x16_k2x3x4_pad0x1x1_b2_stage_lm0_hb0",
+       conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
+                   {{"rows", 2}, {"stage", 1}, {"lm", 0}, {"hb", 0}})});
+  s.tests.push_back(
+      {"cpg8_g2_3x6x24_pad1_b2_stage_r1_hb0",
+       conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+                   {{"rows", 1}, {"stage", 1}, {"hb", 0}})});
+  s.tests.push_back(
+      {"cpg8_og16_g2_4x7x20_pad1_bias_stage_r3_sp",
+       conv_params(
+           f, {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
   // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 256 threads), the
   // unstaged tensor-core kernel (the default before, 2-row bands; and 1 row), the staged one with 1
   // row, 128 threads, 16-byte staging loads and 4 rows, and the FMA kernel's default. (Dropped after the
@@ -117,6 +131,11 @@ void register_conv3d_grouped(harness::Registry& r) {
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r2_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r2_sv8", conv_params(f, g8, {{"stage", 1}, {"sv", 8}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r4", conv_params(f, g8, {{"stage", 1}, {"rows", 4}})});
+  for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {0, 1}}) {
+    s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_lm" + std::to_string(lm) + "_hb" + std::to_string(hb),
+                       conv_params(f, g8, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
+  }
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_sp", conv_params(f, g8, {{"stage", 1}, {"sp", 1}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

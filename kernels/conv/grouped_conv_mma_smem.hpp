@@ -17,6 +17,12 @@
 // warp's word loads read 8 consecutive pixels x 16 bytes: no bank conflicts within a row. The tap past the last (odd
 // tap counts) has zero weights and reads the last tap (finite values). D's lanes hold output channels 2t_l (+1) at
 // pixels g_l (+8): four scalar stores each, pixels past the band or rows past P skipped.
+// Feeds (StagedMmaFeed): with lm, A is one load_matrix per step instead (lane l names pixel (l % 8) + 8 ((l / 8) % 2)
+// of the tile at the step's first tap, or for l >= 16 its second: a pixel's 8 channels are one 16-byte row; 8
+// consecutive pixels of a band row are 128 contiguous bytes, no bank conflicts where Q % 8 == 0). With hold_b and
+// 8 output channels per group (one channel block), each warp loads every step's B fragment once, before its tasks.
+// With pair_stores and Q even, lanes g_l and g_l ^ 1 swap one value per pixel row (a shuffle) and each stores two
+// adjacent pixels of one channel as one 4-byte vector (two stores instead of four).
 // Staging: a unit is one input row segment of vp columns of the 8 channels (vp = the widest of
 // `vec` (default 2), 4 and 2 at most `vec` that divides W: 16-, 8- or 4-byte loads; else 1):
 // 8 loads, then vp 16-byte stores of the transposed pixels (the printer packs the pairs), a zero
@@ -41,6 +47,13 @@
 namespace ingot::kernels {
 
 inline constexpr std::uint32_t kStagedMmaGroup = 128;  // default threads per work-group (4 warps)
+
+// How the staged kernel feeds its products (both change the instructions, never the sums' order).
+struct StagedMmaFeed {
+  bool lm = true;      // A fragments by load_matrix (one per step) instead of four pair loads
+  bool hold_b = true;  // with one block of 8 output channels per group: B fragments loaded once per warp
+  bool pair_stores = false;  // with Q even: lanes swap a value (one shuffle) and store 2 pixels of a channel
+};
 
 // Throws std::invalid_argument unless `threads` is a work-group size the staged kernel takes.
 inline void check_staged_mma_threads(const std::string& who, std::uint32_t threads) {
@@ -145,7 +158,8 @@ inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t r
 
 template <class T>
 void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                           std::uint32_t threads = kStagedMmaGroup, std::uint32_t vec = 0) {
+                           std::uint32_t threads = kStagedMmaGroup, std::uint32_t vec = 0,
+                           const StagedMmaFeed& feed = {}) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the staged tensor-core kernel multiplies f16 or bf16");
   const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows, vec);
@@ -280,6 +294,34 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     const std::uint32_t kd = tap / (KH * KW), ky = (tap / KW) % KH, kx = tap % KW;
     return ((kd * RS + ky) * WS + kx) * 8;
   };
+  // With lm, lane l names row (l % 8) + 8 ((l / 8) % 2) of A — pixel px + that row — at the step's first tap
+  // (l < 16) or second (columns 8 .. 15): the 8 channels of a pixel are one 16-byte row of xs.
+  Val<u32> lm_row = 0u;
+  Val<bool> lm_hi = false;
+  if (feed.lm) {
+    lm_row = k.let("lm_row", lane % 8u + ((lane / 8u) % 2u) * 8u);
+    lm_hi = k.let("lm_hi", lane >= 16u);
+  }
+  // B held: the group's single channel block's fragments, every step's, loaded once.
+  const bool hold_b = feed.hold_b && NBc == 1;
+  std::vector<std::array<Val<f32>, 4>> bheld;
+  if (hold_b) {
+    for (std::uint32_t st = 0; st < S; ++st) {
+      const auto bv = load_vec(wsm, lane * 4u + st * 128u, 4);
+      std::array<Val<f32>, 4> b;
+      for (std::uint32_t i = 0; i < 4; ++i) b[i] = cast<f32>(bv[i]);  // unbound: the mma takes the loaded words
+      bheld.push_back(b);
+    }
+  }
+  // Pair stores: the partner lane (gl ^ 1) and whether this lane is the odd one.
+  const bool pair_stores = feed.pair_stores && Q % 2 == 0;
+  Val<bool> odd = false;
+  Val<u32> odd_u = 0u, partner = 0u;
+  if (pair_stores) {
+    odd_u = k.let("odd", gl % 2u);
+    odd = k.let("odd_b", odd_u == 1u);
+    partner = k.let("partner", select(odd, lane - 4u, lane + 4u));
+  }
   for_group_rounds(k, warp, warps, tasks, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
     const std::string rt = "r" + std::to_string(r) + "_";
     Val<bool> ok = live;
@@ -298,6 +340,11 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
       pq[m] = k.let("pq" + mt, pc % Q);
       at[m] = k.let("pa" + mt, (pr[m] * WS + pq[m]) * 8u + tl * 2u);
     }
+    Val<u32> lm_at = 0u;  // this lane's load_matrix row at tap 0
+    if (feed.lm) {
+      auto pc = k.let(rt + "lmp", min((t % pl.tiles) * 16u + lm_row, band_px - 1));
+      lm_at = k.let(rt + "lma", ((pc / Q) * WS + pc % Q) * 8u);
+    }
     auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
     std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
     if (s.bias) {
@@ -308,18 +355,38 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     for (std::uint32_t st = 0; st < S; ++st) {
       const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
       std::array<Val<f32>, 8> a;
-      for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
-        const auto pair = load_vec(xs, at[q % 2] + tap_offset(q / 2 ? t1 : t0), 2);
-        a[2 * q] = cast<f32>(pair[0]);
-        a[2 * q + 1] = cast<f32>(pair[1]);
+      if (feed.lm) {
+        const std::uint32_t o0 = tap_offset(t0), o1 = tap_offset(t1);
+        const auto m = load_matrix(xs, lm_at + select(lm_hi, Val<u32>(o1), Val<u32>(o0)));
+        for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
+      } else {
+        for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
+          const auto pair = load_vec(xs, at[q % 2] + tap_offset(q / 2 ? t1 : t0), 2);
+          a[2 * q] = cast<f32>(pair[0]);
+          a[2 * q + 1] = cast<f32>(pair[1]);
+        }
       }
-      const auto bv = load_vec(wsm, wat + st * 128u, 4);
-      acc = mma_m16n8k16<T>(k, a, {cast<f32>(bv[0]), cast<f32>(bv[1]), cast<f32>(bv[2]), cast<f32>(bv[3])}, acc);
+      if (hold_b) {
+        acc = mma_m16n8k16<T>(k, a, bheld[st], acc);
+      } else {
+        const auto bv = load_vec(wsm, wat + st * 128u, 4);
+        acc = mma_m16n8k16<T>(k, a, {cast<f32>(bv[0]), cast<f32>(bv[1]), cast<f32>(bv[2]), cast<f32>(bv[3])}, acc);
+      }
     }
     // d_{2m + e}: output channel oc + e at pixel m.
     auto y_img = k.let(rt + "yb", ((bg / G) * O) * (OD * P * Q) + od * (P * Q));
     for (std::uint32_t m = 0; m < 2; ++m) {
       auto p = k.let(rt + "p" + std::to_string(m), band * R + pr[m]);
+      if (pair_stores) {
+        // Lanes gl and gl ^ 1 swap one value: the even one stores channel oc at its pixel and the next, the
+        // odd one channel oc + 1 at the pixel before and its own (Q even: both in one row, 4-byte aligned).
+        auto got = shuffle(select(odd, acc[2 * m], acc[2 * m + 1]), partner, 32);
+        const std::vector<Val<f32>> pair{select(odd, got, acc[2 * m]), select(odd, acc[2 * m + 1], got)};
+        if_(ok && in[m] && p < P, [&] {
+          store_vec(y, y_img + (oc + odd_u) * (OD * P * Q) + p * Q + pq[m] - odd_u, pair);
+        });
+        continue;
+      }
       for (std::uint32_t e = 0; e < 2; ++e) {
         if_(ok && in[m] && p < P,
             [&] { store(y, y_img + (oc + e) * (OD * P * Q) + p * Q + pq[m], cast<T>(acc[2 * m + e])); });

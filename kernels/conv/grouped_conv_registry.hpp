@@ -57,6 +57,16 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
   return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
 }
 
+// How the staged kernel feeds its products and stores: "lm" (A by load_matrix), "hb" (B held in registers
+// where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. lm and hb are 1 by
+// default, sp 0 (2026-12-02, eleventh session: the staged kernel was issue-bound at 5 shared loads per
+// product; lm and hb make that 1 where B is held, 2 where not; not yet measured on the H200 when chosen).
+inline StagedMmaFeed grouped_conv_stage_feed_of(const harness::Params& p) {
+  return {bounded_param(p, "lm", 0, 1, 1, "grouped convolution tile") == 1,
+          bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
+          bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1};
+}
+
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
 // "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
 // is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
@@ -117,7 +127,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv"})
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -140,10 +150,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      const StagedMmaFeed feed = grouped_conv_stage_feed_of(p);
       check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec, feed);
       });
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
