@@ -115,6 +115,22 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g2_3x6x24_pad1_b2_stage_r1_hb0",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 1}, {"stage", 1}, {"hb", 0}})});
+  // Several output depth slices per work-group (ds): OD a multiple of ds, and not (a last block past OD), with
+  // depth padding and 16 output channels; no depth padding with a depth window of 2.
+  for (const auto& [name, c, ds] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+           {"cpg8_og16_g2_4x7x20_pad1_bias_stage_ds2",
+            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+            2},
+           {"cpg8_g1_5x6x16_pad1_stage_ds3",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {5, 6, 16}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+            3},
+           {"cpg8_g2_6x5x16_k2x3x4_pad0x1x1_stage_ds4_lm0",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
+            4}}) {
+    auto q = conv_params(f, c, {{"rows", 2}, {"stage", 1}, {"ds", ds}});
+    if (name.ends_with("_lm0")) q["lm"] = 0;
+    s.tests.push_back({name, q});
+  }
   s.tests.push_back(
       {"cpg8_og16_g2_4x7x20_pad1_bias_stage_r3_sp",
        conv_params(
@@ -136,6 +152,11 @@ void register_conv3d_grouped(harness::Registry& r) {
                        conv_params(f, g8, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_sp", conv_params(f, g8, {{"stage", 1}, {"sp", 1}})});
+  for (const std::int64_t ds : {2, 4}) {
+    s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ds" + std::to_string(ds),
+                       conv_params(f, g8, {{"stage", 1}, {"ds", ds}})});
+  }
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r1_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 1}, {"ds", 4}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -74,6 +74,9 @@ struct StagedMmaPlan {
   std::uint32_t ws = 0;       // staged pixels per row (input column iw at pixel pad_w + iw)
   std::uint32_t vp = 1;       // columns per staging unit
   std::uint32_t taps = 0;     // kd * kh * kw
+  std::uint32_t ds = 1;       // output depth slices per work-group (3-D)
+  std::uint32_t dblocks = 1;  // work-groups along the output depth: ceil(OD / ds)
+  std::uint32_t slices = 1;   // staged depth slices: kd + ds - 1
   std::uint32_t steps = 0;    // k-steps: ceil(taps / 2)
   std::uint32_t cblocks = 0;  // blocks of 8 output channels per group
   std::uint32_t tiles = 0;    // 16-pixel tiles per band
@@ -90,7 +93,8 @@ inline std::uint32_t staged_mma_vector(std::uint32_t W, std::uint32_t vec) {
   return 1;
 }
 
-inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t vec = 0) {
+inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t vec = 0,
+                                                    std::uint32_t ds = 1) {
   StagedMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -100,30 +104,34 @@ inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint
   pl.ws = std::max(d.PW + d.W, d.Q + d.KW - 1);
   pl.vp = staged_mma_vector(d.W, vec);
   pl.taps = d.KD * d.KH * d.KW;
+  pl.ds = std::max<std::uint32_t>(1, std::min(ds, d.OD));
+  pl.dblocks = (d.OD + pl.ds - 1) / pl.ds;
+  pl.slices = d.KD + pl.ds - 1;
   pl.steps = (pl.taps + 1) / 2;
   pl.cblocks = s.out_per_group() / 8;
   pl.tiles = (pl.R * d.Q + 15) / 16;
-  pl.xs_elems = static_cast<std::uint64_t>(d.KD) * pl.rs * pl.ws * 8;
+  pl.xs_elems = static_cast<std::uint64_t>(pl.slices) * pl.rs * pl.ws * 8;
   pl.ws_elems = static_cast<std::uint64_t>(pl.cblocks) * pl.steps * 32 * 4;
   return pl;
 }
 
 // Why the staged kernel cannot run spec s with elements of elem_bytes and `rows` ("" when it can).
 inline std::string grouped_conv_mma_smem_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                 std::uint32_t vec = 0) {
+                                                 std::uint32_t vec = 0, std::uint32_t ds = 1) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
-  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows, vec);
+  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows, vec, ds);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
-    return "stages " + std::to_string(pl.dm.KD) + " slice(s) x " + std::to_string(pl.rs) + " rows x " +
+    return "stages " + std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " +
            std::to_string(pl.ws) + " pixels of 8 channels and the weights in shared memory: " + std::to_string(b) +
-           " bytes, more than " + std::to_string(kPlaneSmemBytes) + " (fewer rows per band would shrink it)";
+           " bytes, more than " + std::to_string(kPlaneSmemBytes) + " (fewer rows per band" +
+           (pl.ds > 1 ? std::string(" or depth slices (ds)") : std::string()) + " would shrink it)";
   }
   return "";
 }
 
 // Throws std::invalid_argument with the reason unless the staged kernel applies with `rows`.
 inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                std::uint32_t vec = 0) {
+                                                std::uint32_t vec = 0, std::uint32_t ds = 1) {
   s.validate();
   if (rows < 1 || rows > 64) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) + " must be in [1, 64]");
@@ -132,23 +140,32 @@ inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t e
     throw std::invalid_argument(s.name + ": the staged kernel's staging vector (sv) is 1, 2, 4 or 8 elements, not " +
                                 std::to_string(vec));
   }
-  if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows, vec); !why.empty()) {
+  if (ds < 1 || ds > 16) {
+    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
+                                " must be in [1, 16]");
+  }
+  if (ds > 1 && s.rank() != 3) {
+    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
+                                " applies to 3-D convolutions only; use ds = 1");
+  }
+  if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows, vec, ds); !why.empty()) {
     throw std::invalid_argument(s.name + ": the staged tensor-core kernel (stage = 1) " + why + "; use stage = 0");
   }
-  return grouped_conv_mma_smem_geometry(s, rows, vec);
+  return grouped_conv_mma_smem_geometry(s, rows, vec, ds);
 }
 
-// Work-groups per image: groups x output depth slices x bands.
-inline std::uint64_t grouped_conv_mma_smem_groups_per_batch(const ConvSpec& s, std::uint32_t rows) {
-  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows);
-  return static_cast<std::uint64_t>(s.groups) * pl.dm.OD * pl.bands;
+// Work-groups per image: groups x blocks of ds output depth slices x bands.
+inline std::uint64_t grouped_conv_mma_smem_groups_per_batch(const ConvSpec& s, std::uint32_t rows,
+                                                            std::uint32_t ds = 1) {
+  const StagedMmaPlan pl = grouped_conv_mma_smem_geometry(s, rows, 0, ds);
+  return static_cast<std::uint64_t>(s.groups) * pl.dblocks * pl.bands;
 }
 
 // Throws std::invalid_argument unless `batch` images' threads fit the 32-bit thread indices.
 inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
-                                              std::uint32_t threads = kStagedMmaGroup) {
+                                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1) {
   check_staged_mma_threads(s.name, threads);
-  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows) * threads;
+  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows, ds) * threads;
   if (batch > 0xffffffffull / per) {
     throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
                                 " threads of the staged tensor-core kernel exceed 32-bit thread indices; split the "
@@ -159,10 +176,10 @@ inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t r
 template <class T>
 void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                            std::uint32_t threads = kStagedMmaGroup, std::uint32_t vec = 0,
-                           const StagedMmaFeed& feed = {}) {
+                           const StagedMmaFeed& feed = {}, std::uint32_t ds = 1) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the staged tensor-core kernel multiplies f16 or bf16");
-  const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows, vec);
+  const StagedMmaPlan pl = grouped_conv_mma_smem_plan(s, sizeof(T), rows, vec, ds);
   check_staged_mma_threads(s.name, threads);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
@@ -171,7 +188,8 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   const std::uint32_t KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
   const std::uint32_t R = pl.R, RS = pl.rs, WS = pl.ws, VP = pl.vp, S = pl.steps, NBc = pl.cblocks;
   const std::uint32_t taps = pl.taps, band_px = R * Q, plane = D * H * Wd;
-  const std::uint32_t per_batch = G * OD * pl.bands;
+  const std::uint32_t DS = pl.ds, DB = pl.dblocks, SL = pl.slices;
+  const std::uint32_t per_batch = G * DB * pl.bands;
 
   k.launch_bounds(NG);
   const auto prm = declare_dense_conv_params<T>(k, s);
@@ -183,20 +201,21 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
   auto wsm = k.shared<T>("wsm", static_cast<std::uint32_t>(pl.ws_elems));
 
-  // Work-group: band fastest (neighbouring bands share their halo rows in L2), then od, g, b.
+  // Work-group: band fastest (neighbouring bands share their halo rows in L2), then the block of DS output depth
+  // slices from od (od .. od + DS - 1, those < OD), g, b.
   auto wg = k.let("wg", k.group_id(0));
   auto live = k.let("live", wg < batch * per_batch);
   auto task = k.let("task", select(live, wg, 0u));  // a group past the batch takes group 0's operands
   auto band = k.let("band", task % pl.bands);
-  auto od = k.let("od", (task / pl.bands) % OD);
-  auto bg = k.let("bg", task / (pl.bands * OD));  // b * groups + g
+  auto od = k.let("od", ((task / pl.bands) % DB) * DS);
+  auto bg = k.let("bg", task / (pl.bands * DB));  // b * groups + g
   auto g = k.let("g", bg % G);
   auto lid = k.let("lid", k.local_id(0));
   auto x_group = k.let("x_group", bg * (8u * plane));         // channel 8g of image b
   auto row0 = k.let("row0", cast<i32>(band * R) - i32c(PH));  // input row of staged row 0
 
-  // Staging units (kd, staged row r, column pair j): loads first.
-  const std::uint32_t per_row = Wd / VP, units = dm.KD * RS * per_row;
+  // Staging units (staged slice kd: input slice od + kd - pad_d, staged row r, column pair j): loads first.
+  const std::uint32_t per_row = Wd / VP, units = SL * RS * per_row;
   struct Unit {
     Val<u32> idx;
     Val<bool> ok;
@@ -253,7 +272,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   });
   // The zero columns left and right of every staged row.
   if (const std::uint32_t side = WS - Wd; side > 0) {
-    for_group_rounds(k, lid, NG, dm.KD * RS * side, "zc", true, [&](const Val<u32>& i, std::uint32_t) {
+    for_group_rounds(k, lid, NG, SL * RS * side, "zc", true, [&](const Val<u32>& i, std::uint32_t) {
       auto kk = k.let("zc_k", i % side);
       auto col = select(kk < PW, kk, kk + Wd);
       store_vec(xs, ((i / side) * WS + col) * 8u, std::vector<Val<f32>>(8, Val<f32>(0.0f)));
@@ -283,9 +302,9 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   }
   k.barrier();
 
-  // The products: task = cb * tiles + tile, warp w takes w, w + 4, ... (clamped: every lane
-  // reaches every mma; a repeated task stores nothing).
-  const std::uint32_t warps = NG / 32, tasks = NBc * pl.tiles;
+  // The products: task = (dz * NBc + cb) * tiles + tile (output depth slice od + dz), warp w takes w, w + 4, ...
+  // (clamped: every lane reaches every mma; a repeated task stores nothing).
+  const std::uint32_t warps = NG / 32, tasks = DS * NBc * pl.tiles;
   auto warp = k.let("warp", lid / 32u);
   auto lane = k.let("lane", lid % 32u);
   auto gl = k.let("gl", lane / 4u);
@@ -326,7 +345,13 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     const std::string rt = "r" + std::to_string(r) + "_";
     Val<bool> ok = live;
     if ((r + 1) * warps > tasks) ok = k.let(rt + "live", live && warp + r * warps < tasks);
-    auto cb = k.let(rt + "cb", t / pl.tiles);
+    Val<u32> dz = 0u, zoff = 0u;  // the task's output slice od + dz; its staged slices start zoff elements in
+    if (DS > 1) {
+      dz = k.let(rt + "dz", t / (NBc * pl.tiles));
+      zoff = k.let(rt + "zo", dz * (RS * WS * 8u));
+      if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
+    }
+    auto cb = k.let(rt + "cb", (t / pl.tiles) % NBc);
     auto px0 = k.let(rt + "px", (t % pl.tiles) * 16u + gl);
     // The lane's pixels px0 (m = 0) and px0 + 8 (m = 1) of the band: their place in xs.
     std::array<Val<u32>, 2> at, pr, pq;
@@ -338,12 +363,12 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
       auto pc = k.let("pc" + mt, min(pxm, band_px - 1));
       pr[m] = k.let("pr" + mt, pc / Q);
       pq[m] = k.let("pq" + mt, pc % Q);
-      at[m] = k.let("pa" + mt, (pr[m] * WS + pq[m]) * 8u + tl * 2u);
+      at[m] = k.let("pa" + mt, (pr[m] * WS + pq[m]) * 8u + tl * 2u + zoff);
     }
     Val<u32> lm_at = 0u;  // this lane's load_matrix row at tap 0
     if (feed.lm) {
       auto pc = k.let(rt + "lmp", min((t % pl.tiles) * 16u + lm_row, band_px - 1));
-      lm_at = k.let(rt + "lma", ((pc / Q) * WS + pc % Q) * 8u);
+      lm_at = k.let(rt + "lma", ((pc / Q) * WS + pc % Q) * 8u + zoff);
     }
     auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
     std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
@@ -374,7 +399,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
       }
     }
     // d_{2m + e}: output channel oc + e at pixel m.
-    auto y_img = k.let(rt + "yb", ((bg / G) * O) * (OD * P * Q) + od * (P * Q));
+    auto y_img = k.let(rt + "yb", ((bg / G) * O) * (OD * P * Q) + (od + dz) * (P * Q));
     for (std::uint32_t m = 0; m < 2; ++m) {
       auto p = k.let(rt + "p" + std::to_string(m), band * R + pr[m]);
       if (pair_stores) {

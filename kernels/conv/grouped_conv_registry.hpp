@@ -67,6 +67,11 @@ inline StagedMmaFeed grouped_conv_stage_feed_of(const harness::Params& p) {
           bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1};
 }
 
+// Output depth slices per work-group of the staged kernel (3-D): "ds", default 1.
+inline std::uint32_t grouped_conv_stage_depth_of(const harness::Params& p) {
+  return bounded_param(p, "ds", 1, 16, 1, "grouped convolution tile");
+}
+
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
 // "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
 // is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
@@ -84,7 +89,7 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
   return grouped_conv_mma_smem_refusal(sp, dtype_size(t), grouped_conv_stage_rows_default(sp),
-                                       grouped_conv_stage_vector_of(p))
+                                       grouped_conv_stage_vector_of(p), grouped_conv_stage_depth_of(p))
       .empty();
 }
 
@@ -127,7 +132,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp"})
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -148,13 +153,14 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
-      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec);
+      const std::uint32_t ds = grouped_conv_stage_depth_of(p);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec, ds);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
       const StagedMmaFeed feed = grouped_conv_stage_feed_of(p);
-      check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads);
+      check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec, feed);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec, feed, ds);
       });
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
@@ -175,10 +181,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
-      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p));
+      const std::uint32_t ds = grouped_conv_stage_depth_of(p);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p), ds);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
       return runtime::grid_1d(
-          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_smem_groups_per_batch(sp, rows) * threads,
+          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_smem_groups_per_batch(sp, rows, ds) * threads,
           threads);
     }
     if (grouped_conv_uses_mma(sp, t, p)) {

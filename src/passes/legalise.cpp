@@ -251,6 +251,46 @@ void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
   b = std::move(out);
 }
 
+// One LoadMatrix where shuffles are exchanged through shared memory too: one exchange for its four rows,
+//   barrier; scratch[lid] = a; barrier; r_i = scratch[(lid & ~31) + 8i + lane/4]; (v_2i, v_2i+1) = pair at r_i
+// (two barriers instead of the eight of four separate shuffles).
+void lower_load_matrix(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
+  ir::ExprArena& a = k.exprs;
+  const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
+  const ir::MemRef ex{ir::Space::Shared, scratch};
+  ir::Stmt barrier;
+  barrier.kind = ir::StmtKind::Barrier;
+  out.push_back(barrier);
+  ir::Stmt put;
+  put.kind = ir::StmtKind::Store;
+  put.mem = ex;
+  put.a = lid;
+  put.b = a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
+  out.push_back(put);
+  out.push_back(barrier);
+  const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
+  const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, u(~(ir::kMmaLanes - 1)));
+  const ExprId quad = a.binary(Op::Shr, DType::u32, lane, u(2));
+  const ExprId col = a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, u(3)), u(2));
+  const std::uint64_t mem = ir::encode_mem(ex);
+  for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
+    ir::Stmt row;
+    row.kind = ir::StmtKind::Let;
+    row.var = static_cast<ir::VarId>(k.vars.size());
+    k.vars.push_back(ir::VarInfo{DType::u32, false, "lm_row"});
+    const ExprId at = a.binary(Op::Add, DType::u32, a.binary(Op::Add, DType::u32, base, u(8 * i)), quad);
+    row.a = a.make({Op::Load, DType::u32, at, ir::kNoExpr, ir::kNoExpr, mem});
+    ir::Stmt pair;
+    pair.kind = ir::StmtKind::LoadVec;
+    pair.mem = s.mem;
+    pair.a = a.binary(Op::Add, DType::u32,
+                      a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, row.var}), col);
+    pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
+    out.push_back(std::move(row));
+    out.push_back(std::move(pair));
+  }
+}
+
 bool has_async(const ir::Block& b) {
   for (const auto& s : b) {
     if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit || s.kind == ir::StmtKind::AsyncWait ||
@@ -271,6 +311,13 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
     LegaliseOptions rest = options;
     rest.native_async_copy = true;
     return legalise(k, rest);
+  }
+  if (!options.native_load_matrix && !options.native_shuffle && ir::has_load_matrix(in)) {
+    LegaliseOptions rest = options;
+    rest.native_load_matrix = true;
+    return legalise(exchange_through_shared(in, ir::StmtKind::LoadMatrix, DType::u32, 1, "load_matrix",
+                                            options.dialect_name, lower_load_matrix),
+                    rest);
   }
   if (!options.native_load_matrix && ir::has_load_matrix(in)) {
     ir::Kernel k = in;

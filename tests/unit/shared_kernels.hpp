@@ -372,11 +372,15 @@ ir::Kernel load_matrix_kernel() {
 // Checks load_matrix_kernel<T> on be against ir.hpp's definition (lowered: legalise's shuffles and
 // pair loads first, and the shuffles exchanged through shared memory).
 template <class T>
-void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, bool lowered = false) {
+// lowered: 0 as traced; 1 legalised into shuffles and pair loads; 2 into one shared-memory exchange and pair
+// loads (a dialect with neither ldmatrix nor shuffles).
+void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered = 0) {
   auto k = passes::optimize(load_matrix_kernel<T>());
   if (lowered) {
-    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, false, true, true, false});
+    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, lowered == 1, true, true, false});
     ir::verify_or_throw(k, "lowered load_matrix");
+    EXPECT_FALSE(ir::has_load_matrix(k));
+    EXPECT_EQ(ir::max_shuffle_lanes(k) > 0, lowered == 1);
   }
   std::vector<double> x(groups * 256u);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 251) * 0.5 - 60.0;  // exact in 16 bits
@@ -390,7 +394,7 @@ void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, bool lowered
         for (std::uint32_t i = 0; i < 8; ++i) {
           const std::uint32_t src_lane = 8 * (i / 2) + l / 4, row = (5 * src_lane + 3 * w) % 32;
           const double want = x[g * 256u + row * 8 + 2 * (l % 4) + i % 2];
-          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << (lowered ? " lowered" : "") << " group "
+          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << " lowered " << lowered << " group "
                                                                << g << " warp " << w << " lane " << l << " value " << i;
         }
       }

@@ -300,6 +300,36 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 65 must be in [1, 64]"), std::string::npos);
   q = p, q["stage"] = 2;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage"), std::string::npos);
+  // Feeds: A by load_matrix by default (ldmatrix on CUDA), pair loads with lm = 0; pair stores shuffle.
+  EXPECT_TRUE(ir::has_load_matrix(bf));
+  EXPECT_NE(cu.find("ldmatrix"), std::string::npos);
+  q = p, q["lm"] = 0;
+  EXPECT_FALSE(ir::has_load_matrix(g2.build(DType::bf16, q)));
+  q = p, q["sp"] = 1;
+  EXPECT_NE(codegen::emit(passes::optimize(g2.build(DType::bf16, q)), codegen::Target::CUDA).source.find("__shfl_sync"),
+            std::string::npos);
+  q = p, q["lm"] = 2;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("lm"), std::string::npos);
+  // Output depth slices per work-group: 3-D only; in 3-D fewer work-groups and a deeper stage.
+  q = p, q["ds"] = 2;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("applies to 3-D convolutions only"),
+            std::string::npos);
+  const KernelSpec& g3 = spec(reg, "conv3d_grouped");
+  Params p3;
+  for (const auto& b : g3.bench) {
+    if (b.name == "N4_C64_16x56x56_3x3x3_g8") p3 = b.params;
+  }
+  ASSERT_FALSE(p3.empty());
+  const auto one = g3.geometry(DType::bf16, p3).total_threads();
+  Params q3 = p3;
+  q3["ds"] = 4;
+  EXPECT_EQ(g3.geometry(DType::bf16, q3).total_threads() * 4, one);  // OD = 16: a quarter of the work-groups
+  EXPECT_NE(ir::print_kernel(g3.build(DType::bf16, q3)).find("xs"), std::string::npos);
+  q3["ds"] = 17;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("ds"), std::string::npos);
+  q3["ds"] = 16, q3["rows"] = 16, q3["stage"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("or depth slices (ds) would shrink it"),
+            std::string::npos);
 }
 
 // depthwise_conv1d's chunk exchange (shfl): declared launch bounds, __shfl_sync in CUDA, fewer

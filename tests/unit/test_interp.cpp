@@ -435,7 +435,8 @@ TEST(Interp, LoadMatrixMatchesItsDefinition) {
   Interpreter be;
   ingot::testing::expect_load_matrix<bf16>(be, 3);
   ingot::testing::expect_load_matrix<f16>(be, 2);
-  ingot::testing::expect_load_matrix<bf16>(be, 2, true);  // legalise's shuffles and pair loads agree
+  ingot::testing::expect_load_matrix<bf16>(be, 2, 1);  // legalise's shuffles and pair loads agree
+  ingot::testing::expect_load_matrix<f16>(be, 3, 2);   // and its one exchange through shared memory
 }
 
 // What load_matrix refuses: a row index that is not a multiple of 8, a row past the array, a

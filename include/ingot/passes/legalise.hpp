@@ -41,8 +41,10 @@ struct LegaliseError : std::runtime_error {
 // are removed. Without native_load_matrix, each LoadMatrix `(v0..v7) = load_matrix(shared[a])`
 // becomes, for i < 4 (lane = lid % 32),
 //   r_i = shuffle(a, lane 8i + lane/4 of 32); (v_2i, v_2i+1) = load_vec shared[r_i + 2 (lane % 4)]
-// (the shuffles are then exchanged through shared memory where the dialect has none). Other
-// statements are unchanged.
+// and where the dialect has no shuffles either, the four rows share one exchange through a u32
+// shared array of max_group_threads elements:
+//   barrier; scratch[lid] = a; barrier; r_i = scratch[(lid & ~31) + 8i + lane/4]; (v_2i, v_2i+1) = ...
+// Other statements are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
 }  // namespace ingot::passes

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One short call on the GPU machine when device time is scarce: build only the CLI, measure the cuDNN
+# reference and `ingot snap` of the chosen default rows in the same run, run `ingot test --backend cuda`
+# of the named kernels under compute-sanitizer memcheck (at most INGOT_MEMCHECK_CAP s, default 150), then
+# bench extra variants with the time left. Every step is cut at a global deadline; at most 8 files come
+# back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log.
+# Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
+#              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16
+#              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
+# Write the local commit to .commit (untracked) first: the device copy's git metadata may be older.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
+export INGOT_CACHE_DIR=$PWD/.ingot-cache
+t0=$(date +%s)
+deadline=$((t0 + ${INGOT_DEADLINE:-480}))
+left() { echo $((deadline - $(date +%s))); }
+log() { echo "$*" | tee -a "$out/summary.txt"; }
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+  nvcc --version 2>&1 | tail -2
+} > "$out/summary.txt"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_WERROR=OFF -DINGOT_BUILD_TESTS=OFF > "$out/build.tmp" 2>&1 &&
+  cmake --build build -j "$(nproc)" --target ingot-cli >> "$out/build.tmp" 2>&1 ||
+  { grep -E "error|Error" "$out/build.tmp" | head -30 | tee -a "$out/summary.txt"; exit 1; }
+rm -f "$out/build.tmp"
+log "build: $(( $(date +%s) - t0 )) s"
+./build/ingot device >> "$out/summary.txt" 2>&1
+if [[ -n ${INGOT_SNAP_FILTER:-} ]]; then
+  args=(--filter "$INGOT_SNAP_FILTER" ${INGOT_SNAP_CASES:+--cases "$INGOT_SNAP_CASES"})
+  ./build/ingot bench --emit-cases "$out/cases.tmp" "${args[@]}" > /dev/null
+  timeout $(( $(left) > 60 ? $(left) / 3 : 20 )) python3 bench/reference_torch.py "$out/cases.tmp" \
+    "$out/reference.json" > "$out/reference.tmp" 2>&1
+  log "reference rc=$? ($(( $(date +%s) - t0 )) s): $(tail -1 "$out/reference.tmp")"
+  rm -f "$out/cases.tmp" "$out/reference.tmp"
+  timeout $(( $(left) > 30 ? $(left) - 20 : 10 )) ./build/ingot snap --backend cuda --reference "$out/reference.json" \
+    --out "$out/baseline.json" "${args[@]}" > "$out/snap.log" 2>&1
+  log "snap rc=$? ($(( $(date +%s) - t0 )) s)"
+fi
+memcheck() {  # compute-sanitizer memcheck of ingot test --backend cuda over INGOT_CHECK_FILTER, at most $1 s
+  [[ -n ${INGOT_CHECK_FILTER:-} && $(left) -gt 30 ]] && command -v compute-sanitizer > /dev/null || return 0
+  local cap=$1; (( cap > $(left) - 5 )) && cap=$(( $(left) - 5 ))
+  timeout "$cap" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    ./build/ingot test --backend cuda --filter "$INGOT_CHECK_FILTER" > "$out/memcheck.tmp" 2>&1
+  local rc=$?
+  { grep -E "^FAIL" "$out/memcheck.tmp" | head -5; grep -E "ERROR SUMMARY|LEAK SUMMARY|passed,|progress" "$out/memcheck.tmp" | tail -4; } \
+    > "$out/memcheck.log"
+  log "memcheck of $INGOT_CHECK_FILTER rc=$rc ($(( $(date +%s) - t0 )) s): $(tr '\n' ' ' < "$out/memcheck.log")"
+  rm -f "$out/memcheck.tmp"
+}
+memcheck "${INGOT_MEMCHECK_CAP:-150}"
+if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
+  timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$INGOT_VARIANT_FILTER" \
+    ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${INGOT_VARIANT_DTYPE:+--dtype "$INGOT_VARIANT_DTYPE"} \
+    --json "$out/variants.json" > "$out/variants.log" 2>&1
+  log "variants rc=$? ($(( $(date +%s) - t0 )) s)"
+fi
+log "total: $(( $(date +%s) - t0 )) s"
