@@ -150,7 +150,7 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"cpg8_g2_6x16_pad1_stage_r2_sv8",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
                    {{"rows", 2}, {"stage", 1}, {"sv", 8}})});
-  // The staged kernel's feeds (lm, hb; both 1 by default): pair loads for A and B loaded per task, each alone.
+  // The staged kernel's feeds (2-D default: lm 0, hb 1): load_matrix, B loaded per task, both or neither.
   for (const auto& [name, c, lm, hb] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
            {"cpg8_og16_g3_9x21_pad1_bias_stage_lm0",
             {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 21}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
@@ -161,9 +161,9 @@ void register_conv2d_grouped(harness::Registry& r) {
             0,
             0},
            {"cpg8_g1_5x40_nopad_b3_stage_hb0", {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 40}, .k = {3, 3}}, 1, 0},
-           {"cpg8_g2_6x16_k5x4_pad2x1_stage_lm0",
+           {"cpg8_g2_6x16_k5x4_pad2x1_stage_lm1",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {5, 4}, .pad = {2, 1}},
-            0,
+            1,
             1}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", 3}, {"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
@@ -192,8 +192,9 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"threads", 256}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
-  // The feeds of the staged kernel before 2026-12-02, eleventh session (lm 0 hb 0), each alone, pair stores.
-  for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {0, 1}}) {
+  // The staged kernel's feeds (the default lm 0 hb 1): before 2026-12-03 (lm 0 hb 0), load_matrix with and
+  // without B held, pair stores.
+  for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {1, 1}}) {
     s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_lm" + std::to_string(lm) + "_hb" + std::to_string(hb),
                        conv_params(f, g32, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }

@@ -101,12 +101,14 @@ void register_conv3d_grouped(harness::Registry& r) {
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
             2}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", rows}, {"stage", 1}})});
+    s.tests.push_back({name + "_ds1", conv_params(f, c, {{"rows", rows}, {"stage", 1}, {"ds", 1}})});
   }
   s.tests.push_back(
       {"cpg8_g2_3x6x24_pad1_b2_stage_r1_w64",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
-  // The staged kernel's feeds before 2026-12-02, eleventh session (lm 0 hb 0), B per task alone, pair stores.
+  // The staged kernel's feeds (the 3-D default: lm 1, hb 1): before 2026-12-03 (lm 0 hb 0), B per task alone,
+  // pair stores.
   s.tests.push_back(
       {"cpg8_g1_3x5x16_k2x3x4_pad0x1x1_b2_stage_lm0_hb0",
        conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
@@ -152,11 +154,17 @@ void register_conv3d_grouped(harness::Registry& r) {
                        conv_params(f, g8, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_sp", conv_params(f, g8, {{"stage", 1}, {"sp", 1}})});
-  for (const std::int64_t ds : {2, 4}) {
+  // Output depth slices per work-group (the default 4; 1 before 2026-12-03): 1, 2 and 8, and 4 with 1 or 4 rows,
+  // 128 threads, without load_matrix.
+  for (const std::int64_t ds : {1, 2, 8}) {
     s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ds" + std::to_string(ds),
                        conv_params(f, g8, {{"stage", 1}, {"ds", ds}})});
   }
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r1_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 1}, {"ds", 4}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r4_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 4}, {"ds", 4}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}, {"ds", 4}})});
+  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ds4_lm0", conv_params(f, g8, {{"stage", 1}, {"lm", 0}, {"ds", 4}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

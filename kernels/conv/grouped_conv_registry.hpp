@@ -58,18 +58,30 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
 }
 
 // How the staged kernel feeds its products and stores: "lm" (A by load_matrix), "hb" (B held in registers
-// where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. lm and hb are 1 by
-// default, sp 0 (2026-12-02, eleventh session: the staged kernel was issue-bound at 5 shared loads per
-// product; lm and hb make that 1 where B is held, 2 where not; not yet measured on the H200 when chosen).
-inline StagedMmaFeed grouped_conv_stage_feed_of(const harness::Params& p) {
-  return {bounded_param(p, "lm", 0, 1, 1, "grouped convolution tile") == 1,
+// where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. Defaults: lm in 3-D
+// only, hb 1, sp 0 (H200, 2026-12-03 eleventh session, bf16: 3x3x3 g8 0.0897 ms with lm against 0.0948 without;
+// 3x3 g32 0.0640 with lm against 0.0624 without; B held or not within 1.5%; pair stores 2% slower in both).
+inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harness::Params& p) {
+  return {bounded_param(p, "lm", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
           bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
           bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1};
 }
 
-// Output depth slices per work-group of the staged kernel (3-D): "ds", default 1.
-inline std::uint32_t grouped_conv_stage_depth_of(const harness::Params& p) {
-  return bounded_param(p, "ds", 1, 16, 1, "grouped convolution tile");
+// Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 4,
+// 2 and 1 whose stage fits with `rows` and staging vector `vec` (H200, 2026-12-03 eleventh session: 3x3x3 g8 bf16
+// 0.0616 ms with 4, 0.0699 with 2, 0.0897 with 1); 1 in 2-D.
+inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
+                                                 std::uint32_t rows, std::uint32_t vec) {
+  std::uint32_t dflt = 1;
+  if (sp.rank() == 3) {
+    for (const std::uint32_t d : {4u, 2u}) {
+      if (grouped_conv_mma_smem_refusal(sp, dtype_size(t), rows, vec, d).empty()) {
+        dflt = d;
+        break;
+      }
+    }
+  }
+  return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
 }
 
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
@@ -88,8 +100,8 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
     return stage && dtype_size(t) == 2;
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
-  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), grouped_conv_stage_rows_default(sp),
-                                       grouped_conv_stage_vector_of(p), grouped_conv_stage_depth_of(p))
+  const std::uint32_t rows = grouped_conv_stage_rows_default(sp), vec = grouped_conv_stage_vector_of(p);
+  return grouped_conv_mma_smem_refusal(sp, dtype_size(t), rows, vec, grouped_conv_stage_depth_of(sp, t, p, rows, vec))
       .empty();
 }
 
@@ -153,10 +165,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
-      const std::uint32_t ds = grouped_conv_stage_depth_of(p);
+      const std::uint32_t ds = grouped_conv_stage_depth_of(sp, t, p, rows, vec);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec, ds);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
-      const StagedMmaFeed feed = grouped_conv_stage_feed_of(p);
+      const StagedMmaFeed feed = grouped_conv_stage_feed_of(sp, p);
       check_grouped_conv_mma_smem_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -181,8 +193,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
-      const std::uint32_t ds = grouped_conv_stage_depth_of(p);
-      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, grouped_conv_stage_vector_of(p), ds);
+      const std::uint32_t vec = grouped_conv_stage_vector_of(p);
+      const std::uint32_t ds = grouped_conv_stage_depth_of(sp, t, p, rows, vec);
+      grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec, ds);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_smem_groups_per_batch(sp, rows, ds) * threads,

@@ -300,11 +300,12 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 65 must be in [1, 64]"), std::string::npos);
   q = p, q["stage"] = 2;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage"), std::string::npos);
-  // Feeds: A by load_matrix by default (ldmatrix on CUDA), pair loads with lm = 0; pair stores shuffle.
-  EXPECT_TRUE(ir::has_load_matrix(bf));
-  EXPECT_NE(cu.find("ldmatrix"), std::string::npos);
-  q = p, q["lm"] = 0;
-  EXPECT_FALSE(ir::has_load_matrix(g2.build(DType::bf16, q)));
+  // Feeds: in 2-D A by pair loads by default, by load_matrix (ldmatrix on CUDA) with lm = 1; pair stores shuffle.
+  EXPECT_FALSE(ir::has_load_matrix(bf));
+  q = p, q["lm"] = 1;
+  const ir::Kernel with_lm = g2.build(DType::bf16, q);
+  EXPECT_TRUE(ir::has_load_matrix(with_lm));
+  EXPECT_NE(codegen::emit(passes::optimize(with_lm), codegen::Target::CUDA).source.find("ldmatrix"), std::string::npos);
   q = p, q["sp"] = 1;
   EXPECT_NE(codegen::emit(passes::optimize(g2.build(DType::bf16, q)), codegen::Target::CUDA).source.find("__shfl_sync"),
             std::string::npos);
@@ -320,11 +321,14 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
     if (b.name == "N4_C64_16x56x56_3x3x3_g8") p3 = b.params;
   }
   ASSERT_FALSE(p3.empty());
-  const auto one = g3.geometry(DType::bf16, p3).total_threads();
   Params q3 = p3;
+  q3["ds"] = 1;
+  const auto one = g3.geometry(DType::bf16, q3).total_threads();
   q3["ds"] = 4;
   EXPECT_EQ(g3.geometry(DType::bf16, q3).total_threads() * 4, one);  // OD = 16: a quarter of the work-groups
+  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads() * 4, one);  // 4 by default where it fits
   EXPECT_NE(ir::print_kernel(g3.build(DType::bf16, q3)).find("xs"), std::string::npos);
+  EXPECT_TRUE(ir::has_load_matrix(g3.build(DType::bf16, p3)));  // in 3-D load_matrix by default
   q3["ds"] = 17;
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("ds"), std::string::npos);
   q3["ds"] = 16, q3["rows"] = 16, q3["stage"] = 1;
