@@ -46,11 +46,17 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
           bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
 }
 
-// Output rows per band of the staged kernel by default: 4 in 2-D, 2 in 3-D (H200, 2026-12-02 eighth
-// session, the fixed timer: 3x3 g32 bf16 0.0665 ms with 4-row bands against 0.0725 with 2; the
-// fifth session's 0.106 for 4 rows had the kernel lookup inside the timed window; 3x3x3 g8 2 rows
-// 0.095 ms against 0.146 with 1).
-inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp) { return sp.rank() == 3 ? 2u : 4u; }
+// Output rows per band of the staged kernel by default: in 2-D the largest of 8, 4, 2 and 1 whose stage fits
+// (dtype t, staging vector vec), 2 in 3-D (H200, 2026-12-03 eleventh session, bf16: 3x3 g32 0.0556 ms with 8 rows
+// against 0.0623 with 4 and 0.0708 with 2; 2026-12-02 eighth session: 3x3x3 g8 2 rows 0.095 ms against 0.146
+// with 1; with 4 output depth slices per work-group 4 rows 0.0556 against 0.0617 with 2).
+inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp, DType t, std::uint32_t vec) {
+  if (sp.rank() == 3) return 2u;
+  for (const std::uint32_t r : {8u, 4u, 2u, 1u}) {
+    if (grouped_conv_mma_smem_refusal(sp, dtype_size(t), r, vec).empty()) return r;
+  }
+  return 8u;
+}
 
 // Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
 inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
@@ -67,14 +73,14 @@ inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harnes
           bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1};
 }
 
-// Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 4,
-// 2 and 1 whose stage fits with `rows` and staging vector `vec` (H200, 2026-12-03 eleventh session: 3x3x3 g8 bf16
-// 0.0616 ms with 4, 0.0699 with 2, 0.0897 with 1); 1 in 2-D.
+// Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 8,
+// 4 and 2 whose stage fits with `rows` and staging vector `vec`, else 1 (H200, 2026-12-03 eleventh session:
+// 3x3x3 g8 bf16 0.0560 ms with 8, 0.0617 with 4, 0.0699 with 2, 0.0897 with 1); 1 in 2-D.
 inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                  std::uint32_t rows, std::uint32_t vec) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
-    for (const std::uint32_t d : {4u, 2u}) {
+    for (const std::uint32_t d : {8u, 4u, 2u}) {
       if (grouped_conv_mma_smem_refusal(sp, dtype_size(t), rows, vec, d).empty()) {
         dflt = d;
         break;
@@ -100,7 +106,7 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
     return stage && dtype_size(t) == 2;
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
-  const std::uint32_t rows = grouped_conv_stage_rows_default(sp), vec = grouped_conv_stage_vector_of(p);
+  const std::uint32_t vec = grouped_conv_stage_vector_of(p), rows = grouped_conv_stage_rows_default(sp, t, vec);
   return grouped_conv_mma_smem_refusal(sp, dtype_size(t), rows, vec, grouped_conv_stage_depth_of(sp, t, p, rows, vec))
       .empty();
 }
@@ -114,8 +120,9 @@ inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const har
 }
 
 // Output rows per band of the staged kernel: "rows", default grouped_conv_stage_rows_default.
-inline std::uint32_t grouped_conv_stage_rows_of(const ConvSpec& sp, const harness::Params& p) {
-  return bounded_param(p, "rows", 1, 1024, grouped_conv_stage_rows_default(sp), "grouped convolution tile");
+inline std::uint32_t grouped_conv_stage_rows_of(const ConvSpec& sp, DType t, const harness::Params& p) {
+  return bounded_param(p, "rows", 1, 1024, grouped_conv_stage_rows_default(sp, t, grouped_conv_stage_vector_of(p)),
+                       "grouped convolution tile");
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -163,7 +170,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_stage(sp, t, p)) {
-      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
+      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
       const std::uint32_t ds = grouped_conv_stage_depth_of(sp, t, p, rows, vec);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec, ds);
@@ -192,7 +199,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_stage(sp, t, p)) {
-      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, p);
+      const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
       const std::uint32_t ds = grouped_conv_stage_depth_of(sp, t, p, rows, vec);
       grouped_conv_mma_smem_plan(sp, dtype_size(t), rows, vec, ds);

@@ -217,7 +217,7 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
 }  // namespace
 
 // conv2d_grouped: the tensor-core kernel is the 16-bit default where it applies (8 input channels
-// per group, stride and dilation 1) — the staged one with 4-row bands (2-D) where that fits, else the
+// per group, stride and dilation 1) — the staged one with 8-row bands (2-D) where that fits, else the
 // unstaged one —, f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
 TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const Registry reg = builtin_registry();
@@ -234,7 +234,7 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   EXPECT_TRUE(has_mma(bf));
   EXPECT_EQ(bf.bounds.max_group_threads, 128u);
   EXPECT_NE(ir::print_kernel(bf).find("shared:xs"), std::string::npos);           // staged
-  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 14 * 128);  // B * groups * 4-row bands * 128
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * 8-row bands * 128
   const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
   EXPECT_NE(cu.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
   EXPECT_EQ(cu.find("ingot_pack_bf16x2("), std::string::npos);  // the loaded elements are packed as they are
@@ -326,7 +326,7 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   const auto one = g3.geometry(DType::bf16, q3).total_threads();
   q3["ds"] = 4;
   EXPECT_EQ(g3.geometry(DType::bf16, q3).total_threads() * 4, one);  // OD = 16: a quarter of the work-groups
-  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads() * 4, one);  // 4 by default where it fits
+  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads() * 8, one);  // 8 by default where it fits
   EXPECT_NE(ir::print_kernel(g3.build(DType::bf16, q3)).find("xs"), std::string::npos);
   EXPECT_TRUE(ir::has_load_matrix(g3.build(DType::bf16, p3)));  // in 3-D load_matrix by default
   q3["ds"] = 17;
