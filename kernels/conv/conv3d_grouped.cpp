@@ -136,7 +136,8 @@ void register_conv3d_grouped(harness::Registry& r) {
   s.tests.push_back(
       {"cpg8_og16_g2_4x7x20_pad1_bias_stage_r3_sp",
        conv_params(
-           f, {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           f,
+           {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
   // Bench: the default (16-bit: the staged tensor-core kernel, 2-row bands, 8 output depth slices, 256
   // threads), the unstaged tensor-core kernel (the default before, 2-row bands; and 1 row), the staged one with
@@ -156,14 +157,17 @@ void register_conv3d_grouped(harness::Registry& r) {
   // Output depth slices per work-group (the default 8; 1 before 2026-12-03): 1, 2 and 4, and 4 with 1 or 4 rows,
   // 128 threads, without load_matrix.
   for (const std::int64_t ds : {1, 2, 4}) {
-    s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ds" + std::to_string(ds),
-                       conv_params(f, g8, {{"stage", 1}, {"ds", ds}})});
+    s.bench.push_back(
+        {"N4_C64_16x56x56_3x3x3_g8_stage_ds" + std::to_string(ds), conv_params(f, g8, {{"stage", 1}, {"ds", ds}})});
   }
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r1_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 1}, {"ds", 4}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_r4_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 4}, {"ds", 4}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_stage_r1_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 1}, {"ds", 4}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_stage_r4_ds4", conv_params(f, g8, {{"stage", 1}, {"rows", 4}, {"ds", 4}})});
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}, {"ds", 4}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ds4_lm0", conv_params(f, g8, {{"stage", 1}, {"lm", 0}, {"ds", 4}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_lm0", conv_params(f, g8, {{"stage", 1}, {"lm", 0}, {"ds", 4}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -6,11 +6,12 @@
 //   groups = C / 8, a multiple of 8 output channels per group, stride 1, dilation 1, any padding.
 //
 // Mapping. A work-group (`threads` threads: 32, 64, 128 or 256, default kStagedMmaGroup) takes image b, group g, output
-// depth slice od and a band of R output rows (R = rows). It copies the input the band reads — the kd depth slices od -
-// pad_d + kd, rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero columns each side — into the shared
-// array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte words), zeros outside the input; and the B
-// fragments of the group's weights into ws. Then each warp takes tasks (16 consecutive pixels of the band's R x Q
-// outputs, flattened row-major; 8 output channels): D[pixel][channel] = bias + sum_s A_s B_s, one m16n8k16 step per
+// depth slices od .. od + ds - 1 (ds = 1 in 2-D) and a band of R output rows (R = rows). It copies the input they read
+// — the kd + ds - 1 depth slices od - pad_d .., rows band*R - pad_h .. + R + kh - 2, all columns with pad_w zero
+// columns each side — into the shared array xs as pixels of 8 channels (16 bytes: channel pairs are 4-byte words),
+// zeros outside the input; and the B fragments of the group's weights into ws. Then each warp takes tasks (an output
+// slice, 16 consecutive pixels of the band's R x Q outputs, flattened row-major; 8 output channels): D[pixel][channel]
+// = bias + sum_s A_s B_s, one m16n8k16 step per
 // pair of taps, column k of A = (tap 2s + k / 8, input channel k % 8). With the fragment layout of ir.hpp, lane l (g_l
 // = l/4, t_l = l%4) reads A as four 4-byte words per step — channels 2t_l, 2t_l + 1 of its pixels g_l and g_l + 8 at
 // the two taps, each a fixed offset from the pixel's place (no index arithmetic per step) — and B as one 8-byte word. A
@@ -48,10 +49,10 @@ namespace ingot::kernels {
 
 inline constexpr std::uint32_t kStagedMmaGroup = 128;  // default threads per work-group (4 warps)
 
-// How the staged kernel feeds its products (both change the instructions, never the sums' order).
+// How the staged kernel feeds its products and stores them (each changes the instructions, never the sums' order).
 struct StagedMmaFeed {
-  bool lm = true;      // A fragments by load_matrix (one per step) instead of four pair loads
-  bool hold_b = true;  // with one block of 8 output channels per group: B fragments loaded once per warp
+  bool lm = true;            // A fragments by load_matrix (one per step) instead of four pair loads
+  bool hold_b = true;        // with one block of 8 output channels per group: B fragments loaded once per warp
   bool pair_stores = false;  // with Q even: lanes swap a value (one shuffle) and store 2 pixels of a channel
 };
 
@@ -407,9 +408,8 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
         // odd one channel oc + 1 at the pixel before and its own (Q even: both in one row, 4-byte aligned).
         auto got = shuffle(select(odd, acc[2 * m], acc[2 * m + 1]), partner, 32);
         const std::vector<Val<f32>> pair{select(odd, got, acc[2 * m]), select(odd, acc[2 * m + 1], got)};
-        if_(ok && in[m] && p < P, [&] {
-          store_vec(y, y_img + (oc + odd_u) * (OD * P * Q) + p * Q + pq[m] - odd_u, pair);
-        });
+        if_(ok && in[m] && p < P,
+            [&] { store_vec(y, y_img + (oc + odd_u) * (OD * P * Q) + p * Q + pq[m] - odd_u, pair); });
         continue;
       }
       for (std::uint32_t e = 0; e < 2; ++e) {

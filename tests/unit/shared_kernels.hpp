@@ -394,8 +394,8 @@ void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered 
         for (std::uint32_t i = 0; i < 8; ++i) {
           const std::uint32_t src_lane = 8 * (i / 2) + l / 4, row = (5 * src_lane + 3 * w) % 32;
           const double want = x[g * 256u + row * 8 + 2 * (l % 4) + i % 2];
-          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << " lowered " << lowered << " group "
-                                                               << g << " warp " << w << " lane " << l << " value " << i;
+          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << " lowered " << lowered << " group " << g
+                                                               << " warp " << w << " lane " << l << " value " << i;
         }
       }
     }

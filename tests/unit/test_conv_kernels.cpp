@@ -233,7 +233,7 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const ir::Kernel bf = g2.build(DType::bf16, p);
   EXPECT_TRUE(has_mma(bf));
   EXPECT_EQ(bf.bounds.max_group_threads, 128u);
-  EXPECT_NE(ir::print_kernel(bf).find("shared:xs"), std::string::npos);           // staged
+  EXPECT_NE(ir::print_kernel(bf).find("shared:xs"), std::string::npos);          // staged
   EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * 8-row bands * 128
   const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
   EXPECT_NE(cu.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
