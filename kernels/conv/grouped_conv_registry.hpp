@@ -47,9 +47,10 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
 }
 
 // Output rows per band of the staged kernel by default: in 2-D the largest of 8, 4, 2 and 1 whose stage fits
-// (dtype t, staging vector vec), 2 in 3-D (H200, 2026-12-03 eleventh session, bf16: 3x3 g32 0.0556 ms with 8 rows
-// against 0.0623 with 4 and 0.0708 with 2; 2026-12-02 eighth session: 3x3x3 g8 2 rows 0.095 ms against 0.146
-// with 1; with 4 output depth slices per work-group 4 rows 0.0556 against 0.0617 with 2).
+// (dtype t, staging vector vec), 2 in 3-D (H200, bf16. 2026-12-03 eleventh session: 3x3 g32 0.0556 ms with 8 rows
+// against 0.0623 with 4 and 0.0708 with 2; 3x3x3 g8 with 4 output depth slices 4 rows 0.0556 against 0.0617 with
+// 2, the same as 8 slices with 2 rows, 0.0560, the default. 2026-12-02 eighth session: 3x3x3 g8 with one slice
+// 2 rows 0.095 ms against 0.146 with 1).
 inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp, DType t, std::uint32_t vec) {
   if (sp.rank() == 3) return 2u;
   for (const std::uint32_t r : {8u, 4u, 2u, 1u}) {
