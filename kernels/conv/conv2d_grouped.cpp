@@ -197,6 +197,8 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"threads", 256}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
+  // Not yet measured (2026-12-03): 16-byte staging loads with the default's 8-row bands (70 units for 128 threads).
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_sv8", conv_params(f, g32, {{"stage", 1}, {"sv", 8}})});
   // The staged kernel's feeds (the default lm 0 hb 1): before 2026-12-03 (lm 0 hb 0), load_matrix with and
   // without B held, pair stores.
   for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {1, 1}}) {
