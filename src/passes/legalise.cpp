@@ -81,11 +81,9 @@ ir::Kernel exchange_through_shared(const ir::Kernel& in, ir::StmtKind kind, DTyp
   return k;
 }
 
-// One Shuffle: barrier; scratch[lid] = bits(a); barrier; var = value(scratch[(lid & ~(L-1)) + b]).
-void lower_shuffle(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
-  ir::ExprArena& a = k.exprs;
-  const DType t = a[s.a].type;
-  const std::uint64_t mem = ir::encode_mem(ir::MemRef{ir::Space::Shared, scratch});
+// The first half of an exchange through shared array `scratch` (u32): barrier; scratch[lid] = bits; barrier
+// (the first barrier keeps a previous exchange's reads ahead of this one's writes).
+void publish(std::uint32_t scratch, ExprId lid, ExprId bits, ir::Block& out) {
   ir::Stmt barrier;
   barrier.kind = ir::StmtKind::Barrier;
   out.push_back(barrier);
@@ -93,9 +91,17 @@ void lower_shuffle(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, Expr
   put.kind = ir::StmtKind::Store;
   put.mem = ir::MemRef{ir::Space::Shared, scratch};
   put.a = lid;
-  put.b = t == DType::u32 ? s.a : a.unary(Op::Bitcast, DType::u32, s.a);
+  put.b = bits;
   out.push_back(put);
   out.push_back(barrier);
+}
+
+// One Shuffle: barrier; scratch[lid] = bits(a); barrier; var = value(scratch[(lid & ~(L-1)) + b]).
+void lower_shuffle(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
+  ir::ExprArena& a = k.exprs;
+  const DType t = a[s.a].type;
+  const std::uint64_t mem = ir::encode_mem(ir::MemRef{ir::Space::Shared, scratch});
+  publish(scratch, lid, t == DType::u32 ? s.a : a.unary(Op::Bitcast, DType::u32, s.a), out);
   const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, a.const_u32(~(s.lanes - 1)));
   const ExprId got =
       a.make({Op::Load, DType::u32, a.binary(Op::Add, DType::u32, base, s.b), ir::kNoExpr, ir::kNoExpr, mem});
@@ -215,6 +221,31 @@ void copy_at_once(ir::Kernel& k, ir::Block& b) {
   b = std::move(out);
 }
 
+// LoadMatrix s's values 2i and 2i+1: the pair at row `row` (a u32 variable) + col; matrix_col gives the lane's
+// column, 2 (lane % 4).
+ir::Stmt matrix_pair(ir::Kernel& k, const ir::Stmt& s, std::uint32_t i, ir::VarId row, ExprId col) {
+  ir::ExprArena& a = k.exprs;
+  ir::Stmt pair;
+  pair.kind = ir::StmtKind::LoadVec;
+  pair.mem = s.mem;
+  pair.a =
+      a.binary(Op::Add, DType::u32, a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, row}), col);
+  pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
+  return pair;
+}
+ExprId matrix_col(ir::ExprArena& a, ExprId lane) {
+  return a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, a.const_u32(3)), a.const_u32(2));
+}
+
+// LoadMatrix s's row index as u32; new_row_var: a fresh u32 variable for one matrix's row.
+ExprId matrix_row_index(ir::ExprArena& a, const ir::Stmt& s) {
+  return a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
+}
+ir::VarId new_row_var(ir::Kernel& k) {
+  k.vars.push_back(ir::VarInfo{DType::u32, false, "lm_row"});
+  return static_cast<ir::VarId>(k.vars.size() - 1);
+}
+
 // Every LoadMatrix of b as four shuffles of the row index and four load_vec of a pair (legalise.hpp).
 void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
   ir::Block out;
@@ -227,25 +258,18 @@ void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
     }
     ir::ExprArena& a = k.exprs;
     const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
-    const ExprId row = a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
+    const ExprId row = matrix_row_index(a, s);
     const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
-    const ExprId col = a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, u(3)), u(2));
+    const ExprId col = matrix_col(a, lane);
     for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
       ir::Stmt shfl;
       shfl.kind = ir::StmtKind::Shuffle;
-      shfl.var = static_cast<ir::VarId>(k.vars.size());
-      k.vars.push_back(ir::VarInfo{DType::u32, false, "lm_row"});
+      shfl.var = new_row_var(k);
       shfl.a = row;
       shfl.b = a.binary(Op::Add, DType::u32, u(8 * i), a.binary(Op::Shr, DType::u32, lane, u(2)));
       shfl.lanes = ir::kMmaLanes;
-      ir::Stmt pair;
-      pair.kind = ir::StmtKind::LoadVec;
-      pair.mem = s.mem;
-      pair.a = a.binary(Op::Add, DType::u32,
-                        a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, shfl.var}), col);
-      pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
-      out.push_back(std::move(shfl));
-      out.push_back(std::move(pair));
+      out.push_back(shfl);
+      out.push_back(matrix_pair(k, s, i, shfl.var, col));
     }
   }
   b = std::move(out);
@@ -257,37 +281,20 @@ void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
 void lower_load_matrix(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
   ir::ExprArena& a = k.exprs;
   const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
-  const ir::MemRef ex{ir::Space::Shared, scratch};
-  ir::Stmt barrier;
-  barrier.kind = ir::StmtKind::Barrier;
-  out.push_back(barrier);
-  ir::Stmt put;
-  put.kind = ir::StmtKind::Store;
-  put.mem = ex;
-  put.a = lid;
-  put.b = a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
-  out.push_back(put);
-  out.push_back(barrier);
+  publish(scratch, lid, matrix_row_index(a, s), out);
   const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
   const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, u(~(ir::kMmaLanes - 1)));
   const ExprId quad = a.binary(Op::Shr, DType::u32, lane, u(2));
-  const ExprId col = a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, u(3)), u(2));
-  const std::uint64_t mem = ir::encode_mem(ex);
+  const ExprId col = matrix_col(a, lane);
+  const std::uint64_t mem = ir::encode_mem(ir::MemRef{ir::Space::Shared, scratch});
   for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
     ir::Stmt row;
     row.kind = ir::StmtKind::Let;
-    row.var = static_cast<ir::VarId>(k.vars.size());
-    k.vars.push_back(ir::VarInfo{DType::u32, false, "lm_row"});
+    row.var = new_row_var(k);
     const ExprId at = a.binary(Op::Add, DType::u32, a.binary(Op::Add, DType::u32, base, u(8 * i)), quad);
     row.a = a.make({Op::Load, DType::u32, at, ir::kNoExpr, ir::kNoExpr, mem});
-    ir::Stmt pair;
-    pair.kind = ir::StmtKind::LoadVec;
-    pair.mem = s.mem;
-    pair.a = a.binary(Op::Add, DType::u32,
-                      a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, row.var}), col);
-    pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
-    out.push_back(std::move(row));
-    out.push_back(std::move(pair));
+    out.push_back(row);
+    out.push_back(matrix_pair(k, s, i, row.var, col));
   }
 }
 
