@@ -119,19 +119,20 @@ void register_conv3d_grouped(harness::Registry& r) {
                    {{"rows", 1}, {"stage", 1}, {"hb", 0}})});
   // Several output depth slices per work-group (ds): OD a multiple of ds, and not (a last block past OD), with
   // depth padding and 16 output channels; no depth padding with a depth window of 2.
-  for (const auto& [name, c, ds] : std::vector<std::tuple<std::string, ConvCase, std::int64_t>>{
+  for (const auto& [name, c, ds, lm] : std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>>{
            {"cpg8_og16_g2_4x7x20_pad1_bias_stage_ds2",
             {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-            2},
+            2,
+            1},
            {"cpg8_g1_5x6x16_pad1_stage_ds3",
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {5, 6, 16}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-            3},
+            3,
+            1},
            {"cpg8_g2_6x5x16_k2x3x4_pad0x1x1_stage_ds4_lm0",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
-            4}}) {
-    auto q = conv_params(f, c, {{"rows", 2}, {"stage", 1}, {"ds", ds}});
-    if (name.ends_with("_lm0")) q["lm"] = 0;
-    s.tests.push_back({name, q});
+            4,
+            0}}) {
+    s.tests.push_back({name, conv_params(f, c, {{"rows", 2}, {"stage", 1}, {"ds", ds}, {"lm", lm}})});
   }
   s.tests.push_back(
       {"cpg8_og16_g2_4x7x20_pad1_bias_stage_r3_sp",

@@ -369,11 +369,10 @@ ir::Kernel load_matrix_kernel() {
   });
 }
 
-// Checks load_matrix_kernel<T> on be against ir.hpp's definition (lowered: legalise's shuffles and
-// pair loads first, and the shuffles exchanged through shared memory).
+// Checks load_matrix_kernel<T> on be against ir.hpp's definition. lowered: 0 as traced; 1 legalised into
+// shuffles and pair loads (a dialect with shuffles but no ldmatrix); 2 into one shared-memory exchange and
+// pair loads (a dialect with neither).
 template <class T>
-// lowered: 0 as traced; 1 legalised into shuffles and pair loads; 2 into one shared-memory exchange and pair
-// loads (a dialect with neither ldmatrix nor shuffles).
 void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered = 0) {
   auto k = passes::optimize(load_matrix_kernel<T>());
   if (lowered) {

@@ -310,7 +310,7 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(codegen::emit(passes::optimize(g2.build(DType::bf16, q)), codegen::Target::CUDA).source.find("__shfl_sync"),
             std::string::npos);
   q = p, q["lm"] = 2;
-  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("lm"), std::string::npos);
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("lm = 2 must be in [0, 1]"), std::string::npos);
   // Output depth slices per work-group: 3-D only; in 3-D fewer work-groups and a deeper stage.
   q = p, q["ds"] = 2;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("applies to 3-D convolutions only"),
@@ -330,7 +330,7 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(ir::print_kernel(g3.build(DType::bf16, q3)).find("xs"), std::string::npos);
   EXPECT_TRUE(ir::has_load_matrix(g3.build(DType::bf16, p3)));  // in 3-D load_matrix by default
   q3["ds"] = 17;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("ds"), std::string::npos);
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("ds = 17 must be in [1, 16]"), std::string::npos);
   q3["ds"] = 16, q3["rows"] = 16, q3["stage"] = 1;
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("or depth slices (ds) would shrink it"),
             std::string::npos);
