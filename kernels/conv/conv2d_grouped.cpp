@@ -178,6 +178,27 @@ void register_conv2d_grouped(harness::Registry& r) {
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {11, 13}, .k = {3, 3}, .pad = {1, 1}}}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
   }
+  // Row units (ru, the default where Q % 16 == 0, or Q % 8 == 0 with R even): 2-row units (Q = 24) with a band
+  // past P, 16 output channels and bias; 1-row units (Q = 32) with load_matrix, pair stores and 64 threads; 2-row
+  // units with load_matrix and B per unit; and the flattened tasks (ru = 0) where row units would apply.
+  using Extra = std::vector<std::pair<std::string, std::int64_t>>;
+  for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
+           {"cpg8_og16_g2_7x24_pad1_bias_stage_r4_ru",
+            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {7, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}}},
+           {"cpg8_g1_5x32_pad1_stage_r2_w64_lm1_sp_ru",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {5, 32}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 2}, {"threads", 64}, {"lm", 1}, {"sp", 1}}},
+           {"cpg8_g2_6x24_pad1_stage_r4_lm1_hb0_ru",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 24}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 4}, {"lm", 1}, {"hb", 0}}},
+           {"cpg8_g2_6x16_pad1_stage_r2_ru0",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 2}, {"ru", 0}}}}) {
+    Extra q = prm;
+    q.emplace_back("stage", 1);
+    s.tests.push_back({name, conv_params(f, c, q)});
+  }
   // Bench: the default (16-bit: the staged tensor-core kernel, 8-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and 16 rows, 8 rows with 256
@@ -206,6 +227,15 @@ void register_conv2d_grouped(harness::Registry& r) {
                        conv_params(f, g32, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_sp", conv_params(f, g32, {{"stage", 1}, {"sp", 1}})});
+  // Row units (2026-12-03, twelfth session): the flattened tasks (the default before), and with load_matrix (48
+  // registers against 83 without, ptxas on this machine) 4 and 16 rows and 256 threads.
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_ru0", conv_params(f, g32, {{"stage", 1}, {"ru", 0}})});
+  for (const std::int64_t rows : {4, 16}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_lm1_r" + std::to_string(rows),
+                       conv_params(f, g32, {{"stage", 1}, {"lm", 1}, {"rows", rows}})});
+  }
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_stage_lm1_w256", conv_params(f, g32, {{"stage", 1}, {"lm", 1}, {"threads", 256}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -24,6 +24,10 @@
 // 8 output channels per group (one channel block), each warp loads every step's B fragment once, before its tasks.
 // With pair_stores and Q even, lanes g_l and g_l ^ 1 swap one value per pixel row (a shuffle) and each stores two
 // adjacent pixels of one channel as one 4-byte vector (two stores instead of four).
+// Row units (row_units, where Q % 16 == 0, or Q % 8 == 0 and R even): a warp's task is RG whole rows of the band
+// (RG = 1 or 2, RG * Q / 16 tiles) of one output slice and channel block instead of one flattened 16-pixel tile;
+// every tile's halves then lie at places known when tracing, so the tiles of a unit need no index arithmetic
+// (no division by Q per pixel, constant offsets from one per-unit index).
 // Staging: a unit is one input row segment of vp columns of the 8 channels (vp = the widest of
 // `vec` (default 2), 4 and 2 at most `vec` that divides W: 16-, 8- or 4-byte loads; else 1):
 // 8 loads, then vp 16-byte stores of the transposed pixels (the printer packs the pairs), a zero
@@ -54,6 +58,7 @@ struct StagedMmaFeed {
   bool lm = true;            // A fragments by load_matrix (one per step) instead of four pair loads
   bool hold_b = true;        // with one block of 8 output channels per group: B fragments loaded once per warp
   bool pair_stores = false;  // with Q even: lanes swap a value (one shuffle) and store 2 pixels of a channel
+  bool row_units = true;     // tasks of whole band rows where the plan has unit_rows (no index arithmetic per tile)
 };
 
 // Throws std::invalid_argument unless `threads` is a work-group size the staged kernel takes.
@@ -81,6 +86,7 @@ struct StagedMmaPlan {
   std::uint32_t steps = 0;    // k-steps: ceil(taps / 2)
   std::uint32_t cblocks = 0;  // blocks of 8 output channels per group
   std::uint32_t tiles = 0;    // 16-pixel tiles per band
+  std::uint32_t unit_rows = 0;  // rows of a row unit (staged_mma_unit_rows), 0 = none
   std::uint64_t xs_elems = 0, ws_elems = 0;
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ws_elems) * elem_bytes; }
 };
@@ -92,6 +98,14 @@ inline std::uint32_t staged_mma_vector(std::uint32_t W, std::uint32_t vec) {
     if (v <= (vec == 0 ? 2u : vec) && W % v == 0) return v;
   }
   return 1;
+}
+
+// Rows of a row unit for Q output columns and R-row bands: the fewest whole rows whose pixels are whole 16-pixel
+// tiles with every 8-pixel half in one row — 1 where Q % 16 == 0, 2 where Q % 16 == 8 and R is even — else 0.
+inline std::uint32_t staged_mma_unit_rows(std::uint32_t Q, std::uint32_t R) {
+  if (Q % 16 == 0) return 1;
+  if (Q % 8 == 0 && R % 2 == 0) return 2;
+  return 0;
 }
 
 inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t vec = 0,
@@ -111,6 +125,7 @@ inline StagedMmaPlan grouped_conv_mma_smem_geometry(const ConvSpec& s, std::uint
   pl.steps = (pl.taps + 1) / 2;
   pl.cblocks = s.out_per_group() / 8;
   pl.tiles = (pl.R * d.Q + 15) / 16;
+  pl.unit_rows = staged_mma_unit_rows(d.Q, pl.R);
   pl.xs_elems = static_cast<std::uint64_t>(pl.slices) * pl.rs * pl.ws * 8;
   pl.ws_elems = static_cast<std::uint64_t>(pl.cblocks) * pl.steps * 32 * 4;
   return pl;
@@ -303,9 +318,8 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   }
   k.barrier();
 
-  // The products: task = (dz * NBc + cb) * tiles + tile (output depth slice od + dz), warp w takes w, w + 4, ...
-  // (clamped: every lane reaches every mma; a repeated task stores nothing).
-  const std::uint32_t warps = NG / 32, tasks = DS * NBc * pl.tiles;
+  // The products, by row units or flattened tasks (below).
+  const std::uint32_t warps = NG / 32;
   auto warp = k.let("warp", lid / 32u);
   auto lane = k.let("lane", lid % 32u);
   auto gl = k.let("gl", lane / 4u);
@@ -316,12 +330,8 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   };
   // With lm, lane l names row (l % 8) + 8 ((l / 8) % 2) of A — pixel px + that row — at the step's first tap
   // (l < 16) or second (columns 8 .. 15): the 8 channels of a pixel are one 16-byte row of xs.
-  Val<u32> lm_row = 0u;
   Val<bool> lm_hi = false;
-  if (feed.lm) {
-    lm_row = k.let("lm_row", lane % 8u + ((lane / 8u) % 2u) * 8u);
-    lm_hi = k.let("lm_hi", lane >= 16u);
-  }
+  if (feed.lm) lm_hi = k.let("lm_hi", lane >= 16u);
   // B held: the group's single channel block's fragments, every step's, loaded once.
   const bool hold_b = feed.hold_b && NBc == 1;
   std::vector<std::array<Val<f32>, 4>> bheld;
@@ -342,6 +352,125 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     odd = k.let("odd_b", odd_u == 1u);
     partner = k.let("partner", select(odd, lane - 4u, lane + 4u));
   }
+  // One tile's steps: A at the lane's two pixels' places at[m] (pair loads) or at its load_matrix row lm_at (tap 0),
+  // B held or from wsm at wat; acc holds the bias.
+  const auto tile_products = [&](const std::array<Val<u32>, 2>& at, const Val<u32>& lm_at, const Val<u32>& wat,
+                                 std::array<Val<f32>, 4> acc) {
+    for (std::uint32_t st = 0; st < S; ++st) {
+      const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
+      std::array<Val<f32>, 8> a;
+      if (feed.lm) {
+        const std::uint32_t o0 = tap_offset(t0), o1 = tap_offset(t1);
+        const auto m = load_matrix(xs, lm_at + select(lm_hi, Val<u32>(o1), Val<u32>(o0)));
+        for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
+      } else {
+        for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
+          const auto pair = load_vec(xs, at[q % 2] + tap_offset(q / 2 ? t1 : t0), 2);
+          a[2 * q] = cast<f32>(pair[0]);
+          a[2 * q + 1] = cast<f32>(pair[1]);
+        }
+      }
+      if (hold_b) {
+        acc = mma_m16n8k16<T>(k, a, bheld[st], acc);
+      } else {
+        const auto bv = load_vec(wsm, wat + st * 128u, 4);
+        acc = mma_m16n8k16<T>(k, a, {cast<f32>(bv[0]), cast<f32>(bv[1]), cast<f32>(bv[2]), cast<f32>(bv[3])}, acc);
+      }
+    }
+    return acc;
+  };
+  // d_{2m + e}: output channel oc + e at pixel m, whose element of y for channel oc is y_at (stored where store_ok).
+  const std::uint32_t OPQ = OD * P * Q;
+  const auto store_pixel = [&](const std::array<Val<f32>, 4>& acc, std::uint32_t m, const Val<bool>& store_ok,
+                               const Val<u32>& y_at) {
+    if (pair_stores) {
+      // Lanes gl and gl ^ 1 swap one value: the even one stores channel oc at its pixel and the next, the odd one
+      // channel oc + 1 at the pixel before and its own (Q even: both in one row, 4-byte aligned).
+      auto got = shuffle(select(odd, acc[2 * m], acc[2 * m + 1]), partner, 32);
+      const std::vector<Val<f32>> pair{select(odd, got, acc[2 * m]), select(odd, acc[2 * m + 1], got)};
+      if_(store_ok, [&] { store_vec(y, y_at + odd_u * OPQ - odd_u, pair); });
+      return;
+    }
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      if_(store_ok, [&] { store(y, y_at + e * OPQ, cast<T>(acc[2 * m + e])); });
+    }
+  };
+  const auto bias_acc = [&](const Val<u32>& oc) {
+    std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
+    if (s.bias) {
+      for (std::uint32_t e = 0; e < 2; ++e) bias_c[e] = cast<f32>(load(bias, oc + e));
+    }
+    return std::array<Val<f32>, 4>{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
+  };
+  auto y_img = k.let("yb", ((bg / G) * O) * OPQ + od * (P * Q));  // output slice od of image b, channel 0
+
+  if (pl.unit_rows > 0 && feed.row_units) {
+    // Row units: a task is RG whole band rows (RG * Q a multiple of 16) of one output slice and channel block, so
+    // each tile half (8 pixels, Q % 8 == 0) lies in one row at a place known when tracing: no index arithmetic per
+    // tile. Unit u = (dz * NBc + cb) * NR + rg; warp w takes w, w + warps, ... (clamped like the tasks).
+    const std::uint32_t RG = pl.unit_rows, NR = R / RG, UT = RG * Q / 16, units = DS * NBc * NR;
+    const auto half_place = [&](std::uint32_t i, std::uint32_t m) {  // (row, column) of half m of tile i
+      const std::uint32_t px = 16 * i + 8 * m;
+      return std::array<std::uint32_t, 2>{px / Q, px % Q};
+    };
+    auto lane_at = k.let("lane_at", gl * 8u + tl * 2u);  // pair loads: pixel gl, channels 2 tl
+    Val<u32> lm_lane = 0u;
+    Val<bool> lm_h = false;
+    if (feed.lm) {
+      lm_lane = k.let("lm_lane", (lane % 8u) * 8u);
+      lm_h = k.let("lm_h", ((lane / 8u) % 2u) == 1u);  // this lane names a pixel of the tile's second half
+    }
+    for_group_rounds(k, warp, warps, units, "u", false, [&](const Val<u32>& uu, std::uint32_t r) {
+      const std::string rt = "u" + std::to_string(r) + "_";
+      Val<bool> ok = live;
+      if ((r + 1) * warps > units) ok = k.let(rt + "live", live && warp + r * warps < units);
+      Val<u32> dz = 0u, zoff = 0u, rg = 0u, cb = 0u;
+      if (DS > 1) {
+        dz = k.let(rt + "dz", uu / (NBc * NR));
+        zoff = dz * (RS * WS * 8u);
+        if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
+      }
+      if (NR > 1) rg = k.let(rt + "rg", uu % NR);
+      if (NBc > 1) cb = k.let(rt + "cb", (uu / NR) % NBc);
+      auto xb = k.let(rt + "xb", zoff + rg * (RG * WS * 8u));  // the unit's first pixel in xs
+      auto p0 = k.let(rt + "p", band * R + rg * RG);           // its first output row
+      auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
+      auto yu = k.let(rt + "y", y_img + dz * (P * Q) + oc * OPQ + p0 * Q + gl);
+      Val<u32> at_u = 0u, lm_u = 0u;
+      if (feed.lm) {
+        lm_u = k.let(rt + "lm", xb + lm_lane);
+      } else {
+        at_u = k.let(rt + "at", xb + lane_at);
+      }
+      const auto wat = hold_b ? Val<u32>(0u) : k.let(rt + "wat", (cb * (S * 32u) + lane) * 4u);
+      for (std::uint32_t i = 0; i < UT; ++i) {
+        std::array<Val<u32>, 2> at{Val<u32>(0u), Val<u32>(0u)};
+        std::array<std::uint32_t, 2> off{};
+        for (std::uint32_t m = 0; m < 2; ++m) {
+          const auto [ri, c0] = half_place(i, m);
+          off[m] = (ri * WS + c0) * 8;
+          if (!feed.lm) at[m] = at_u + off[m];
+        }
+        Val<u32> lm_at = 0u;
+        if (feed.lm) lm_at = k.let(rt + "lm" + std::to_string(i), lm_u + select(lm_h, Val<u32>(off[1]), Val<u32>(off[0])));
+        const auto acc = tile_products(at, lm_at, wat, bias_acc(oc));
+        for (std::uint32_t m = 0; m < 2; ++m) {
+          const auto [ri, c0] = half_place(i, m);
+          Val<bool> store_ok = ok;
+          if (P % R != 0) store_ok = ok && p0 + ri < P;  // a last band past P
+          store_pixel(acc, m, store_ok, yu + (ri * Q + c0));
+        }
+      }
+    });
+    return;
+  }
+
+  // Flattened tasks: task = (dz * NBc + cb) * tiles + tile (output depth slice od + dz), 16 consecutive pixels of
+  // the band's R x Q outputs; warp w takes w, w + 4, ... (clamped: every lane reaches every mma; a repeated task
+  // stores nothing).
+  const std::uint32_t tasks = DS * NBc * pl.tiles;
+  Val<u32> lm_row = 0u;
+  if (feed.lm) lm_row = k.let("lm_row", lane % 8u + ((lane / 8u) % 2u) * 8u);
   for_group_rounds(k, warp, warps, tasks, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
     const std::string rt = "r" + std::to_string(r) + "_";
     Val<bool> ok = live;
@@ -372,50 +501,11 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
       lm_at = k.let(rt + "lma", ((pc / Q) * WS + pc % Q) * 8u + zoff);
     }
     auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
-    std::array<Val<f32>, 2> bias_c{0.0f, 0.0f};
-    if (s.bias) {
-      for (std::uint32_t e = 0; e < 2; ++e) bias_c[e] = cast<f32>(load(bias, oc + e));
-    }
-    std::array<Val<f32>, 4> acc{bias_c[0], bias_c[1], bias_c[0], bias_c[1]};
     auto wat = k.let(rt + "wat", (cb * (S * 32u) + lane) * 4u);
-    for (std::uint32_t st = 0; st < S; ++st) {
-      const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
-      std::array<Val<f32>, 8> a;
-      if (feed.lm) {
-        const std::uint32_t o0 = tap_offset(t0), o1 = tap_offset(t1);
-        const auto m = load_matrix(xs, lm_at + select(lm_hi, Val<u32>(o1), Val<u32>(o0)));
-        for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
-      } else {
-        for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
-          const auto pair = load_vec(xs, at[q % 2] + tap_offset(q / 2 ? t1 : t0), 2);
-          a[2 * q] = cast<f32>(pair[0]);
-          a[2 * q + 1] = cast<f32>(pair[1]);
-        }
-      }
-      if (hold_b) {
-        acc = mma_m16n8k16<T>(k, a, bheld[st], acc);
-      } else {
-        const auto bv = load_vec(wsm, wat + st * 128u, 4);
-        acc = mma_m16n8k16<T>(k, a, {cast<f32>(bv[0]), cast<f32>(bv[1]), cast<f32>(bv[2]), cast<f32>(bv[3])}, acc);
-      }
-    }
-    // d_{2m + e}: output channel oc + e at pixel m.
-    auto y_img = k.let(rt + "yb", ((bg / G) * O) * (OD * P * Q) + (od + dz) * (P * Q));
+    const auto acc = tile_products(at, lm_at, wat, bias_acc(oc));
     for (std::uint32_t m = 0; m < 2; ++m) {
       auto p = k.let(rt + "p" + std::to_string(m), band * R + pr[m]);
-      if (pair_stores) {
-        // Lanes gl and gl ^ 1 swap one value: the even one stores channel oc at its pixel and the next, the
-        // odd one channel oc + 1 at the pixel before and its own (Q even: both in one row, 4-byte aligned).
-        auto got = shuffle(select(odd, acc[2 * m], acc[2 * m + 1]), partner, 32);
-        const std::vector<Val<f32>> pair{select(odd, got, acc[2 * m]), select(odd, acc[2 * m + 1], got)};
-        if_(ok && in[m] && p < P,
-            [&] { store_vec(y, y_img + (oc + odd_u) * (OD * P * Q) + p * Q + pq[m] - odd_u, pair); });
-        continue;
-      }
-      for (std::uint32_t e = 0; e < 2; ++e) {
-        if_(ok && in[m] && p < P,
-            [&] { store(y, y_img + (oc + e) * (OD * P * Q) + p * Q + pq[m], cast<T>(acc[2 * m + e])); });
-      }
+      store_pixel(acc, m, ok && in[m] && p < P, y_img + dz * (P * Q) + oc * OPQ + p * Q + pq[m]);
     }
   });
 }

@@ -68,10 +68,12 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
 // where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. Defaults: lm in 3-D
 // only, hb 1, sp 0 (H200, 2026-12-03 eleventh session, bf16: 3x3x3 g8 0.0897 ms with lm against 0.0948 without;
 // 3x3 g32 0.0640 with lm against 0.0624 without; B held or not within 1.5%; pair stores 2% slower in both).
+// "ru": tasks of whole band rows where the geometry allows (default 1; 0 = flattened 16-pixel tiles).
 inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harness::Params& p) {
   return {bounded_param(p, "lm", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
           bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
-          bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1};
+          bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1,
+          bounded_param(p, "ru", 0, 1, 1, "grouped convolution tile") == 1};
 }
 
 // Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 8,
@@ -152,7 +154,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds"})
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds", "ru", "minb"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -181,7 +183,14 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) grouped_conv_mma_smem<E>(k, sp, rows, threads, vec, feed, ds);
+        apply_launch_bounds(k, p, threads, true);  // "minb": work-groups per multiprocessor the registers allow
       });
+    }
+    // Like the staged kernel's other parameters, minb is ignored where a case's stage = 1 meets f32 (the FMA kernel).
+    if (p.count("minb") && !(p.count("stage") && param(p, "stage") == 1)) {
+      throw std::invalid_argument(sp.name +
+                                  ": minb applies to the staged tensor-core kernel only (f16/bf16, stage = 1), not to "
+                                  "this case's kernel; remove minb");
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
