@@ -40,6 +40,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -352,16 +354,15 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     odd = k.let("odd_b", odd_u == 1u);
     partner = k.let("partner", select(odd, lane - 4u, lane + 4u));
   }
-  // One tile's steps: A at the lane's two pixels' places at[m] (pair loads) or at its load_matrix row lm_at (tap 0),
-  // B held or from wsm at wat; acc holds the bias.
-  const auto tile_products = [&](const std::array<Val<u32>, 2>& at, const Val<u32>& lm_at, const Val<u32>& wat,
-                                 std::array<Val<f32>, 4> acc) {
+  // One tile's steps: A at the lane's two pixels' places at[m] (pair loads) or by load_matrix at lm_row(st), the
+  // lane's row at step st; B held or from wsm at wat; acc holds the bias.
+  const auto tile_products = [&](const std::array<Val<u32>, 2>& at, const std::function<Val<u32>(std::uint32_t)>& lm_row,
+                                 const Val<u32>& wat, std::array<Val<f32>, 4> acc) {
     for (std::uint32_t st = 0; st < S; ++st) {
       const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
       std::array<Val<f32>, 8> a;
       if (feed.lm) {
-        const std::uint32_t o0 = tap_offset(t0), o1 = tap_offset(t1);
-        const auto m = load_matrix(xs, lm_at + select(lm_hi, Val<u32>(o1), Val<u32>(o0)));
+        const auto m = load_matrix(xs, lm_row(st));
         for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
       } else {
         for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: pixel m = q % 2, tap t0 or t1 (q / 2)
@@ -443,6 +444,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
         at_u = k.let(rt + "at", xb + lane_at);
       }
       const auto wat = hold_b ? Val<u32>(0u) : k.let(rt + "wat", (cb * (S * 32u) + lane) * 4u);
+      std::map<std::pair<std::uint32_t, std::uint32_t>, Val<u32>> lm_bases;  // load_matrix row bases of this unit
       for (std::uint32_t i = 0; i < UT; ++i) {
         std::array<Val<u32>, 2> at{Val<u32>(0u), Val<u32>(0u)};
         std::array<std::uint32_t, 2> off{};
@@ -451,9 +453,23 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
           off[m] = (ri * WS + c0) * 8;
           if (!feed.lm) at[m] = at_u + off[m];
         }
-        Val<u32> lm_at = 0u;
-        if (feed.lm) lm_at = k.let(rt + "lm" + std::to_string(i), lm_u + select(lm_h, Val<u32>(off[1]), Val<u32>(off[0])));
-        const auto acc = tile_products(at, lm_at, wat, bias_acc(oc));
+        // The lane's row at step st: lm_u + (its half's place) + (its tap's offset), as a per-unit base for each
+        // pair of differences (second half - first, second tap - first) plus a constant, which the compiler folds
+        // into the load's address (a handful of bases per unit instead of a select and adds per step).
+        const auto lm_row = [&, i, off](std::uint32_t st) {
+          const std::uint32_t o0 = tap_offset(2 * st), o1 = tap_offset(std::min(2 * st + 1, taps - 1));
+          const std::pair<std::uint32_t, std::uint32_t> key{off[1] - off[0], o1 - o0};
+          auto it = lm_bases.find(key);
+          if (it == lm_bases.end()) {
+            const std::string nm = rt + "lb" + std::to_string(lm_bases.size());
+            it = lm_bases
+                     .emplace(key, k.let(nm, lm_u + select(lm_h, Val<u32>(key.first), Val<u32>(0u)) +
+                                                 select(lm_hi, Val<u32>(key.second), Val<u32>(0u))))
+                     .first;
+          }
+          return it->second + (off[0] + o0);
+        };
+        const auto acc = tile_products(at, lm_row, wat, bias_acc(oc));
         for (std::uint32_t m = 0; m < 2; ++m) {
           const auto [ri, c0] = half_place(i, m);
           Val<bool> store_ok = ok;
@@ -502,7 +518,11 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     }
     auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
     auto wat = k.let(rt + "wat", (cb * (S * 32u) + lane) * 4u);
-    const auto acc = tile_products(at, lm_at, wat, bias_acc(oc));
+    const auto lm_row = [&](std::uint32_t st) {
+      const std::uint32_t o0 = tap_offset(2 * st), o1 = tap_offset(std::min(2 * st + 1, taps - 1));
+      return lm_at + select(lm_hi, Val<u32>(o1), Val<u32>(o0));
+    };
+    const auto acc = tile_products(at, lm_row, wat, bias_acc(oc));
     for (std::uint32_t m = 0; m < 2; ++m) {
       auto p = k.let(rt + "p" + std::to_string(m), band * R + pr[m]);
       store_pixel(acc, m, ok && in[m] && p < P, y_img + dz * (P * Q) + oc * OPQ + p * Q + pq[m]);
