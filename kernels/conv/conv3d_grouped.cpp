@@ -140,7 +140,7 @@ void register_conv3d_grouped(harness::Registry& r) {
            f,
            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
-  // Row units (ru, the default where Q % 16 == 0, or Q % 8 == 0 with R even): 2-row units (Q = 24) with a last
+  // Row units (ru, the 3-D default where Q % 16 == 0, or Q % 8 == 0 with R even): 2-row units (Q = 24) with a last
   // depth block past OD, 16 output channels and bias; 1-row units (Q = 16) with a band past P, without load_matrix.
   s.tests.push_back(
       {"cpg8_og16_g2_5x6x24_pad1_bias_stage_r2_ds2_ru",
@@ -181,10 +181,9 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}, {"ds", 4}})});
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_lm0", conv_params(f, g8, {{"stage", 1}, {"lm", 0}, {"ds", 4}})});
-  // Row units (2026-12-03, twelfth session): the flattened tasks (the default before), and registers capped for 5
-  // work-groups per multiprocessor (48 registers against 64, 28 bytes spilled: ptxas on this machine).
+  // Row units (2026-12-03, twelfth session): the flattened tasks (the default before: 0.0566 ms against 0.0540).
+  // (Dropped after that run: registers capped for 5 work-groups per SM, 48 registers and 28 bytes spilled, 0.0669.)
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ru0", conv_params(f, g8, {{"stage", 1}, {"ru", 0}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_minb5", conv_params(f, g8, {{"stage", 1}, {"minb", 5}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

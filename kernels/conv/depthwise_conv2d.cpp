@@ -370,6 +370,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["async"] = 1;
     p["imgs"] = 2;
     s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_mw4_imgs2_async_mma", p});
+    // The tuned schedule with minb: launch bounds of its 4-warp work-group (128 threads, 8 per multiprocessor).
+    auto q = conv_params(f, {.B = 3, .C = 2, .size = {37, 34}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
+    q["mma"] = 1;
+    q["minb"] = 8;
+    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_minb8_mma", q});
   }
   // A fragments by load_matrix (the plane shifted so that A's rows are 16-byte aligned, narrower copies): the tuned
   // schedule, one synchronous plane with several rounds, a 5-wide and an 8-wide window, odd rows (scalar copies).
@@ -527,6 +532,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
                          q});
     }
   }
+  // The tuned 7x7 schedule with registers capped for 8 and 7 work-groups per multiprocessor (64 and 72 registers
+  // against 76: ncu, 2026-12-03 twelfth session, found it bound by shared-memory latency at 24 warps per SM).
+  for (const int minb : {8, 7}) {
+    auto q = conv_params(f, b7);
+    q["mma"] = 1;
+    q["minb"] = minb;
+    s.bench.push_back({"N32_C384_56x56_7x7_mma_minb" + std::to_string(minb), q});
+  }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
   // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
@@ -602,13 +615,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
     (void)mma_load_matrix(tile, p);  // refuses lm without the tensor-core kernel
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
-      apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if constexpr (sizeof(T) == 2) {
         if (tile.mma) {
+          // With minb, bounds of the work-group it launches (4 warps in the tuned schedule), so that the registers fit
+          // minb of those work-groups per multiprocessor; without, 256 threads (ptxas gives the tuned 7x7 schedule 76
+          // registers under those bounds, the ones measured, and 64 with 16 bytes spilled under 128-thread bounds).
+          const std::uint32_t group =
+              p.count("minb")
+                  ? depthwise_conv2d_mma_plan(sp, sizeof(T), mma_warps(tile, p), mma_load_matrix(tile, p)).group()
+                  : 256u;
+          apply_launch_bounds(k, p, group, true);
           return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
                                               mma_warps(tile, p), mma_load_matrix(tile, p));
         }
       }
+      apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p));
       } else {

@@ -283,6 +283,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({name, p});
   }
 
+  // The 7x7 stream default with registers capped for 10 work-groups of 64 per SM (96 registers against 128, 40 bytes
+  // spilled: ncu of f32, 2026-12-03 twelfth session, 16 warps per SM, issue 58% with not-selected stalls first).
+  {
+    auto p = conv_params(f, k7);
+    p["minb"] = 10;
+    s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
+  }
+
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));

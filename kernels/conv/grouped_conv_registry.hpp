@@ -68,12 +68,14 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
 // where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. Defaults: lm in 3-D
 // only, hb 1, sp 0 (H200, 2026-12-03 eleventh session, bf16: 3x3x3 g8 0.0897 ms with lm against 0.0948 without;
 // 3x3 g32 0.0640 with lm against 0.0624 without; B held or not within 1.5%; pair stores 2% slower in both).
-// "ru": tasks of whole band rows where the geometry allows (default 1; 0 = flattened 16-pixel tiles).
+// "ru": tasks of whole band rows where the geometry allows (0 = flattened 16-pixel tiles); default in 3-D only (H200,
+// 2026-12-03 twelfth session, bf16: 3x3x3 g8 0.0540 ms with row units against 0.0566 without; 3x3 g32 0.0601 with
+// them (83 registers against 54) against 0.0553 without, 0.0572 with load_matrix).
 inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harness::Params& p) {
   return {bounded_param(p, "lm", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
           bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
           bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1,
-          bounded_param(p, "ru", 0, 1, 1, "grouped convolution tile") == 1};
+          bounded_param(p, "ru", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1};
 }
 
 // Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 8,

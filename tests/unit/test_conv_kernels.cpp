@@ -311,14 +311,14 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
             std::string::npos);
   q = p, q["lm"] = 2;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("lm = 2 must be in [0, 1]"), std::string::npos);
-  // Row units (Q = 56, 8-row bands: 2-row units) by default: no division by Q in the products; ru = 0 divides
-  // per pixel. minb caps the registers (launch bounds), and only the staged kernel takes it.
+  // Row units (ru = 1; Q = 56, 8-row bands: 2-row units): no division by Q in the products; the 2-D default (ru = 0)
+  // divides per pixel. minb caps the registers (launch bounds), and only the staged kernel takes it.
   const auto div_by_q = [](const ir::Kernel& kk) {
     return codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source.find(" % 56u)") != std::string::npos;
   };
-  EXPECT_FALSE(div_by_q(bf));
-  q = p, q["ru"] = 0;
-  EXPECT_TRUE(div_by_q(g2.build(DType::bf16, q)));
+  EXPECT_TRUE(div_by_q(bf));
+  q = p, q["ru"] = 1;
+  EXPECT_FALSE(div_by_q(g2.build(DType::bf16, q)));
   q = p, q["minb"] = 6;
   EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 6}));
   q.erase("stage"), q.erase("rows"), q["mma"] = 0;  // the FMA kernel
