@@ -89,6 +89,19 @@ bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
   }
   return tile.mma && bounded_param(p, "lm", 0, 1, mma_tuned(tile, p) ? 1 : 0, "depthwise_conv2d") == 1;
 }
+// Every tile's load_matrix of a tap row before the row's first mma: "lmfirst" (0 or 1, default 0); refused without
+// load_matrix (ignored for f32 with mma = 1, like lm).
+bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
+  if (!p.count("lmfirst")) return false;
+  const bool on = bounded_param(p, "lmfirst", 0, 1, 0, "depthwise_conv2d") == 1;
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool lm = mma_load_matrix(tile, p);
+  if (on && (tile.mma ? !lm : !mma_asked)) {
+    throw std::invalid_argument("depthwise_conv2d: lmfirst orders load_matrix ahead of the products: it needs the "
+                                "tensor-core kernel (mma = 1) with lm = 1; drop lmfirst");
+  }
+  return on && lm;
+}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   return mma_tuned(tile, p) &&
          plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p)).plane);
@@ -182,6 +195,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
+  s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
@@ -375,6 +389,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["mma"] = 1;
     q["minb"] = 8;
     s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_minb8_mma", q});
+    q.erase("minb");
+    q["lmfirst"] = 1;  // every tile's load_matrix of a tap row first
+    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_lmfirst_mma", q});
   }
   // A fragments by load_matrix (the plane shifted so that A's rows are 16-byte aligned, narrower copies): the tuned
   // schedule, one synchronous plane with several rounds, a 5-wide and an 8-wide window, odd rows (scalar copies).
@@ -534,6 +551,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   // The tuned 7x7 schedule with registers capped for 8 and 7 work-groups per multiprocessor (64 and 72 registers
   // against 76: ncu, 2026-12-03 twelfth session, found it bound by shared-memory latency at 24 warps per SM).
+  {
+    auto q = conv_params(f, b7);
+    q["mma"] = 1;
+    q["lmfirst"] = 1;
+    s.bench.push_back({"N32_C384_56x56_7x7_mma_lmfirst", q});
+  }
   for (const int minb : {8, 7}) {
     auto q = conv_params(f, b7);
     q["mma"] = 1;
@@ -613,6 +636,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     (void)plane_async(sp, tile, p);  // refuses async without the tensor-core or staged-plane kernel
     (void)mma_warps(tile, p);        // refuses mw without the tensor-core kernel
     (void)mma_load_matrix(tile, p);  // refuses lm without the tensor-core kernel
+    (void)mma_lm_first(tile, p);     // refuses lmfirst without load_matrix
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
@@ -626,7 +650,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
                   : 256u;
           apply_launch_bounds(k, p, group, true);
           return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                              mma_warps(tile, p), mma_load_matrix(tile, p));
+                                              mma_warps(tile, p), mma_load_matrix(tile, p), mma_lm_first(tile, p));
         }
       }
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds

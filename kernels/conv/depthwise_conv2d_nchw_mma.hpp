@@ -123,7 +123,7 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // current plane's arithmetic.
 template <class T>
 void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false,
-                               std::uint32_t warps = 0, bool lm = false) {
+                               std::uint32_t warps = 0, bool lm = false, bool lm_first = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps, lm);
@@ -219,9 +219,18 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
       tiles.push_back(std::move(t));
     });
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
-      for (Tile& t : tiles) {
+      // With lm_first, every tile's load_matrix of this tap row is issued before the row's first mma (the rows'
+      // shared-memory latencies overlap; 4 more live registers per tile).
+      std::vector<std::array<Val<T>, 8>> first;
+      if (plan.lm && lm_first) {
+        for (Tile& t : tiles) first.push_back(load_matrix(xs, ky == 0 ? t.at0 : Val<u32>(t.at0 + ky * L.ws)));
+      }
+      for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
+        Tile& t = tiles[ti];
         std::array<Val<f32>, 8> a;
-        if (plan.lm) {
+        if (plan.lm && lm_first) {
+          for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(first[ti][i]);
+        } else if (plan.lm) {
           const auto m = load_matrix(xs, ky == 0 ? t.at0 : Val<u32>(t.at0 + ky * L.ws));
           for (std::uint32_t i = 0; i < 8; ++i) a[i] = cast<f32>(m[i]);
         } else {

@@ -515,6 +515,18 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     tiled_lm["lm"] = 1;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, tiled_lm, &k7).find("lm (A fragments by load_matrix)"),
               std::string::npos);
+    // lmfirst needs load_matrix; minb gives the launch bounds of the 4-warp work-group
+    Params lmf = p;
+    lmf["lmfirst"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, lmf, &k7), "");
+    EXPECT_TRUE(ir::has_load_matrix(k7));
+    lmf["lm"] = 0;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lmf, &k7).find("lmfirst orders load_matrix"),
+              std::string::npos);
+    Params capped = p;
+    capped["minb"] = 8;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, capped, &k7), "");
+    EXPECT_EQ(k7.bounds, (ir::LaunchBounds{128, 8}));
   }
   // f32 and a case naming a tile run the tiled kernel
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, p, &k7), "");
