@@ -551,6 +551,13 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   // The tuned 7x7 schedule with registers capped for 8 and 7 work-groups per multiprocessor (64 and 72 registers
   // against 76: ncu, 2026-12-03 twelfth session, found it bound by shared-memory latency at 24 warps per SM).
+  // The 3x3 default with registers capped for 5 work-groups of 256 (f16: 48 registers, bf16's count, against 56, with
+  // 12 bytes spilled).
+  {
+    auto q = conv_params(f, b3);
+    q["minb"] = 5;
+    s.bench.push_back({"N32_C384_56x56_3x3_minb5", q});
+  }
   {
     auto q = conv_params(f, b7);
     q["mma"] = 1;
