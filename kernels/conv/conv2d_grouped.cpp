@@ -231,7 +231,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   // alone and with load_matrix (48 registers against 83 without: 0.0572). (Dropped after that run: load_matrix with
   // row units and 4 rows 0.0739, 16 rows 0.0597, 256 threads 0.0709.)
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_ru1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_ru1_lm1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}, {"lm", 1}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_stage_ru1_lm1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}, {"lm", 1}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -97,8 +97,9 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   const bool lm = mma_load_matrix(tile, p);
   if (on && (tile.mma ? !lm : !mma_asked)) {
-    throw std::invalid_argument("depthwise_conv2d: lmfirst orders load_matrix ahead of the products: it needs the "
-                                "tensor-core kernel (mma = 1) with lm = 1; drop lmfirst");
+    throw std::invalid_argument(
+        "depthwise_conv2d: lmfirst orders load_matrix ahead of the products: it needs the "
+        "tensor-core kernel (mma = 1) with lm = 1; drop lmfirst");
   }
   return on && lm;
 }

@@ -76,18 +76,18 @@ inline void check_staged_mma_threads(const std::string& who, std::uint32_t threa
 // Sizes of the staged kernel for spec s and band height `rows`.
 struct StagedMmaPlan {
   GroupedMmaDims dm{};
-  std::uint32_t R = 0;        // output rows per band
-  std::uint32_t bands = 0;    // bands per output slice
-  std::uint32_t rs = 0;       // staged rows per depth slice (R + kh - 1)
-  std::uint32_t ws = 0;       // staged pixels per row (input column iw at pixel pad_w + iw)
-  std::uint32_t vp = 1;       // columns per staging unit
-  std::uint32_t taps = 0;     // kd * kh * kw
-  std::uint32_t ds = 1;       // output depth slices per work-group (3-D)
-  std::uint32_t dblocks = 1;  // work-groups along the output depth: ceil(OD / ds)
-  std::uint32_t slices = 1;   // staged depth slices: kd + ds - 1
-  std::uint32_t steps = 0;    // k-steps: ceil(taps / 2)
-  std::uint32_t cblocks = 0;  // blocks of 8 output channels per group
-  std::uint32_t tiles = 0;    // 16-pixel tiles per band
+  std::uint32_t R = 0;          // output rows per band
+  std::uint32_t bands = 0;      // bands per output slice
+  std::uint32_t rs = 0;         // staged rows per depth slice (R + kh - 1)
+  std::uint32_t ws = 0;         // staged pixels per row (input column iw at pixel pad_w + iw)
+  std::uint32_t vp = 1;         // columns per staging unit
+  std::uint32_t taps = 0;       // kd * kh * kw
+  std::uint32_t ds = 1;         // output depth slices per work-group (3-D)
+  std::uint32_t dblocks = 1;    // work-groups along the output depth: ceil(OD / ds)
+  std::uint32_t slices = 1;     // staged depth slices: kd + ds - 1
+  std::uint32_t steps = 0;      // k-steps: ceil(taps / 2)
+  std::uint32_t cblocks = 0;    // blocks of 8 output channels per group
+  std::uint32_t tiles = 0;      // 16-pixel tiles per band
   std::uint32_t unit_rows = 0;  // rows of a row unit (staged_mma_unit_rows), 0 = none
   std::uint64_t xs_elems = 0, ws_elems = 0;
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ws_elems) * elem_bytes; }
@@ -356,8 +356,9 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
   }
   // One tile's steps: A at the lane's two pixels' places at[m] (pair loads) or by load_matrix at lm_row(st), the
   // lane's row at step st; B held or from wsm at wat; acc holds the bias.
-  const auto tile_products = [&](const std::array<Val<u32>, 2>& at, const std::function<Val<u32>(std::uint32_t)>& lm_row,
-                                 const Val<u32>& wat, std::array<Val<f32>, 4> acc) {
+  const auto tile_products = [&](const std::array<Val<u32>, 2>& at,
+                                 const std::function<Val<u32>(std::uint32_t)>& lm_row, const Val<u32>& wat,
+                                 std::array<Val<f32>, 4> acc) {
     for (std::uint32_t st = 0; st < S; ++st) {
       const std::uint32_t t0 = 2 * st, t1 = std::min(2 * st + 1, taps - 1);
       std::array<Val<f32>, 8> a;

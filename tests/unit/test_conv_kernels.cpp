@@ -322,8 +322,9 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   q = p, q["minb"] = 6;
   EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 6}));
   q.erase("stage"), q.erase("rows"), q["mma"] = 0;  // the FMA kernel
-  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("minb applies to the staged tensor-core kernel only"),
-            std::string::npos);
+  EXPECT_NE(
+      build_with(reg, "conv2d_grouped", DType::bf16, q).find("minb applies to the staged tensor-core kernel only"),
+      std::string::npos);
   // Output depth slices per work-group: 3-D only; in 3-D fewer work-groups and a deeper stage.
   q = p, q["ds"] = 2;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("applies to 3-D convolutions only"),
