@@ -178,19 +178,20 @@ void register_conv2d_grouped(harness::Registry& r) {
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {11, 13}, .k = {3, 3}, .pad = {1, 1}}}}) {
     s.tests.push_back({name, conv_params(f, c, {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
   }
-  // Row units (ru = 1, where Q % 16 == 0, or Q % 8 == 0 with R even; the 3-D default, not 2-D's): 2-row units
-  // (Q = 24) with a band past P, 16 output channels and bias; 1-row units (Q = 32) with load_matrix, pair stores and
-  // 64 threads; 2-row units with load_matrix and B per unit; 1-row units (Q = 16).
+  // Row units (ru = 1, where Q % 16 == 0, or Q % 8 == 0 with R even; the 3-D default, not 2-D's): 2-row units of 3
+  // tiles (Q = 24: tile 1's halves in two rows) with a band past P, 16 output channels and bias, and with
+  // load_matrix, pair stores and 64 threads; 2-row units of one tile (Q = 8) with load_matrix and B per unit; 1-row
+  // units (Q = 16). (Small planes: PoCL's compile time of the legalised mma grows with the tiles per unit.)
   using Extra = std::vector<std::pair<std::string, std::int64_t>>;
   for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
            {"cpg8_og16_g2_7x24_pad1_bias_stage_r4_ru",
             {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {7, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"rows", 4}, {"ru", 1}}},
-           {"cpg8_g1_5x32_pad1_stage_r2_w64_lm1_sp_ru",
-            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {5, 32}, .k = {3, 3}, .pad = {1, 1}},
+           {"cpg8_g1_5x24_pad1_stage_r2_w64_lm1_sp_ru",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {5, 24}, .k = {3, 3}, .pad = {1, 1}},
             {{"rows", 2}, {"threads", 64}, {"lm", 1}, {"sp", 1}, {"ru", 1}}},
-           {"cpg8_g2_6x24_pad1_stage_r4_lm1_hb0_ru",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 24}, .k = {3, 3}, .pad = {1, 1}},
+           {"cpg8_g2_6x8_pad1_stage_r4_lm1_hb0_ru",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 8}, .k = {3, 3}, .pad = {1, 1}},
             {{"rows", 4}, {"lm", 1}, {"hb", 0}, {"ru", 1}}},
            {"cpg8_g2_6x16_pad1_stage_r2_ru1",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 3}, .pad = {1, 1}},

@@ -140,13 +140,13 @@ void register_conv3d_grouped(harness::Registry& r) {
            f,
            {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 20}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 3}, {"stage", 1}, {"sp", 1}})});
-  // Row units (ru, the 3-D default where Q % 16 == 0, or Q % 8 == 0 with R even): 2-row units (Q = 24) with a last
+  // Row units (ru, the 3-D default where Q % 16 == 0, or Q % 8 == 0 with R even): 2-row units (Q = 8) with a last
   // depth block past OD, 16 output channels and bias; 1-row units (Q = 16) with a band past P, without load_matrix.
   s.tests.push_back(
-      {"cpg8_og16_g2_5x6x24_pad1_bias_stage_r2_ds2_ru",
+      {"cpg8_og16_g2_3x4x8_pad1_bias_stage_r2_ds2_ru",
        conv_params(
            f,
-           {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {5, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {3, 4, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 2}, {"stage", 1}, {"ds", 2}})});
   s.tests.push_back(
       {"cpg8_g1_4x5x16_pad1_b2_stage_r2_ds4_lm0_ru",

@@ -385,14 +385,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["async"] = 1;
     p["imgs"] = 2;
     s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_mw4_imgs2_async_mma", p});
-    // The tuned schedule with minb: launch bounds of its 4-warp work-group (128 threads, 8 per multiprocessor).
-    auto q = conv_params(f, {.B = 3, .C = 2, .size = {37, 34}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
+    // The tuned schedule with minb: launch bounds of its 4-warp work-group (128 threads, 8 per multiprocessor); with
+    // every tile's load_matrix of a tap row first (a plane of 2 x 3 tiles: 2 rounds on 4 warps, the last clamped).
+    auto q = conv_params(f, {.B = 3, .C = 2, .size = {19, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
     q["mma"] = 1;
     q["minb"] = 8;
-    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_minb8_mma", q});
+    s.tests.push_back({"c2_19x20_7x7_pad3_bias_b3_minb8_mma", q});
     q.erase("minb");
-    q["lmfirst"] = 1;  // every tile's load_matrix of a tap row first
-    s.tests.push_back({"c2_37x34_7x7_pad3_bias_b3_lmfirst_mma", q});
+    q["lmfirst"] = 1;
+    s.tests.push_back({"c2_19x20_7x7_pad3_bias_b3_lmfirst_mma", q});
   }
   // A fragments by load_matrix (the plane shifted so that A's rows are 16-byte aligned, narrower copies): the tuned
   // schedule, one synchronous plane with several rounds, a 5-wide and an 8-wide window, odd rows (scalar copies).
