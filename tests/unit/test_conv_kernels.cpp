@@ -521,6 +521,15 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     lmf["lmfirst"] = 1;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, lmf, &k7), "");
     EXPECT_TRUE(ir::has_load_matrix(k7));
+    // the order it changes: a second ldmatrix before the first mma with lmfirst, after it without
+    const auto second_ldmatrix_first = [](const ir::Kernel& kk) {
+      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
+      return cu.find("ldmatrix", cu.find("ldmatrix") + 1) < cu.find("mma.sync");
+    };
+    EXPECT_TRUE(second_ldmatrix_first(k7));
+    ir::Kernel plain;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &plain), "");
+    EXPECT_FALSE(second_ldmatrix_first(plain));
     lmf["lm"] = 0;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lmf, &k7).find("lmfirst orders load_matrix"),
               std::string::npos);
