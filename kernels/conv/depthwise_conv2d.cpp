@@ -515,6 +515,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
+  // Wave quantization probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes.
+  for (const int n : {28, 29, 36}) {
+    ConvCase c = b3;
+    c.B = n;
+    s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
+  }
   // Tensor cores (the 7x7 16-bit default) for 3x3, and with 4 images per work-group, synchronously (names imgs: not
   // the tuned schedule, mma_tuned).
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {

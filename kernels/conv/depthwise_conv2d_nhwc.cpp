@@ -292,6 +292,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
+  // Wave quantization probe (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. At N32 the 16-bit
+  // default has 294 work-groups per image and 16 per SM fit (2112 on the H200): 4.45 waves. N28 fills 3.9 waves,
+  // N29 4.04, N36 5.01; if the fraction of copy bandwidth moves with the waves, the tail is the gap.
+  for (const int n : {28, 29, 36}) {
+    ConvCase c = k3;
+    c.B = n;
+    s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
+  }
+
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
