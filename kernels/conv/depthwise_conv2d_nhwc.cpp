@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "depthwise_conv2d.hpp"
+#include "depthwise_conv2d_nhwc_rows.hpp"
 #include "depthwise_conv2d_nhwc_stream.hpp"
 #include "register.hpp"
 
@@ -55,13 +56,20 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
-  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
-          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
+  DepthwiseNhwcStream st{get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
+                         get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
+  st.pw = get("pw", 0, 1 << 24, 0);
+  if (st.pw > 0 && p.count("PB")) {
+    throw std::invalid_argument(
+        "depthwise_conv2d_nhwc: PB does not apply with pw > 0 (each persistent work-group takes a run of "
+        "total/pw output rows); drop it");
+  }
+  return st;
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB"}) {
+  for (const char* key : {"NQ", "PB", "pw"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -109,6 +117,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
+  s.spec_params.emplace_back("pw");       // stream: > 0, this many persistent work-groups (the rows kernel)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -292,6 +301,33 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
+  // stream = 1 with pw (the rows kernel, depthwise_conv2d_nhwc_rows.hpp): runs that cross columns (images, channel
+  // blocks, strips) and strip tails, bias, 7x7 (7 slots), kh 5 (5 slots), 1x1, stride and dilation along W, more
+  // work-groups than output rows (empty runs, one-row segments shorter than kh - 1).
+  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
+           {"rows_c16_9x11_3x3_pad1_bias_pw5",
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 4, 2, 2, 5}},
+           {"rows_c8_11x10_7x7_pad3_pw3",
+            {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
+            {4, 2, 4, 1, 2, 3}},
+           {"rows_c6_8x9_kh5_kw3_p2x1_pw7",
+            {.B = 3, .C = 6, .size = {8, 9}, .k = {5, 3}, .pad = {2, 1}, .bias = true},
+            {2, 2, 4, 2, 3, 7}},
+           {"rows_c8_6x7_1x1_pw4", {.B = 2, .C = 8, .size = {6, 7}, .k = {1, 1}}, {4, 2, 2, 1, 1, 4}},
+           {"rows_c16_5x6_3x3_pad1_pw64",
+            {.B = 1, .C = 16, .size = {5, 6}, .k = {3, 3}, .pad = {1, 1}},
+            {4, 2, 8, 2, 1, 64}},
+           {"rows_c16_10x13_s1x2_d1x2_pw6",
+            {.B = 2, .C = 16, .size = {10, 13}, .k = {3, 3}, .stride = {1, 2}, .pad = {1, 2}, .dil = {1, 2}},
+            {3, 4, 2, 2, 2, 6}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "ahead", "pw"}[i]] = tl[i];
+    s.tests.push_back({name, p});
+  }
+
   // Wave quantization probe (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. At N32 the 16-bit
   // default has 294 work-groups per image and 16 per SM fit (2112 on the H200): 4.45 waves. N28 fills 3.9 waves,
   // N29 4.04, N36 5.01; if the fraction of copy bandwidth moves with the waves, the tail is the gap.
@@ -299,6 +335,32 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     ConvCase c = k3;
     c.B = n;
     s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
+  }
+
+  // The rows kernel (pw persistent work-groups, depthwise_conv2d_nhwc_rows.hpp) at the 3x3 defaults' tilings (64
+  // threads). On the H200 (132 SMs), ptxas 13: 16-bit 72 registers, 14 work-groups per SM (1848), 16 with registers
+  // capped at 64 (minb 16, no spill; ahead 4 gets 64 uncapped); f32 80 registers, 72 capped (minb 14), at most 14 per
+  // SM by its 15 KiB ring. 2x work-groups: two rounds. 7x7 16-bit: 126 registers, 8 per SM (1056).
+  for (const auto& [n, shape, pw, ahead, minb] :
+       std::vector<std::tuple<int, std::string, int, int, int>>{{32, "3x3", 2112, 0, 16},
+                                                                {32, "3x3", 2112, 4, 0},
+                                                                {32, "3x3", 1848, 0, 14},
+                                                                {32, "3x3", 4224, 0, 16},
+                                                                {32, "3x3", 3696, 0, 14},
+                                                                {28, "3x3", 2112, 0, 16},
+                                                                {36, "3x3", 2112, 0, 16},
+                                                                {32, "7x7", 1056, 0, 0}}) {
+    ConvCase c = shape == "3x3" ? k3 : k7;
+    c.B = n;
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    p["pw"] = pw;
+    if (ahead) p["ahead"] = ahead;
+    if (minb) p["minb"] = minb;
+    s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_" + shape + "_rows_pw" + std::to_string(pw) +
+                           (ahead ? "_ahead" + std::to_string(ahead) : "") +
+                           (minb ? "_minb" + std::to_string(minb) : ""),
+                       p});
   }
 
   s.build = [f](DType t, const Params& p) {
@@ -309,7 +371,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       if (streams(t, sp, p)) {
         const DepthwiseNhwcStream st = stream_of(t, sp, p);
         apply_launch_bounds(k, p, depthwise_nhwc_stream_group(sp, st, sizeof(T)), true);
-        depthwise_conv2d_nhwc_stream<T>(k, sp, st);
+        if (st.pw > 0) {
+          depthwise_conv2d_nhwc_rows<T>(k, sp, st);
+        } else {
+          depthwise_conv2d_nhwc_stream<T>(k, sp, st);
+        }
         return;
       }
       apply_launch_bounds(k, p, 256);
@@ -323,6 +389,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       const DepthwiseNhwcStream st = stream_of(t, sp, p);
       const auto es = static_cast<std::uint32_t>(dtype_size(t));
       const std::uint32_t G = depthwise_nhwc_stream_group(sp, st, es);
+      if (st.pw > 0) {
+        // The rows kernel counts output rows and splits them in u32: B*P*Q*C bounds their number.
+        const std::uint64_t outputs = B * sp.out_len(0) * sp.out_len(1) * sp.in_channels;
+        if (outputs + st.pw >= (std::uint64_t{1} << 32)) {
+          throw std::invalid_argument("depthwise_conv2d_nhwc: pw = " + std::to_string(st.pw) + " with " +
+                                      std::to_string(outputs) +
+                                      " outputs reaches 2^32 (the rows kernel's u32 row count): lower B or drop pw");
+        }
+        return runtime::grid_1d(static_cast<std::uint64_t>(st.pw) * G, G);
+      }
       return runtime::grid_1d(depthwise_nhwc_stream_groups(sp, st, es, B) * G, G);
     }
     return runtime::grid_1d(
