@@ -7,16 +7,19 @@
 // Why: the band kernel (depthwise_conv2d_nhwc_stream.hpp) gives each work-group PB output rows, so
 // the work-groups of the last wave finish at scattered times and the device drains for about one
 // work-group's lifetime (on the H200 the 3x3 default's time is ~4 us over a same-size copy's slope,
-// 2026-12-03), and each band re-reads kh-1 halo rows. Here exactly pw work-groups (about as many as
-// the device holds at once) split the output rows evenly, so they all end together, and a work-group
-// reads kh-1 halo rows per run of ~rows/pw output rows, not per PB.
+// 2026-12-03), and each band re-reads kh-1 halo rows. Here pw work-groups per strip of columns (in
+// all about as many as the device holds at once) split the output rows evenly, so they all end
+// together, and a work-group reads kh-1 halo rows per segment of a run, not per PB rows.
 //
-// Mapping. A column is one image b, one block of CBC = CL*VC channels (cb) and one strip of QS =
-// NQ*V output columns (s): column = (b*CB + cb)*NS + s, each of P output rows. The B*CB*NS*P output
-// rows, column-major (row fastest), are cut into pw runs of per = ceil(total / pw) rows; work-group
-// g takes run g, which is one or more segments (the part of the run inside one column). The
-// threads, their VC x V tiles, the copies (up to 16 bytes, zeros outside the input) and the ring's
-// rows-ahead schedule are the band kernel's (row_ring.hpp), with these differences:
+// Mapping. The threads, their VC x V tiles, strips (s) of QS = NQ*V output columns and channel
+// blocks (cb) of CBC = CL*VC channels are the band kernel's. Work-group g takes strip s = g % NS and
+// run g / NS of that strip's B*CB*P output rows ((b*CB + cb)*P + p, row fastest), cut into pw runs of
+// per = ceil(B*CB*P / pw) rows: one or more segments (the part of a run in one (b, cb)). So the work-
+// groups of one run index, adjacent in g, walk the same rows of neighbouring strips together and
+// share each halo column through L2 (a first version that cut the strips' rows into one sequence
+// lost that sharing and ran at 62% of copy against the band kernel's 83%, H200 2026-12-03). The
+// copies (up to 16 bytes, zeros outside the input) and the ring's rows-ahead schedule are the band
+// kernel's (row_ring.hpp), with these differences:
 // - a segment of n output rows p0 .. p0+n-1 streams its n + kh - 1 input rows in a run-time loop
 //   unrolled by the ring's S slots (a multiple of kh, at least ahead + 2), so input row u of the
 //   segment sits in slot u % S and output row o accumulates in register row o % kh: both fixed per
@@ -28,8 +31,8 @@
 //   a barrier closes each segment before the next one's copies start.
 // Stride and dilation along H are 1 (refused otherwise: depthwise_nhwc_stream_layout).
 //
-// Contract: launch exactly pw work-groups of depthwise_nhwc_stream_group(...) threads (a work-group
-// past the pw-th stores nothing); batch is a run-time u32 scalar, every other size a specialisation
+// Contract: launch pw * NS work-groups of depthwise_nhwc_stream_group(...) threads (a work-group
+// past those stores nothing); batch is a run-time u32 scalar, every other size a specialisation
 // constant; the caller keeps B*P*Q*C + pw below 2^32 (the geometry checks it); f32 accumulation, taps
 // in row-major order, rounded once to T on the store: the band kernel's values.
 #pragma once
@@ -73,54 +76,54 @@ void depthwise_conv2d_nhwc_rows(dsl::KernelBuilder& k, const ConvSpec& s, const 
   auto lid = k.let("lid", k.local_id(0));
   auto cl = CL == 1 ? Val<u32>(0u) : k.let("cl", lid % CL);
   auto qgl = t.NQ == 1 ? Val<u32>(0u) : k.let("qgl", lid / CL);
-  auto total = k.let("total", batch * (L.CB * L.NS * P));  // output rows of every column
-  auto per = k.let("per", (total + (pw - 1)) / pw);        // rows per work-group
-  // A work-group past the pw-th (a larger grid) takes an empty run.
-  auto rbeg = k.let("rbeg", select(g < pw, min(g * per, total), total));
+  auto strip = L.NS == 1 ? Val<u32>(0u) : k.let("strip", g % L.NS);
+  auto run = L.NS == 1 ? Val<u32>(g) : k.let("run", g / L.NS);
+  auto total = k.let("total", batch * (L.CB * P));   // output rows of the strip's columns
+  auto per = k.let("per", (total + (pw - 1)) / pw);  // rows per work-group
+  // A work-group past the last (a larger grid) takes an empty run.
+  auto rbeg = k.let("rbeg", select(run < pw, min(run * per, total), total));
   auto rend = k.let("rend", min(rbeg + per, total));
   auto tb = k.let("tb", qgl * (V * SW * CBC) + cl * VC);  // the thread's first element in a slot
+  auto q0 = k.let("q0", strip * L.QS + qgl * V);
 
   // The thread's columns in the strip: offsets (from its first column qgl*V*SW) its V windows read.
   std::set<std::uint32_t> col_offsets;
   for (std::uint32_t j = 0; j < V; ++j) {
     for (std::uint32_t tx = 0; tx < KW; ++tx) col_offsets.insert(j * SW + tx * DW);
   }
+  // The copies of one row (as the band kernel's): per round the column part of the source, whether the column is
+  // inside [0, W), and the destination in the slot.
   const std::uint32_t upc = CBC / cw, units = IWS * upc;
+  std::vector<RingCopy> rounds;
+  auto col0 = k.let("col0", strip * (L.QS * SW));  // input column of strip column j: col0 - PW + j
+  for (std::uint32_t rd_i = 0; rd_i * G < units; ++rd_i) {
+    const auto rt = std::to_string(rd_i);
+    RingCopy rd;
+    auto m = k.let("m" + rt, lid + rd_i * G);
+    if ((rd_i + 1) * G > units) rd.valid = k.let("mv" + rt, m < units);
+    auto j = upc == 1 ? m : Val<u32>(k.let("mj" + rt, m / upc));
+    auto iw = k.let("iw" + rt, col0 + j - PW);  // u32: a column left of 0 wraps past W
+    rd.ok = k.let("okc" + rt, iw < W);
+    const Val<u32> chunk = upc == 1 ? Val<u32>(0u) : Val<u32>(m % upc);
+    rd.src = k.let("src" + rt, select(rd.ok, iw, 0u) * C + chunk * cw);
+    rd.dst = k.let("dst" + rt, j * CBC + chunk * cw);
+    rounds.push_back(rd);
+  }
 
   Var<u32> r(k, rbeg, "r");
   auto segments = k.let("segs", (per + (P - 1)) / P + 1u);  // at most, for a run of per rows
   for_(0u, segments, [&](Val<u32>) {
     if_(r < rend, [&] {
       auto rc = k.let("rc", r.get());
-      auto column = k.let("column", rc / P);
+      auto bc = k.let("bc", rc / P);  // b*CB + cb
       auto p0 = k.let("p0", rc % P);
       auto n = k.let("n", min(P - p0, rend - rc));  // output rows of the segment
       auto nr = k.let("nr", n + (KH - 1));          // its input rows
-      auto strip = L.NS == 1 ? Val<u32>(0u) : k.let("strip", column % L.NS);
-      auto bc = L.NS == 1 ? Val<u32>(column) : k.let("bc", column / L.NS);  // b*CB + cb
       auto cb = L.CB == 1 ? Val<u32>(0u) : k.let("cb", bc % L.CB);
-      auto b = L.CB == 1 ? bc : k.let("b", bc / L.CB);
+      auto b = L.CB == 1 ? Val<u32>(bc) : k.let("b", bc / L.CB);
       auto c0 = k.let("c0", cb * CBC + cl * VC);
-      auto q0 = k.let("q0", strip * L.QS + qgl * V);
-
-      // The copies of one row (as the band kernel's): per round the column part of the source, whether the column is
-      // inside [0, W), and the destination in the slot.
-      std::vector<RingCopy> rounds;
-      auto col0 = k.let("col0", strip * (L.QS * SW));  // input column of strip column j: col0 - PW + j
       auto xb = k.let("xb", b * (H * W * C) + cb * CBC);
-      for (std::uint32_t rd_i = 0; rd_i * G < units; ++rd_i) {
-        const auto rt = std::to_string(rd_i);
-        RingCopy rd;
-        auto m = k.let("m" + rt, lid + rd_i * G);
-        if ((rd_i + 1) * G > units) rd.valid = k.let("mv" + rt, m < units);
-        auto j = upc == 1 ? m : Val<u32>(k.let("mj" + rt, m / upc));
-        auto iw = k.let("iw" + rt, col0 + j - PW);  // u32: a column left of 0 wraps past W
-        rd.ok = k.let("okc" + rt, iw < W);
-        const Val<u32> chunk = upc == 1 ? Val<u32>(0u) : Val<u32>(m % upc);
-        rd.src = k.let("src" + rt, select(rd.ok, iw, 0u) * C + chunk * cw);
-        rd.dst = k.let("dst" + rt, j * CBC + chunk * cw);
-        rounds.push_back(rd);
-      }
+
       // Segment input row v (ring row v, input row p0 - PH + v) into slot v % S; rows past nr copy nothing.
       auto issue = [&](const Val<u32>& rbase, std::uint32_t v, const Val<bool>& wanted) {
         issue_ring_row(k, xs, x, rounds, cw, (v % S) * SL, xb, rbase, v, PH, H, H, W * C, wanted);
