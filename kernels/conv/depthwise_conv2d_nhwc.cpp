@@ -117,7 +117,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
-  s.spec_params.emplace_back("pw");       // stream: > 0, this many persistent work-groups per strip (the rows kernel)
+  s.spec_params.emplace_back("pw");       // stream: > 0, this many persistent work-groups per strip and channel block
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -337,20 +337,22 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
   }
 
-  // The rows kernel (pw persistent work-groups per strip, depthwise_conv2d_nhwc_rows.hpp) at the 3x3 defaults' tilings
-  // (64 threads, 14 strips). On the H200 (132 SMs), ptxas 13: 16-bit 72 registers, 14 work-groups per SM (1848 = 132
-  // x 14 strips), 16 with registers capped at 64 (minb 16, no spill; ahead 4 gets 64 uncapped; 2100 = 150 x 14 of
-  // 2112); f32 80 registers, 72 capped (minb 14), at most 14 per SM by its 15 KiB ring. 2x work-groups: two rounds.
-  // 7x7: 7 strips; 16-bit 126 registers, 8 per SM (1050 = 150 x 7 of 1056).
+  // The rows kernel (pw persistent work-groups per strip and channel block, depthwise_conv2d_nhwc_rows.hpp) at the
+  // defaults' tilings (64 threads; 3x3: 14 strips x 3 channel blocks in 16-bit, 7 x 6 in f32, 42 work-groups per pw).
+  // On the H200 (132 SMs), ptxas 13: 16-bit 72 registers, 14 work-groups per SM (1848 = 44 x 42), 16 with registers
+  // capped at 64 (minb 16, no spill; ahead 4 gets 64 uncapped; 2100 = 50 x 42 of 2112); f32 80 registers, 72 capped
+  // (minb 14), at most 14 per SM by its 15 KiB ring. 2x, 3x pw: that many rounds. 7x7: 7 strips x 12 blocks, 16-bit
+  // 126 registers, 8 per SM (1008 = 12 x 84 of 1056).
   for (const auto& [n, shape, pw, ahead, minb] :
-       std::vector<std::tuple<int, std::string, int, int, int>>{{32, "3x3", 150, 0, 16},
-                                                                {32, "3x3", 150, 4, 0},
-                                                                {32, "3x3", 132, 0, 14},
-                                                                {32, "3x3", 300, 0, 16},
-                                                                {32, "3x3", 264, 0, 14},
-                                                                {28, "3x3", 150, 0, 16},
-                                                                {36, "3x3", 150, 0, 16},
-                                                                {32, "7x7", 150, 0, 0}}) {
+       std::vector<std::tuple<int, std::string, int, int, int>>{{32, "3x3", 50, 0, 16},
+                                                                {32, "3x3", 50, 4, 0},
+                                                                {32, "3x3", 44, 0, 14},
+                                                                {32, "3x3", 100, 0, 16},
+                                                                {32, "3x3", 150, 0, 16},
+                                                                {32, "3x3", 88, 0, 14},
+                                                                {28, "3x3", 50, 0, 16},
+                                                                {36, "3x3", 50, 0, 16},
+                                                                {32, "7x7", 12, 0, 0}}) {
     ConvCase c = shape == "3x3" ? k3 : k7;
     c.B = n;
     auto p = conv_params(f, c);
@@ -398,8 +400,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                                       std::to_string(outputs) +
                                       " outputs reaches 2^32 (the rows kernel's u32 row count): lower B or drop pw");
         }
-        const std::uint64_t strips = depthwise_nhwc_stream_layout(sp, st, es).NS;
-        return runtime::grid_1d(static_cast<std::uint64_t>(st.pw) * strips * G, G);
+        const NhwcStreamLayout L = depthwise_nhwc_stream_layout(sp, st, es);
+        return runtime::grid_1d(static_cast<std::uint64_t>(st.pw) * L.CB * L.NS * G, G);
       }
       return runtime::grid_1d(depthwise_nhwc_stream_groups(sp, st, es, B) * G, G);
     }

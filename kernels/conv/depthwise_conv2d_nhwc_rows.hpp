@@ -7,19 +7,20 @@
 // Why: the band kernel (depthwise_conv2d_nhwc_stream.hpp) gives each work-group PB output rows, so
 // the work-groups of the last wave finish at scattered times and the device drains for about one
 // work-group's lifetime (on the H200 the 3x3 default's time is ~4 us over a same-size copy's slope,
-// 2026-12-03), and each band re-reads kh-1 halo rows. Here pw work-groups per strip of columns (in
-// all about as many as the device holds at once) split the output rows evenly, so they all end
+// 2026-12-03), and each band re-reads kh-1 halo rows. Here pw work-groups per strip and channel
+// block (in all about as many as the device holds at once) split the output rows evenly, so they all end
 // together, and a work-group reads kh-1 halo rows per segment of a run, not per PB rows.
 //
 // Mapping. The threads, their VC x V tiles, strips (s) of QS = NQ*V output columns and channel
-// blocks (cb) of CBC = CL*VC channels are the band kernel's. Work-group g takes strip s = g % NS and
-// run g / NS of that strip's B*CB*P output rows ((b*CB + cb)*P + p, row fastest), cut into pw runs of
-// per = ceil(B*CB*P / pw) rows: one or more segments (the part of a run in one (b, cb)). So the work-
-// groups of one run index, adjacent in g, walk the same rows of neighbouring strips together and
-// share each halo column through L2 (a first version that cut the strips' rows into one sequence
-// lost that sharing and ran at 62% of copy against the band kernel's 83%, H200 2026-12-03). The
-// copies (up to 16 bytes, zeros outside the input) and the ring's rows-ahead schedule are the band
-// kernel's (row_ring.hpp), with these differences:
+// blocks (cb) of CBC = CL*VC channels are the band kernel's. Work-group g = (run*CB + cb)*NS + s
+// takes strip s, channel block cb, and run `run` of their B*P output rows (b*P + p), cut into pw
+// runs of per = ceil(B*P / pw) rows: one or more segments (the part of a run in one image). So the
+// work-groups of one run index, adjacent in g, walk the same rows of every strip and channel block
+// together: they share each halo column through L2 and read whole pixel rows at once. (Measured on
+// the H200, 2026-12-03: cutting all rows into one sequence lost both, 62% of copy against the band
+// kernel's 83%; strips adjacent but channel blocks in sequence, 75%.) The copies (up to 16 bytes,
+// zeros outside the input) and the ring's rows-ahead schedule are the band kernel's (row_ring.hpp),
+// with these differences:
 // - a segment of n output rows p0 .. p0+n-1 streams its n + kh - 1 input rows in a run-time loop
 //   unrolled by the ring's S slots (a multiple of kh, at least ahead + 2), so input row u of the
 //   segment sits in slot u % S and output row o accumulates in register row o % kh: both fixed per
@@ -31,7 +32,7 @@
 //   a barrier closes each segment before the next one's copies start.
 // Stride and dilation along H are 1 (refused otherwise: depthwise_nhwc_stream_layout).
 //
-// Contract: launch pw * NS work-groups of depthwise_nhwc_stream_group(...) threads (a work-group
+// Contract: launch pw * CB * NS work-groups of depthwise_nhwc_stream_group(...) threads (a work-group
 // past those stores nothing); batch is a run-time u32 scalar, every other size a specialisation
 // constant; the caller keeps B*P*Q*C + pw below 2^32 (the geometry checks it); f32 accumulation, taps
 // in row-major order, rounded once to T on the store: the band kernel's values.
@@ -77,8 +78,11 @@ void depthwise_conv2d_nhwc_rows(dsl::KernelBuilder& k, const ConvSpec& s, const 
   auto cl = CL == 1 ? Val<u32>(0u) : k.let("cl", lid % CL);
   auto qgl = t.NQ == 1 ? Val<u32>(0u) : k.let("qgl", lid / CL);
   auto strip = L.NS == 1 ? Val<u32>(0u) : k.let("strip", g % L.NS);
-  auto run = L.NS == 1 ? Val<u32>(g) : k.let("run", g / L.NS);
-  auto total = k.let("total", batch * (L.CB * P));   // output rows of the strip's columns
+  auto r1 = L.NS == 1 ? Val<u32>(g) : k.let("r1", g / L.NS);
+  auto cb = L.CB == 1 ? Val<u32>(0u) : k.let("cb", r1 % L.CB);
+  auto run = L.CB == 1 ? r1 : k.let("run", r1 / L.CB);
+  auto c0 = k.let("c0", cb * CBC + cl * VC);
+  auto total = k.let("total", batch * P);            // output rows of the (strip, channel block)
   auto per = k.let("per", (total + (pw - 1)) / pw);  // rows per work-group
   // A work-group past the last (a larger grid) takes an empty run.
   auto rbeg = k.let("rbeg", select(run < pw, min(run * per, total), total));
@@ -110,18 +114,32 @@ void depthwise_conv2d_nhwc_rows(dsl::KernelBuilder& k, const ConvSpec& s, const 
     rounds.push_back(rd);
   }
 
+  // Weights of the thread's VC channels and bias.
+  std::vector<Val<f32>> wf;
+  auto wbase = k.let("wb", c0 * taps);
+  for (std::uint32_t m = 0; m < VC * taps; m += VW) {
+    for (const auto& v : load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m), VW, VW)) {
+      wf.push_back(k.let("w" + std::to_string(m), cast<f32>(v)));
+    }
+  }
+  auto weight = [&](std::uint32_t e, std::uint32_t ty, std::uint32_t tx) { return wf[e * taps + ty * KW + tx]; };
+  std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
+  if (s.bias) {
+    const auto bv = load_channels(bias, c0, VC, VW);
+    for (std::uint32_t e = 0; e < VC; ++e) {
+      auto be = k.let("bias" + std::to_string(e), cast<f32>(bv[e]));
+      for (std::uint32_t j = 0; j < V; ++j) init[j * VC + e] = be;
+    }
+  }
   Var<u32> r(k, rbeg, "r");
   auto segments = k.let("segs", (per + (P - 1)) / P + 1u);  // at most, for a run of per rows
   for_(0u, segments, [&](Val<u32>) {
     if_(r < rend, [&] {
       auto rc = k.let("rc", r.get());
-      auto bc = k.let("bc", rc / P);  // b*CB + cb
+      auto b = k.let("b", rc / P);
       auto p0 = k.let("p0", rc % P);
       auto n = k.let("n", min(P - p0, rend - rc));  // output rows of the segment
       auto nr = k.let("nr", n + (KH - 1));          // its input rows
-      auto cb = L.CB == 1 ? Val<u32>(0u) : k.let("cb", bc % L.CB);
-      auto b = L.CB == 1 ? Val<u32>(bc) : k.let("b", bc / L.CB);
-      auto c0 = k.let("c0", cb * CBC + cl * VC);
       auto xb = k.let("xb", b * (H * W * C) + cb * CBC);
 
       // Segment input row v (ring row v, input row p0 - PH + v) into slot v % S; rows past nr copy nothing.
@@ -129,23 +147,7 @@ void depthwise_conv2d_nhwc_rows(dsl::KernelBuilder& k, const ConvSpec& s, const 
         issue_ring_row(k, xs, x, rounds, cw, (v % S) * SL, xb, rbase, v, PH, H, H, W * C, wanted);
       };
 
-      // Weights of the thread's VC channels, bias, and kh rows of V x VC accumulators.
-      std::vector<Val<f32>> wf;
-      auto wbase = k.let("wb", c0 * taps);
-      for (std::uint32_t m = 0; m < VC * taps; m += VW) {
-        for (const auto& v : load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m), VW, VW)) {
-          wf.push_back(k.let("w" + std::to_string(m), cast<f32>(v)));
-        }
-      }
-      auto weight = [&](std::uint32_t e, std::uint32_t ty, std::uint32_t tx) { return wf[e * taps + ty * KW + tx]; };
-      std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
-      if (s.bias) {
-        const auto bv = load_channels(bias, c0, VC, VW);
-        for (std::uint32_t e = 0; e < VC; ++e) {
-          auto be = k.let("bias" + std::to_string(e), cast<f32>(bv[e]));
-          for (std::uint32_t j = 0; j < V; ++j) init[j * VC + e] = be;
-        }
-      }
+      // kh rows of V x VC accumulators.
       std::vector<std::vector<Var<f32>>> acc(KH);
       for (std::uint32_t rr = 0; rr < KH; ++rr) {
         acc[rr].reserve(V * VC);  // a reallocation would copy (re-declare) the variables

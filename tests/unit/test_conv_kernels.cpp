@@ -704,16 +704,16 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
             std::string::npos);
 }
 
-// NHWC stream = 1 with pw: pw persistent work-groups per strip (the rows kernel), a ring of a multiple of kh slots,
-// and what it cannot run refused with what to change.
+// NHWC stream = 1 with pw: pw persistent work-groups per strip and channel block (the rows kernel), a ring of a
+// multiple of kh slots, and what it cannot run refused with what to change.
 TEST(ConvKernels, DepthwiseNhwcRowsLaunchAndRefusals) {
   const Registry reg = builtin_registry();
   const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
   Params p{{"B", 3},     {"C", 384},    {"H", 56},       {"W", 56},       {"kh", 3},    {"kw", 3},
            {"pad_h", 1}, {"pad_w", 1},  {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1},
            {"bias", 0},  {"stream", 1}, {"pw", 100},     {"ahead", 3}};
-  // 16-bit default V4 VC2 CL64 NQ1: 64 threads, 14 strips of 4 columns
-  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 100u * 14 * 64);
+  // 16-bit default V4 VC2 CL64 NQ1: 64 threads, 14 strips of 4 columns x 3 channel blocks of 128
+  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 100u * 14 * 3 * 64);
   ir::Kernel k;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
   EXPECT_EQ(k.bounds.max_group_threads, 64u);
