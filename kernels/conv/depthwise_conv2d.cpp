@@ -515,8 +515,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
-  // Wave quantization probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes.
-  for (const int n : {28, 29, 36}) {
+  // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes. H200, 2026-12-03: bf16
+  // ~1.3 us per image (87% of the copy ceiling) over a ~5 us intercept.
+  for (const int n : {28, 36}) {
     ConvCase c = b3;
     c.B = n;
     s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
