@@ -348,6 +348,22 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                        p});
   }
 
+  // Small batches (inference): the band kernel has 294 work-groups per image (16-bit), under one wave of the H200's
+  // 2112 below N8; the rows kernel can spread an image's rows over more work-groups (runs of 56/pw rows).
+  for (const auto& [n, pw] :
+       std::vector<std::array<int, 2>>{{1, 0}, {1, 8}, {1, 16}, {1, 28}, {4, 0}, {4, 16}, {4, 50}}) {
+    ConvCase c = k3;
+    c.B = n;
+    auto p = conv_params(f, c);
+    if (pw) {
+      p["stream"] = 1;
+      p["pw"] = pw;
+      p["minb"] = 16;
+    }
+    s.bench.push_back(
+        {"N" + std::to_string(n) + "_C384_56x56_3x3" + (pw ? "_rows_pw" + std::to_string(pw) + "_minb16" : ""), p});
+  }
+
   // Fixed cost probe (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by
   // ~1.2 us per image (16-bit, 92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups
   // per SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap.
