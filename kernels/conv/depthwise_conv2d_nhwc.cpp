@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "depthwise_conv2d.hpp"
-#include "depthwise_conv2d_nhwc_rows.hpp"
 #include "depthwise_conv2d_nhwc_stream.hpp"
 #include "register.hpp"
 
@@ -56,20 +55,13 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
-  DepthwiseNhwcStream st{get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
-                         get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
-  st.pw = get("pw", 0, 1 << 24, 0);
-  if (st.pw > 0 && p.count("PB")) {
-    throw std::invalid_argument(
-        "depthwise_conv2d_nhwc: PB does not apply with pw > 0 (each persistent work-group takes a run of "
-        "total/pw output rows); drop it");
-  }
-  return st;
+  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
+          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB", "pw"}) {
+  for (const char* key : {"NQ", "PB"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -117,7 +109,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
-  s.spec_params.emplace_back("pw");       // stream: > 0, this many persistent work-groups per strip and channel block
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -301,73 +292,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
-  // stream = 1 with pw (the rows kernel, depthwise_conv2d_nhwc_rows.hpp): runs that cross columns (images, channel
-  // blocks, strips) and strip tails, bias, 7x7 (7 slots), kh 5 (5 slots), 1x1, stride and dilation along W, more
-  // work-groups than output rows (empty runs, one-row segments shorter than kh - 1).
-  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
-           {"rows_c16_9x11_3x3_pad1_bias_pw5",
-            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {4, 2, 4, 2, 2, 5}},
-           {"rows_c8_11x10_7x7_pad3_pw3",
-            {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
-            {4, 2, 4, 1, 2, 3}},
-           {"rows_c6_8x9_kh5_kw3_p2x1_pw7",
-            {.B = 3, .C = 6, .size = {8, 9}, .k = {5, 3}, .pad = {2, 1}, .bias = true},
-            {2, 2, 4, 2, 3, 7}},
-           {"rows_c8_6x7_1x1_pw4", {.B = 2, .C = 8, .size = {6, 7}, .k = {1, 1}}, {4, 2, 2, 1, 1, 4}},
-           {"rows_c16_5x6_3x3_pad1_pw64",
-            {.B = 1, .C = 16, .size = {5, 6}, .k = {3, 3}, .pad = {1, 1}},
-            {4, 2, 8, 2, 1, 64}},
-           {"rows_c16_10x13_s1x2_d1x2_pw6",
-            {.B = 2, .C = 16, .size = {10, 13}, .k = {3, 3}, .stride = {1, 2}, .pad = {1, 2}, .dil = {1, 2}},
-            {3, 4, 2, 2, 2, 6}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    for (std::size_t i = 0; i < tl.size(); ++i)
-      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "ahead", "pw"}[i]] = tl[i];
-    s.tests.push_back({name, p});
-  }
-
-  // The rows kernel (pw persistent work-groups per strip and channel block, depthwise_conv2d_nhwc_rows.hpp) at the
-  // 3x3 defaults' tilings: 64 threads, 42 work-groups per unit of pw (16-bit 14 strips x 3 channel blocks, f32 7 x 6).
-  // On the H200 (132 SMs), ptxas 13, 16-bit: 72 registers, 14 work-groups per SM (1848 = 44 x 42); 64 registers with
-  // ahead 4 or minb 16 (no spill), 16 per SM (2100 = 50 x 42 of 2112); 2x, 3x pw: that many rounds. Measured
-  // (2026-12-03 thirteenth session, docs/performance.md step 15), bf16 / f16 / f32 % of copy against the band
-  // kernel's 83.9 / 82.9 / 90.6: pw 50 ahead 4 76.8 / 72.3 / 83.8, pw 150 minb 16 79.7 / 80.5 / 79.2; worse and
-  // dropped: pw 44 and 50 with ahead 3, pw 88 and 100, 7x7 with pw 12 (30.5% against 32.4%).
-  for (const auto& [pw, ahead, minb] :
-       std::vector<std::array<int, 3>>{{50, 4, 0}, {150, 0, 16}, {44, 6, 0}, {50, 6, 16}, {50, 7, 16}, {100, 6, 16}}) {
-    auto p = conv_params(f, k3);
-    p["stream"] = 1;
-    p["pw"] = pw;
-    if (ahead) p["ahead"] = ahead;
-    if (minb) p["minb"] = minb;
-    s.bench.push_back({"N32_C384_56x56_3x3_rows_pw" + std::to_string(pw) +
-                           (ahead ? "_ahead" + std::to_string(ahead) : "") +
-                           (minb ? "_minb" + std::to_string(minb) : ""),
-                       p});
-  }
-
-  // Small batches (inference): the band kernel has 294 work-groups per image (16-bit), under one wave of the H200's
-  // 2112 below N8; the rows kernel can spread an image's rows over more work-groups (runs of 56/pw rows).
-  for (const auto& [n, pw] :
-       std::vector<std::array<int, 2>>{{1, 0}, {1, 8}, {1, 16}, {1, 28}, {4, 0}, {4, 16}, {4, 50}}) {
-    ConvCase c = k3;
-    c.B = n;
-    auto p = conv_params(f, c);
-    if (pw) {
-      p["stream"] = 1;
-      p["pw"] = pw;
-      p["minb"] = 16;
-    }
-    s.bench.push_back(
-        {"N" + std::to_string(n) + "_C384_56x56_3x3" + (pw ? "_rows_pw" + std::to_string(pw) + "_minb16" : ""), p});
-  }
-
-  // Fixed cost probe (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by
-  // ~1.2 us per image (16-bit, 92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups
-  // per SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap.
-  for (const int n : {28, 36}) {
+  // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us
+  // per image in 16-bit (92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups per
+  // SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap. N1 and N4 (inference): 5.7 us
+  // and 9.7 us in bf16, at 103% and 90% of a same-size copy.
+  for (const int n : {1, 4, 28, 36}) {
     ConvCase c = k3;
     c.B = n;
     s.bench.push_back({"N" + std::to_string(n) + "_C384_56x56_3x3", conv_params(f, c)});
@@ -381,11 +310,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       if (streams(t, sp, p)) {
         const DepthwiseNhwcStream st = stream_of(t, sp, p);
         apply_launch_bounds(k, p, depthwise_nhwc_stream_group(sp, st, sizeof(T)), true);
-        if (st.pw > 0) {
-          depthwise_conv2d_nhwc_rows<T>(k, sp, st);
-        } else {
-          depthwise_conv2d_nhwc_stream<T>(k, sp, st);
-        }
+        depthwise_conv2d_nhwc_stream<T>(k, sp, st);
         return;
       }
       apply_launch_bounds(k, p, 256);
@@ -399,17 +324,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       const DepthwiseNhwcStream st = stream_of(t, sp, p);
       const auto es = static_cast<std::uint32_t>(dtype_size(t));
       const std::uint32_t G = depthwise_nhwc_stream_group(sp, st, es);
-      if (st.pw > 0) {
-        // The rows kernel counts output rows and splits them in u32: B*P*Q*C bounds their number.
-        const std::uint64_t outputs = B * sp.out_len(0) * sp.out_len(1) * sp.in_channels;
-        if (outputs + st.pw >= (std::uint64_t{1} << 32)) {
-          throw std::invalid_argument("depthwise_conv2d_nhwc: pw = " + std::to_string(st.pw) + " with " +
-                                      std::to_string(outputs) +
-                                      " outputs reaches 2^32 (the rows kernel's u32 row count): lower B or drop pw");
-        }
-        const NhwcStreamLayout L = depthwise_nhwc_stream_layout(sp, st, es);
-        return runtime::grid_1d(static_cast<std::uint64_t>(st.pw) * L.CB * L.NS * G, G);
-      }
       return runtime::grid_1d(depthwise_nhwc_stream_groups(sp, st, es, B) * G, G);
     }
     return runtime::grid_1d(

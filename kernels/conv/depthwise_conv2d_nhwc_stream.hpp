@@ -68,8 +68,6 @@ struct DepthwiseNhwcStream {
   std::uint32_t NQ = 2;     // column groups per work-group
   std::uint32_t PB = 8;     // output rows per work-group (and per thread)
   std::uint32_t ahead = 2;  // rows whose copies are in flight while one row is read
-  std::uint32_t pw = 0;     // > 0: exactly pw persistent work-groups, each streaming a run of output rows
-                            // (depthwise_conv2d_nhwc_rows.hpp; PB does not apply)
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -123,16 +121,6 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   L.IWS = (L.QS - 1) * s.stride[1] + (s.ksize[1] - 1) * s.dilation[1] + 1;
   L.NR = (L.PB - 1) * s.stride[0] + (s.ksize[0] - 1) * s.dilation[0] + 1;
   L.S = ring_slots(t.ahead);
-  if (t.pw > 0) {
-    // The rows kernel unrolls its row loop by the ring's slots, each sub-step keeping its slot and accumulator rows
-    // fixed: the slots are a multiple of kh (S >= ahead + 2 still).
-    if (s.stride[0] != 1 || s.dilation[0] != 1) {
-      fail("pw (persistent work-groups) needs stride_h = 1 and dil_h = 1 (got " + std::to_string(s.stride[0]) + ", " +
-           std::to_string(s.dilation[0]) + "): drop pw");
-    }
-    if (t.pw > (1u << 24)) fail("pw = " + std::to_string(t.pw) + " work-groups must be <= 2^24");
-    L.S = (L.S + s.ksize[0] - 1) / s.ksize[0] * s.ksize[0];
-  }
   L.G = L.CL * t.NQ;
   if (L.G > 1024) fail("CL*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   L.bytes = static_cast<std::uint64_t>(L.S) * L.IWS * L.CBC * elem_bytes;

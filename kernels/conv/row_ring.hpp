@@ -44,12 +44,15 @@ struct RingCopy {
   std::optional<dsl::Val<bool>> valid;
 };
 
-// The copies of issue_ring_row (no commit).
+// Issues ring row u, input row ih = rbase + u - PH, into the slot at element `slot`: every copy of
+// `copies` (cw elements) from x[base + clamped ih * row_stride + src] and one commit. A row that lies
+// in [0, H) for every work-group (rbase in [0, rb_max + PH], a trace-time bound) needs no test;
+// another reads row 0 and writes zeros when outside.
 template <class T, dsl::Access A>
-void issue_ring_row_copies(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Buffer<T, A>& x,
-                           const std::vector<RingCopy>& copies, std::uint32_t cw, std::uint32_t slot,
-                           const std::optional<dsl::Val<u32>>& base, const dsl::Val<u32>& rbase, std::uint32_t u,
-                           std::uint32_t PH, std::int64_t rb_max, std::uint32_t H, std::uint32_t row_stride) {
+void issue_ring_row(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Buffer<T, A>& x,
+                    const std::vector<RingCopy>& copies, std::uint32_t cw, std::uint32_t slot,
+                    const std::optional<dsl::Val<u32>>& base, const dsl::Val<u32>& rbase, std::uint32_t u,
+                    std::uint32_t PH, std::int64_t rb_max, std::uint32_t H, std::uint32_t row_stride) {
   using namespace ingot::dsl;
   const auto ut = std::to_string(u);
   const bool always = static_cast<std::int64_t>(u) >= PH && rb_max + u < H;
@@ -73,25 +76,6 @@ void issue_ring_row_copies(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, cons
     } else {
       copy();
     }
-  }
-}
-
-// Issues ring row u, input row ih = rbase + u - PH, into the slot at element `slot`: every copy of
-// `copies` (cw elements) from x[base + clamped ih * row_stride + src] and one commit. A row that lies
-// in [0, H) for every work-group (rbase in [0, rb_max + PH], a trace-time bound) needs no test;
-// another reads row 0 and writes zeros when outside. With `wanted`, the copies are made only where it holds (a
-// uniform condition: a row past the work-group's last) and the commit always, so the group count stays fixed.
-template <class T, dsl::Access A>
-void issue_ring_row(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Buffer<T, A>& x,
-                    const std::vector<RingCopy>& copies, std::uint32_t cw, std::uint32_t slot,
-                    const std::optional<dsl::Val<u32>>& base, const dsl::Val<u32>& rbase, std::uint32_t u,
-                    std::uint32_t PH, std::int64_t rb_max, std::uint32_t H, std::uint32_t row_stride,
-                    const std::optional<dsl::Val<bool>>& wanted = std::nullopt) {
-  using namespace ingot::dsl;
-  if (wanted) {
-    if_(*wanted, [&] { issue_ring_row_copies(k, xs, x, copies, cw, slot, base, rbase, u, PH, rb_max, H, row_stride); });
-  } else {
-    issue_ring_row_copies(k, xs, x, copies, cw, slot, base, rbase, u, PH, rb_max, H, row_stride);
   }
   async_commit(k);
 }

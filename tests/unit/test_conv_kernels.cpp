@@ -704,47 +704,6 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
             std::string::npos);
 }
 
-// NHWC stream = 1 with pw: pw persistent work-groups per strip and channel block (the rows kernel), a ring of a
-// multiple of kh slots, and what it cannot run refused with what to change.
-TEST(ConvKernels, DepthwiseNhwcRowsLaunchAndRefusals) {
-  const Registry reg = builtin_registry();
-  const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
-  Params p{{"B", 3},     {"C", 384},    {"H", 56},       {"W", 56},       {"kh", 3},    {"kw", 3},
-           {"pad_h", 1}, {"pad_w", 1},  {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1},
-           {"bias", 0},  {"stream", 1}, {"pw", 100},     {"ahead", 3}};
-  // 16-bit default V4 VC2 CL64 NQ1: 64 threads, 14 strips of 4 columns x 3 channel blocks of 128
-  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 100u * 14 * 3 * 64);
-  ir::Kernel k;
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
-  EXPECT_EQ(k.bounds.max_group_threads, 64u);
-  // ahead 3 needs 5 slots, rounded up to 6 (a multiple of kh = 3): 6 x 6 columns x 128 channels
-  ASSERT_EQ(k.shared.size(), 1u);
-  EXPECT_EQ(k.shared[0].count, 6u * 6 * 128);
-  const std::string cu = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
-  EXPECT_NE(cu.find("cp.async.wait_group 3"), std::string::npos);
-  Params pb = p;
-  pb["PB"] = 4;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, pb).find("PB does not apply with pw > 0"),
-            std::string::npos);
-  Params sh = p;
-  sh["stride_h"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, sh)
-                .find("pw (persistent work-groups) needs "
-                      "stride_h = 1 and dil_h = 1"),
-            std::string::npos);
-  Params dh = p;
-  dh["dil_h"] = 2, dh["pad_h"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, dh).find("needs stride_h = 1 and dil_h = 1"),
-            std::string::npos);
-  Params reg_kernel = p;
-  reg_kernel["stream"] = 0;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, reg_kernel).find("pw applies to the stream kernel"),
-            std::string::npos);
-  Params huge = p;
-  huge["B"] = 4096;  // 4096 * 56 * 56 * 384 outputs: past 2^32 with any pw
-  EXPECT_THROW((void)s.geometry(DType::f32, huge), std::invalid_argument);
-}
-
 // NCHW stream = 1: one work-group per (block of NP planes, band, strip) with NP*NQ threads (declared as launch
 // bounds), and what it cannot run refused with what to change.
 TEST(ConvKernels, DepthwiseNchwStreamLaunchAndRefusals) {
