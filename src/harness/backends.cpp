@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ingot/codegen/printer.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -50,18 +51,31 @@ std::vector<std::string> parse_backend_list(const std::string& spec) {
   return unique;
 }
 
-BackendSlot open_backend(const std::string& name) {
-  if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}};
+std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t limit) {
+  return [limit](const ir::Kernel& k) -> std::string {
+    if (limit == 0 || codegen::emit(k, codegen::Target::OpenCL).source.size() <= limit) return "";
+    return "OpenCL C over " + std::to_string(limit / 1000) +
+           " kB, minutes to compile on a CPU device: ingot test --long (INGOT_TEST_LONG=1 in the unit tests) runs it";
+  };
+}
+
+BackendSlot open_backend(const std::string& name, const OpenBackendOptions& options) {
+  if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}, {}};
   if (name == "opencl") {
     try {
-      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::OpenCLBackend::create()), "", {}};
+      auto be = runtime::OpenCLBackend::create();
+      const bool cpu = !be->device_info().is_gpu;
+      BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
+      if (cpu && options.cpu_opencl_source_limit > 0)
+        slot.skip_reason = source_size_limit(options.cpu_opencl_source_limit);
+      return slot;
     } catch (const runtime::BackendUnavailable& e) {
-      return BackendSlot{name, nullptr, e.what(), {}};  // "opencl not available: <why>"
+      return BackendSlot{name, nullptr, e.what(), {}, {}};  // "opencl not available: <why>"
     }
   }
   if (name == "cuda") {
     try {
-      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::CudaBackend::create()), "", {}};
+      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::CudaBackend::create()), "", {}, {}};
     } catch (const runtime::BackendUnavailable& e) {
       // No GPU or driver: where NVRTC exists, kernels are still compiled to SASS for sm_90
       // and reported as compiled, not executed.
@@ -71,14 +85,18 @@ BackendSlot open_backend(const std::string& name) {
             std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() + ", not executed";
         // Kernels already compiled (the same variant in several cases) are not compiled again.
         auto done = std::make_shared<std::set<std::string>>();
-        return BackendSlot{name, nullptr, why, [compiler, done](const ir::Kernel& k) {
+        return BackendSlot{name,
+                           nullptr,
+                           why,
+                           [compiler, done](const ir::Kernel& k) {
                              const std::string fp = ir::fingerprint(k);
                              if (done->count(fp)) return;
                              (void)compiler->compile(k);  // throws on a compile error: the case fails
                              done->insert(fp);
-                           }};
+                           },
+                           {}};
       } catch (const runtime::BackendUnavailable&) {
-        return BackendSlot{name, nullptr, e.what(), {}};
+        return BackendSlot{name, nullptr, e.what(), {}, {}};
       }
     }
   }

@@ -110,6 +110,9 @@ CaseResult run_prepared(const KernelSpec& spec, DType t, const TestCase& c, cons
       }
       return finish(Status::Skip, be.why_absent);
     }
+    if (be.skip_reason) {
+      if (std::string why = be.skip_reason(k); !why.empty()) return finish(Status::Skip, why);
+    }
     const HostData& in = prep.inputs;
     runtime::Backend& dev = *be.backend;
     std::vector<runtime::Arg> args(k.params.size());

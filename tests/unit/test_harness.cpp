@@ -5,8 +5,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "ingot/codegen/printer.hpp"
 #include "ingot/dsl.hpp"
+#include "ingot/harness/backends.hpp"
 #include "ingot/harness/harness.hpp"
+#include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 
 using namespace ingot;
@@ -19,7 +22,7 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
-BackendSlot interp_slot() { return BackendSlot{"interp", std::make_shared<runtime::Interpreter>(), "", {}}; }
+BackendSlot interp_slot() { return BackendSlot{"interp", std::make_shared<runtime::Interpreter>(), "", {}, {}}; }
 }  // namespace
 
 TEST(Registry, MatchesTheCommittedManifest) {
@@ -106,7 +109,7 @@ TEST(Harness, LibraryPassesOnTheInterpreter) {
 }
 
 TEST(Harness, AbsentBackendIsACountedSkipWithItsReason) {
-  BackendSlot absent{"opencl", nullptr, "opencl not available: no platform", {}};
+  BackendSlot absent{"opencl", nullptr, "opencl not available: no platform", {}, {}};
   HarnessOptions opt;
   opt.filter = "depthwise_conv1d";
   opt.dtype = DType::f32;
@@ -115,6 +118,35 @@ TEST(Harness, AbsentBackendIsACountedSkipWithItsReason) {
   ASSERT_EQ(rep.skip_reasons.size(), 1u);
   EXPECT_EQ(rep.skip_reasons.begin()->first, "opencl: opencl not available: no platform");
   EXPECT_EQ(rep.per_backend.at("opencl")[2], rep.skipped);
+}
+
+// A slot's skip_reason (the CPU OpenCL source limit): kernels over the limit are counted skips with the reason, the
+// others run; a limit of 0 skips nothing.
+TEST(Harness, SourceSizeLimitSkipsOnlyKernelsOverIt) {
+  const Registry reg = builtin_registry();
+  const KernelSpec* spec = nullptr;
+  for (const auto& s : reg.kernels()) {
+    if (s.name == "depthwise_conv1d") spec = &s;
+  }
+  ASSERT_NE(spec, nullptr);
+  const ir::Kernel k = passes::optimize(spec->build(DType::f32, spec->tests.front().params));
+  const std::size_t bytes = codegen::emit(k, codegen::Target::OpenCL).source.size();
+  EXPECT_EQ(source_size_limit(bytes)(k), "");
+  EXPECT_EQ(source_size_limit(0)(k), "");
+  const std::string why = source_size_limit(bytes - 1)(k);
+  EXPECT_NE(why.find("minutes to compile on a CPU device: ingot test --long"), std::string::npos) << why;
+
+  BackendSlot limited = interp_slot();
+  limited.name = "limited";
+  limited.skip_reason = source_size_limit(1);  // every kernel is over 1 byte
+  HarnessOptions opt;
+  opt.filter = "depthwise_conv1d";
+  opt.dtype = DType::f32;
+  const auto rep = run_harness(reg, {interp_slot(), limited}, opt);
+  EXPECT_GT(rep.passed, 0u);
+  EXPECT_EQ(rep.skipped, rep.passed);
+  ASSERT_EQ(rep.skip_reasons.size(), 1u);
+  EXPECT_EQ(rep.skip_reasons.begin()->first, "limited: " + source_size_limit(1)(k));
 }
 
 TEST(Harness, AWrongKernelFailsWithKernelDtypeCaseAndIndex) {

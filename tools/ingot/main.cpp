@@ -172,14 +172,17 @@ void require_filter_matches(const harness::Registry& reg, const std::string& fil
 }
 
 int cmd_test(const harness::Registry& reg, const std::string& backend_spec, const std::string& filter,
-             const std::string& dtype, bool fail_fast, const std::string& json_path, std::uint64_t seed) {
+             const std::string& dtype, bool fail_fast, bool long_compiles, const std::string& json_path,
+             std::uint64_t seed) {
   harness::HarnessOptions opt;
   opt.filter = filter;
   opt.fail_fast = fail_fast;
   opt.seed = seed;
   if (!dtype.empty()) opt.dtype = parse_dtype_or_throw(dtype, nullptr);
   std::vector<harness::BackendSlot> slots;
-  for (const auto& name : harness::parse_backend_list(backend_spec)) slots.push_back(harness::open_backend(name));
+  harness::OpenBackendOptions open;
+  if (long_compiles) open.cpu_opencl_source_limit = 0;
+  for (const auto& name : harness::parse_backend_list(backend_spec)) slots.push_back(harness::open_backend(name, open));
   for (const auto& s : slots) {
     std::printf(
         "backend %-7s %s\n", s.name.c_str(),
@@ -649,13 +652,15 @@ int main(int argc, char** argv) {
   list->footer("Examples:\n  ingot list\n  ingot list --json");
 
   std::string backend = "all", filter, dtype, json_path;
-  bool fail_fast = false;
+  bool fail_fast = false, long_compiles = false;
   std::uint64_t seed = 0x1a2b3c4d;
   auto* test = app.add_subcommand("test", "Check every kernel x dtype x case x backend against its CPU oracle");
   test->add_option("--backend", backend, "interp, opencl, cuda (comma list) or all")->capture_default_str();
   test->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   test->add_option("--dtype", dtype, "Only this dtype (f32, f16, bf16, ...)");
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
+  test->add_flag("--long", long_compiles,
+                 "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 1 MB (minutes each to compile)");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
   test->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   test->footer(
@@ -752,7 +757,7 @@ int main(int argc, char** argv) {
   try {
     const harness::Registry reg = harness::builtin_registry();
     if (*list) return cmd_list(reg, list_json);
-    if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, json_path, seed);
+    if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
     if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage);
     if (*device) return cmd_device(device_json, device_measure);

@@ -1,6 +1,8 @@
 // ingot/harness/backends.hpp — opening backends by name, with the reason when one is absent.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,9 +16,17 @@ namespace ingot::harness {
 // Expands "all" and comma lists; throws std::invalid_argument naming an unknown backend and
 // listing the known ones.
 [[nodiscard]] std::vector<std::string> parse_backend_list(const std::string& spec);
+struct OpenBackendOptions {
+  // OpenCL on a CPU device (PoCL): a kernel whose OpenCL C exceeds this many bytes is skipped with
+  // the reason (0: none is). PoCL compiles the largest tensor-core kernels' legalised exchanges
+  // (1-3 MB of source) in 1-2 minutes each; everything else in seconds. GPU devices have no limit.
+  std::uint64_t cpu_opencl_source_limit = 1'000'000;
+};
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set
 // ("opencl not available: ..."); CUDA without a GPU but with NVRTC comes back compile-only.
-[[nodiscard]] BackendSlot open_backend(const std::string& name);
+[[nodiscard]] BackendSlot open_backend(const std::string& name, const OpenBackendOptions& options = {});
+// The skip_reason of a CPU OpenCL slot: non-empty for a kernel whose OpenCL C exceeds `limit` bytes.
+[[nodiscard]] std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t limit);
 
 struct BackendReport {
   std::string name;

@@ -27,6 +27,9 @@ struct BackendSlot {
   // Where the backend cannot execute but can compile (CUDA without a GPU): compiles the kernel
   // and throws on a compile error. Cases then count as skipped "compiled only".
   std::function<void(const ir::Kernel&)> compile_only;
+  // Where set and non-empty for a kernel, the case is skipped with this reason instead of run (a
+  // CPU OpenCL device and a source it would take minutes to compile: open_backend).
+  std::function<std::string(const ir::Kernel&)> skip_reason;
 };
 
 enum class Status { Pass, Fail, Skip };
