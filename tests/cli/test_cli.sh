@@ -34,11 +34,13 @@ payload() { perl -e 'local $/; open(my $f, "<:raw", $ARGV[0]) or die; my $d = <$
 
 expect version 0 '^ingot [0-9]+\.[0-9]+\.[0-9]+' -- "$ingot" --version
 expect help 0 'Examples:' -- "$ingot" test --help
+expect help_long 0 '--long +Also run, on a CPU OpenCL device' -- "$ingot" test --help
 expect no_command nonzero 'subcommand' -- "$ingot"
 expect list 0 'depthwise_conv1d +conv +f32,f16,bf16' -- "$ingot" list
 expect list_json 0 '"name": "depthwise_conv1d"' -- "$ingot" list --json
 expect test_interp 0 '^[0-9]+ passed, 0 failed, 0 skipped$' -- "$ingot" test --backend interp --filter depthwise --dtype f16
-expect test_all_counts 0 'interp +[0-9]+ passed, 0 failed, 0 skipped' -- "$ingot" test --backend all --dtype f32
+# (Two small kernels: the unit tests check the whole library on each backend.)
+expect test_all_counts 0 'interp +[0-9]+ passed, 0 failed, 0 skipped' -- "$ingot" test --backend all --dtype f32 --filter depthwise_conv1d,causal_conv1d_update
 expect test_json 0 'passed' -- "$ingot" test --backend interp --dtype bf16 --json "$work/r.json"
 expect test_json_file 0 '"status": "pass"' -- cat "$work/r.json"
 expect test_bad_backend 2 "unknown backend 'foo'" -- "$ingot" test --backend foo
@@ -58,7 +60,8 @@ expect inspect_non_integer 2 "must be an integer" -- "$ingot" inspect depthwise_
 expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" inspect depthwise_conv1d --set K=0
 expect inspect_unknown_case 2 "has no case 'zzz'" -- "$ingot" inspect depthwise_conv1d --case zzz
 expect inspect_wrong_dtype 2 "has no i32 variant" -- "$ingot" inspect depthwise_conv1d --dtype i32
-expect build_all 0 'wrote [0-9]+ files' -- "$ingot" build --backend all --out "$work/out"
+# (One kernel's variants: compile.library_sources builds and compiles the whole library.)
+expect build_all 0 'wrote [0-9]+ files' -- "$ingot" build --backend all --out "$work/out" --filter depthwise_conv1d
 expect build_manifest 0 '"target": "msl"' -- cat "$work/out/manifest.json"
 expect build_bad_target 2 "unknown build target 'vulkan'" -- "$ingot" build --backend vulkan --out "$work/o2"
 expect build_needs_out nonzero '--out is required' -- "$ingot" build --backend cuda

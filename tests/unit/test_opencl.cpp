@@ -172,6 +172,7 @@ TEST(OpenCL, CreateDescribesTheDevice) {
   EXPECT_NE(be->build_options().find("-cl-std=CL1.2"), std::string::npos);
   EXPECT_EQ(be->build_options().find("fast"), std::string::npos) << "no fast-math: " << be->build_options();
   EXPECT_EQ(be->build_options().find("-cl-mad-enable"), std::string::npos);
+  EXPECT_EQ(be->build_options().find("-cl-opt-disable"), std::string::npos);
 }
 
 TEST(OpenCL, DeviceFilterSelectsOrExplains) {
@@ -699,14 +700,18 @@ TEST(OpenCL, FeaturesKernelAgreesWithInterpreter) {
 }
 
 // Every registered kernel x dtype x case against its CPU oracle, on this device: one test per kernel
-// (PoCL compiles each variant cold, so CTest runs them in parallel). On a CPU device, kernels whose
+// (PoCL compiles each variant cold, so CTest runs them in parallel), programs under 100 kB built with
+// -cl-opt-disable (OpenCLOptions::unoptimized_below; ingot test and the other tests here build
+// everything optimized). On a CPU device, kernels whose
 // OpenCL C exceeds harness::OpenBackendOptions' limit (the largest tensor-core cases, 1-2 minutes
 // each to compile: more than half the suite's time) are skipped, with the reason, unless
 // INGOT_TEST_LONG=1; they run on the interpreter and the GPUs regardless.
 class OpenCLKernelLibrary : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpenCLKernelLibrary, PassesTheHarness) {
-  INGOT_REQUIRE_OPENCL(be, test_options());
+  OpenCLOptions options = test_options();
+  options.unoptimized_below = 100'000;  // ~4x faster PoCL builds of small programs; the other tests build optimized
+  INGOT_REQUIRE_OPENCL(be, options);
   const bool cpu = !be->device_info().is_gpu;
   const char* long_env = std::getenv("INGOT_TEST_LONG");
   const bool long_compiles = long_env != nullptr && std::string(long_env) == "1";
@@ -796,6 +801,29 @@ TEST(OpenCL, IRKernelSecondBuildComesFromTheDiskCache) {
   auto y2 = second->allocate(DType::f32, 10);
   second->launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x2, y2});
   EXPECT_EQ(read_buffer(*second, *y2), iota_values(10));
+}
+
+// OpenCLOptions::unoptimized_below: a program under it builds with -cl-opt-disable (its disk-cache key says so), one
+// at or over it with the plain options; both compute the same values.
+TEST(OpenCL, SmallProgramsBuildUnoptimizedBelowTheLimit) {
+  TempDir dir("o0cache");
+  const auto k = copy_kernel();
+  const auto src = codegen::emit(k, codegen::Target::OpenCL);
+  for (const bool small : {true, false}) {
+    OpenCLOptions o = test_options(dir.path());
+    o.unoptimized_below = small ? src.source.size() + 1 : src.source.size();
+    INGOT_REQUIRE_OPENCL(be, o);
+    auto x = make_buffer(*be, DType::f32, iota_values(10));
+    auto y = be->allocate(DType::f32, 10);
+    be->launch(k, grid_1d(10, 8), {scalar_arg<u32>(10), x, y});
+    EXPECT_EQ(read_buffer(*be, *y), iota_values(10));
+    const CacheKey o0{src.source, be->cache_target(), be->build_options() + " -cl-opt-disable"};
+    const CacheKey o2{src.source, be->cache_target(), be->build_options()};
+    EXPECT_EQ(std::filesystem::exists(dir.path() / (o0.hex() + ".bin")), small);
+    EXPECT_EQ(std::filesystem::exists(dir.path() / (o2.hex() + ".bin")), !small);
+    std::filesystem::remove_all(dir.path());
+    std::filesystem::create_directories(dir.path());
+  }
 }
 
 TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {

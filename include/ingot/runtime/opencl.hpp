@@ -9,7 +9,8 @@
 //   - launch() checks the arguments and the geometry before anything runs (ArgumentError), then
 //     prints the kernel as OpenCL C (codegen::emit, the ABI in codegen/printer.hpp), builds it
 //     (memory map, then disk cache, then source), runs it, and returns after clFinish.
-//   - Builds use "-cl-std=CL1.2" and never fast-math or any option that relaxes IEEE rules.
+//   - Builds use "-cl-std=CL1.2" (plus "-cl-opt-disable" for sources under
+//     OpenCLOptions::unoptimized_below) and never fast-math or any option that relaxes IEEE rules.
 //   - Every error message names the OpenCL error (e.g. CL_INVALID_WORK_GROUP_SIZE) and what was
 //     being done. The public header does not include the OpenCL headers, so it is usable (and
 //     create() reports why OpenCL is unavailable) in builds without them.
@@ -36,6 +37,11 @@ struct OpenCLOptions {
   std::filesystem::path cache_dir;
   // Whether to read and write the disk cache at all (the in-memory map is always used).
   bool use_cache = true;
+  // Sources shorter than this many bytes build with "-cl-opt-disable" (0: none do). PoCL on a CPU
+  // spends ~1 s of -O2 passes on any program, so a small one builds ~4x faster so (the unit tests'
+  // check of the whole library: correctness, not speed; results stay IEEE-exact); a large one
+  // (the legalised tensor-core kernels, 0.5-1 MB) builds several times slower: keep them optimized.
+  std::size_t unoptimized_below = 0;
 };
 
 // The chosen device, as the driver describes it (for `ingot device` and bug reports).

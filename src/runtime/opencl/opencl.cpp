@@ -316,32 +316,38 @@ struct OpenCLBackend::Impl {
     return log.empty() ? "(the driver's build log is empty)" : log;
   }
 
+  // The options of one program (OpenCLOptions::unoptimized_below).
+  std::string options_for(const codegen::KernelSource& src) const {
+    return src.source.size() < options.unoptimized_below ? build_options + " -cl-opt-disable" : build_options;
+  }
+
   ProgramHandle build_from_source(const codegen::KernelSource& src) const {
+    const std::string opts = options_for(src);
     const char* text = src.source.c_str();
     const std::size_t len = src.source.size();
     cl_int e = CL_SUCCESS;
     ProgramHandle p(clCreateProgramWithSource(session->context.get(), 1, &text, &len, &e));
     check(e, "clCreateProgramWithSource", "creating the program of kernel '" + src.entry + "'");
-    const cl_int be = clBuildProgram(p.get(), 1, &session->device, build_options.c_str(), nullptr, nullptr);
+    const cl_int be = clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr);
     if (be != CL_SUCCESS) {
       const std::string log = build_log(p.get());
       throw OpenCLCompileError("opencl: building kernel '" + src.entry + "' for " + info.device_name +
-                                   " with options '" + build_options + "': clBuildProgram failed with " +
-                                   cl_error_text(be) + "; build log:\n" + log,
-                               src.entry, build_options, log, src.source);
+                                   " with options '" + opts + "': clBuildProgram failed with " + cl_error_text(be) +
+                                   "; build log:\n" + log,
+                               src.entry, opts, log, src.source);
     }
     return p;
   }
 
   // A program from a cached binary, or an empty handle when the driver refuses it.
-  ProgramHandle build_from_binary(const std::vector<std::uint8_t>& bin) const {
+  ProgramHandle build_from_binary(const std::vector<std::uint8_t>& bin, const std::string& opts) const {
     const unsigned char* ptr = bin.data();
     const std::size_t len = bin.size();
     cl_int status = CL_SUCCESS;
     cl_int e = CL_SUCCESS;
     ProgramHandle p(clCreateProgramWithBinary(session->context.get(), 1, &session->device, &len, &ptr, &status, &e));
     if (e != CL_SUCCESS || status != CL_SUCCESS || !p) return {};
-    if (clBuildProgram(p.get(), 1, &session->device, build_options.c_str(), nullptr, nullptr) != CL_SUCCESS) return {};
+    if (clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr) != CL_SUCCESS) return {};
     return p;
   }
 
@@ -363,12 +369,13 @@ struct OpenCLBackend::Impl {
     key += src.source;
     if (auto it = programs.find(key); it != programs.end()) return {&it->second, ProgramOrigin::Memory};
 
-    const CacheKey ck{src.source, cache_target, build_options};
+    const std::string program_options = options_for(src);
+    const CacheKey ck{src.source, cache_target, program_options};
     ProgramOrigin origin = ProgramOrigin::Source;
     ProgramHandle program;
     if (cache) {
       if (auto bin = cache->get(ck)) {
-        program = build_from_binary(*bin);
+        program = build_from_binary(*bin, program_options);
         if (program) origin = ProgramOrigin::DiskCache;
       }
     }
