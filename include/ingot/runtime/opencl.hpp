@@ -38,8 +38,8 @@ struct OpenCLOptions {
   // Whether to read and write the disk cache at all (the in-memory map is always used).
   bool use_cache = true;
   // Sources shorter than this many bytes build with "-cl-opt-disable" (0: none do). PoCL on a CPU
-  // spends ~1 s of -O2 passes on any program, so a small one builds ~4x faster so (the unit tests'
-  // check of the whole library: correctness, not speed; results stay IEEE-exact); a large one
+  // spends ~1 s of -O2 passes on any program, so a small one builds ~4x faster unoptimized (the unit
+  // tests' check of the whole library: correctness, not speed; results stay IEEE-exact); a large one
   // (the legalised tensor-core kernels, 0.5-1 MB) builds several times slower: keep them optimized.
   std::size_t unoptimized_below = 0;
 };
