@@ -63,7 +63,7 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
   if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}, {}};
   if (name == "opencl") {
     try {
-      auto be = runtime::OpenCLBackend::create();
+      auto be = runtime::OpenCLBackend::create(options.opencl);
       const bool cpu = !be->device_info().is_gpu;
       BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
       if (cpu && options.cpu_opencl_source_limit > 0)

@@ -709,15 +709,18 @@ TEST(OpenCL, FeaturesKernelAgreesWithInterpreter) {
 class OpenCLKernelLibrary : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpenCLKernelLibrary, PassesTheHarness) {
-  OpenCLOptions options = test_options();
-  options.unoptimized_below = 100'000;  // ~4x faster PoCL builds of small programs; the other tests build optimized
-  INGOT_REQUIRE_OPENCL(be, options);
-  const bool cpu = !be->device_info().is_gpu;
   const char* long_env = std::getenv("INGOT_TEST_LONG");
   const bool long_compiles = long_env != nullptr && std::string(long_env) == "1";
-  harness::BackendSlot slot{"opencl", std::shared_ptr<Backend>(std::move(be)), "", {}, {}};
-  const std::uint64_t limit = harness::OpenBackendOptions{}.cpu_opencl_source_limit;
-  if (cpu && !long_compiles) slot.skip_reason = harness::source_size_limit(limit);
+  harness::OpenBackendOptions open;
+  open.opencl = test_options();
+  open.opencl.unoptimized_below = 100'000;  // ~4x faster PoCL builds of small programs; the other tests: optimized
+  if (long_compiles) open.cpu_opencl_source_limit = 0;
+  const harness::BackendSlot slot = harness::open_backend("opencl", open);
+  if (!slot.backend) GTEST_SKIP() << slot.why_absent;
+  const auto* cl = dynamic_cast<const OpenCLBackend*>(slot.backend.get());
+  ASSERT_NE(cl, nullptr);
+  const bool cpu = !cl->device_info().is_gpu;
+  EXPECT_EQ(static_cast<bool>(slot.skip_reason), cpu && !long_compiles);  // the limit: CPU devices only
   harness::HarnessOptions o;
   o.filter = GetParam() + "$";
   const auto rep = harness::run_harness(harness::builtin_registry(), {slot}, o);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ingot/harness/harness.hpp"
+#include "ingot/runtime/opencl.hpp"
 
 namespace ingot::harness {
 
@@ -21,6 +22,7 @@ struct OpenBackendOptions {
   // the reason (0: none is). PoCL compiles the largest tensor-core kernels' legalised exchanges
   // (1-3 MB of source) in 1-2 minutes each; everything else in seconds. GPU devices have no limit.
   std::uint64_t cpu_opencl_source_limit = 1'000'000;
+  runtime::OpenCLOptions opencl;  // how the OpenCL backend is created
 };
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set
 // ("opencl not available: ..."); CUDA without a GPU but with NVRTC comes back compile-only.

@@ -321,8 +321,7 @@ struct OpenCLBackend::Impl {
     return src.source.size() < options.unoptimized_below ? build_options + " -cl-opt-disable" : build_options;
   }
 
-  ProgramHandle build_from_source(const codegen::KernelSource& src) const {
-    const std::string opts = options_for(src);
+  ProgramHandle build_from_source(const codegen::KernelSource& src, const std::string& opts) const {
     const char* text = src.source.c_str();
     const std::size_t len = src.source.size();
     cl_int e = CL_SUCCESS;
@@ -380,7 +379,7 @@ struct OpenCLBackend::Impl {
       }
     }
     if (!program) {
-      program = build_from_source(src);
+      program = build_from_source(src, program_options);
       if (cache) {
         const auto bin = binary_of(program.get());
         if (!bin.empty()) (void)cache->put(ck, bin);  // the cache is an optimisation
