@@ -271,8 +271,9 @@ class KernelBuilder {
   ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
   // D = C + A*B over 32 lanes (see mma_m16n8k16()); operands a0..a7, b0..b3, c0..c3 (f32); returns d0..d3.
   std::array<ir::ExprId, 4> emit_mma(DType elem, const std::array<ir::ExprId, 16>& operands);
-  // Four 8x8 matrices of a 16-bit shared array (see load_matrix()); row_index: this lane's row.
-  std::array<ir::ExprId, 8> emit_load_matrix(ir::MemRef m, ir::ExprId row_index);
+  // Four 8x8 matrices of a 16-bit shared array (see load_matrix()); row_index: this lane's row; transpose: each
+  // matrix transposed (load_matrix_trans()).
+  std::array<ir::ExprId, 8> emit_load_matrix(ir::MemRef m, ir::ExprId row_index, bool transpose = false);
   // Structured control flow: runs `body` with statements going into the new construct.
   void emit_if(ir::ExprId cond, const std::function<void()>& then_body);
   void emit_else(const std::function<void()>& else_body);
@@ -785,13 +786,22 @@ std::array<Val<f32>, 4> mma_m16n8k16(KernelBuilder& k, const std::array<Val<f32>
 // as values 2i and 2i+1 — for rows (l%8) + 8((l/8)%2), columns 8(l/16) of a 16x16 A, its mma_m16n8k16
 // fragment a_0..a_7. One ldmatrix on CUDA; the rules of shuffle() apply.
 template <class T, class I>
-std::array<Val<T>, 8> load_matrix(const Shared<T>& buf, const I& row_index) {
+std::array<Val<T>, 8> load_matrix(const Shared<T>& buf, const I& row_index, bool transpose = false) {
   static_assert(sizeof(T) == 2, "load_matrix reads 16-bit elements");
   KernelBuilder& k = *buf.builder();
-  const auto ids = k.emit_load_matrix(buf.mem(), detail::index_id(k, row_index));
+  const auto ids = k.emit_load_matrix(buf.mem(), detail::index_id(k, row_index), transpose);
   std::array<Val<T>, 8> out;
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = Val<T>(&k, ids[i]);
   return out;
+}
+
+// load_matrix with each 8x8 matrix transposed: lane l receives elements l/4 of rows 2(l%4) and 2(l%4)+1 of matrix i
+// as values 2i and 2i+1. Where each row holds 8 consecutive pixels of one channel (channel-first storage) and the
+// rows of matrix i are channels, values 2i, 2i+1 are two channels of pixel l/4: for pixels (l%8) + 8((l/8)%2) and
+// channels 8(l/16) of a column-major 16x16 A, its mma_m16n8k16 fragment a_0..a_7. One ldmatrix .trans on CUDA.
+template <class T, class I>
+std::array<Val<T>, 8> load_matrix_trans(const Shared<T>& buf, const I& row_index) {
+  return load_matrix(buf, row_index, true);
 }
 
 // ------------------------------------------------------------------ control flow

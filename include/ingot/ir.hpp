@@ -71,7 +71,10 @@
 //   v_{2i+1} = M_i[g][2t+1] (PTX ldmatrix .m8n8.x4 .b16). A lane that supplies the row of A
 //   (16x16) at row (l % 8) + 8 * ((l / 8) % 2), column 8 * (l / 16) receives a_0..a_7 of
 //   mma_m16n8k16. CUDA issues ldmatrix; other backends shuffle the row indexes and load pairs
-//   (passes::legalise).
+//   (passes::legalise). A transposed load (`load_matrix_trans`, Stmt::transpose) gives lane l
+//   v_{2i} = M_i[2t][g] and v_{2i+1} = M_i[2t+1][g] instead (PTX ldmatrix .trans): where the rows
+//   are 8 values of k each holding 8 consecutive m, lane l receives A's fragment of column-major
+//   storage; other backends shuffle two row indexes per matrix and load single elements.
 // Asynchronous copies. `copy_async(shared[a .. a+W) <- mem[b .. b+W) if c)` starts a copy of
 //   W consecutive elements from a global buffer (not out-only) into a shared array of the same
 //   element type, W >= 2 and W * element size = 4, 8 or 16 bytes, both indexes multiples of W and
@@ -255,6 +258,7 @@ struct Stmt {
   std::uint32_t lanes = 0;     // Shuffle: threads per sub-group
   DType elem = DType::f32;     // Mma: the type A and B are rounded to (f16 or bf16)
   std::uint32_t count = 0;     // CopyAsync: elements; AsyncWait: committed groups that may stay incomplete
+  bool transpose = false;      // LoadMatrix: the transposed matrices (ldmatrix .trans)
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
   Block body;

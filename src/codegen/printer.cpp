@@ -704,13 +704,14 @@ class Printer {
   // ldmatrix into four words (Dialect::load_matrix; legalise removed LoadMatrix where it is empty); the
   // element variables read as such are unpacked like a vector load's, mma operand pairs take the words.
   void load_matrix(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
-    if (d_.load_matrix.empty()) {
+    const std::string& form = s.transpose ? d_.load_matrix_trans : d_.load_matrix;
+    if (form.empty()) {
       throw std::logic_error("the " + d_.name + " dialect has no load_matrix (legalise should have removed it)");
     }
     const DType t = k_.mem_type(s.mem);
     const std::string v = "ingot_lm" + std::to_string(s.loc);
     os << ind << word_type(4) << " " << v << ";\n";
-    std::string line = replace_all(d_.load_matrix, "{row}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
+    std::string line = replace_all(form, "{row}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
     for (std::size_t w = 0; w < 4; ++w) line = replace_all(line, "{w" + std::to_string(w) + "}", word_part(v, 4, w));
     os << ind << line << "\n";
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
@@ -834,7 +835,8 @@ KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
   const ir::Kernel legal =
       passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
-                                                  !d.copy_async.empty(), !d.load_matrix.empty()});
+                                                  !d.copy_async.empty(),
+                                                  !d.load_matrix.empty() && !d.load_matrix_trans.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -268,7 +268,7 @@ ir::ExprId KernelBuilder::emit_shuffle(ir::ExprId value, ir::ExprId src_lane, st
   return var_ref(v);
 }
 
-std::array<ir::ExprId, 8> KernelBuilder::emit_load_matrix(ir::MemRef m, ir::ExprId row_index) {
+std::array<ir::ExprId, 8> KernelBuilder::emit_load_matrix(ir::MemRef m, ir::ExprId row_index, bool transpose) {
   if (m.space != ir::Space::Shared) {
     throw TraceError("kernel '" + k_.name + "': load_matrix reads a shared array, not '" + k_.mem_name(m) + "'");
   }
@@ -281,6 +281,7 @@ std::array<ir::ExprId, 8> KernelBuilder::emit_load_matrix(ir::MemRef m, ir::Expr
   s.kind = ir::StmtKind::LoadMatrix;
   s.mem = m;
   s.a = row_index;
+  s.transpose = transpose;
   std::array<ir::ExprId, 8> out{};
   for (std::size_t i = 0; i < out.size(); ++i) {
     s.vars.push_back(new_var(t, false, k_.shared[m.id].hint));

@@ -95,7 +95,7 @@ class GroupRunner {
   // ---------------------------------------------------------------- load_matrix
   // Per sub-group of 32 lanes (ir.hpp, "Matrix loads"): every lane's row checked (in range, a
   // multiple of 8, written), then lane l receives elements 2(l%4), 2(l%4)+1 of the row of lane
-  // 8i + l/4 as values 2i, 2i+1.
+  // 8i + l/4 as values 2i, 2i+1 (transposed: element l/4 of the rows of lanes 8i + 2(l%4) and 8i + 2(l%4) + 1).
   void exec_load_matrix(const ir::Stmt& s, const Mask& mask) {
     require_whole_group(mask, "load_matrix");
     if (lanes_ % ir::kMmaLanes != 0) {
@@ -119,6 +119,12 @@ class GroupRunner {
     for (std::size_t l = 0; l < lanes_; ++l) {
       const std::size_t base = l / ir::kMmaLanes * ir::kMmaLanes, lane = l % ir::kMmaLanes;
       for (std::size_t i = 0; i < ir::kMatrixCount; ++i) {
+        if (s.transpose) {  // elements lane/4 of rows 2(lane%4) and 2(lane%4)+1
+          const std::size_t r = base + 8 * i + 2 * (lane % 4);
+          vars_[s.vars[2 * i]][l] = read_elem(m, row[r] + lane / 4);
+          vars_[s.vars[2 * i + 1]][l] = read_elem(m, row[r + 1] + lane / 4);
+          continue;
+        }
         const std::size_t src = row[base + 8 * i + lane / 4] + 2 * (lane % 4);
         vars_[s.vars[2 * i]][l] = read_elem(m, src);
         vars_[s.vars[2 * i + 1]][l] = read_elem(m, src + 1);

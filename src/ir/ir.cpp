@@ -211,6 +211,7 @@ struct Digest {
       add(st.shared);
       add(st.lanes);
       add(st.count);
+      add(st.transpose);
       add(static_cast<std::uint64_t>(st.elem));
       add(st.vars.size());
       for (VarId v : st.vars) add(v);

@@ -92,7 +92,7 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       std::string out = "let (";
       for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
       const std::string t = s.vars.empty() ? std::string("?") : type_of_var(s.vars[0]);
-      return out + "): " + t + "x" + std::to_string(s.vars.size()) + " = load_matrix " + k.mem_name(s.mem) + "[" +
+      return out + "): " + t + "x" + std::to_string(s.vars.size()) + (s.transpose ? " = load_matrix_trans " : " = load_matrix ") + k.mem_name(s.mem) + "[" +
              print_expr(k, s.a) + "]";
     }
     case StmtKind::StoreVec: {

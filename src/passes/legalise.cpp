@@ -237,6 +237,18 @@ ExprId matrix_col(ir::ExprArena& a, ExprId lane) {
   return a.binary(Op::Mul, DType::u32, a.binary(Op::BitAnd, DType::u32, lane, a.const_u32(3)), a.const_u32(2));
 }
 
+// Transposed LoadMatrix s's value v: the element at row `row` (a u32 variable) + lane / 4.
+ir::Stmt matrix_element(ir::Kernel& k, const ir::Stmt& s, std::size_t v, ir::VarId row, ExprId quad) {
+  ir::ExprArena& a = k.exprs;
+  ir::Stmt e;
+  e.kind = ir::StmtKind::Let;
+  e.var = s.vars[v];
+  const ExprId at =
+      a.binary(Op::Add, DType::u32, a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, row}), quad);
+  e.a = a.make({Op::Load, k.mem_type(s.mem), at, ir::kNoExpr, ir::kNoExpr, ir::encode_mem(s.mem)});
+  return e;
+}
+
 // LoadMatrix s's row index as u32; new_row_var: a fresh u32 variable for one matrix's row.
 ExprId matrix_row_index(ir::ExprArena& a, const ir::Stmt& s) {
   return a[s.a].type == DType::u32 ? s.a : a.unary(Op::Cast, DType::u32, s.a);
@@ -261,6 +273,22 @@ void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
     const ExprId row = matrix_row_index(a, s);
     const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
     const ExprId col = matrix_col(a, lane);
+    if (s.transpose) {  // per matrix: the rows of lanes 8i + 2t and 8i + 2t + 1, element lane / 4 of each
+      const ExprId quad = a.binary(Op::Shr, DType::u32, lane, u(2));
+      for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
+        for (std::uint32_t j = 0; j < 2; ++j) {
+          ir::Stmt shfl;
+          shfl.kind = ir::StmtKind::Shuffle;
+          shfl.var = new_row_var(k);
+          shfl.a = row;
+          shfl.b = a.binary(Op::Add, DType::u32, u(8 * i + j), col);
+          shfl.lanes = ir::kMmaLanes;
+          out.push_back(shfl);
+          out.push_back(matrix_element(k, s, 2 * i + j, shfl.var, quad));
+        }
+      }
+      continue;
+    }
     for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
       ir::Stmt shfl;
       shfl.kind = ir::StmtKind::Shuffle;
@@ -277,7 +305,8 @@ void load_matrix_by_shuffles(ir::Kernel& k, ir::Block& b, ExprId lid) {
 
 // One LoadMatrix where shuffles are exchanged through shared memory too: one exchange for its four rows,
 //   barrier; scratch[lid] = a; barrier; r_i = scratch[(lid & ~31) + 8i + lane/4]; (v_2i, v_2i+1) = pair at r_i
-// (two barriers instead of the eight of four separate shuffles).
+// (two barriers instead of the eight of four separate shuffles); transposed, v_2i+j = element lane/4 of the row
+// scratch[(lid & ~31) + 8i + 2(lane%4) + j].
 void lower_load_matrix(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
   ir::ExprArena& a = k.exprs;
   const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
@@ -287,6 +316,20 @@ void lower_load_matrix(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, 
   const ExprId quad = a.binary(Op::Shr, DType::u32, lane, u(2));
   const ExprId col = matrix_col(a, lane);
   const std::uint64_t mem = ir::encode_mem(ir::MemRef{ir::Space::Shared, scratch});
+  if (s.transpose) {  // per matrix: the rows of lanes 8i + 2t and 8i + 2t + 1, element lane / 4 of each
+    for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
+      for (std::uint32_t j = 0; j < 2; ++j) {
+        ir::Stmt row;
+        row.kind = ir::StmtKind::Let;
+        row.var = new_row_var(k);
+        const ExprId at = a.binary(Op::Add, DType::u32, a.binary(Op::Add, DType::u32, base, u(8 * i + j)), col);
+        row.a = a.make({Op::Load, DType::u32, at, ir::kNoExpr, ir::kNoExpr, mem});
+        out.push_back(row);
+        out.push_back(matrix_element(k, s, 2 * i + j, row.var, quad));
+      }
+    }
+    return;
+  }
   for (std::uint32_t i = 0; i < ir::kMatrixCount; ++i) {
     ir::Stmt row;
     row.kind = ir::StmtKind::Let;

@@ -346,8 +346,8 @@ void expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, s
 // a shared array at rows of 8 (row r at element 8 + 8r: not at 0), then lane l of warp w names row
 // (5l + 3w) % 32 of that array; out[(w*32 + l)*8 + i] = value i of its load_matrix (as f32).
 template <class T>
-ir::Kernel load_matrix_kernel() {
-  return trace("load_matrix_rows", [](KernelBuilder& b) {
+ir::Kernel load_matrix_kernel(bool transpose = false) {
+  return trace("load_matrix_rows", [=](KernelBuilder& b) {
     using namespace ingot::dsl;
     auto groups = b.scalar<u32>("groups");
     auto x = b.in<T>("x", groups * 256u);
@@ -364,17 +364,17 @@ ir::Kernel load_matrix_kernel() {
     auto w = b.let("w", lid / 32u);
     auto lane = b.let("lane", lid % 32u);
     auto row = b.let("row", (lane * 5u + w * 3u) % 32u);
-    const auto v = load_matrix(xs, 8u + row * 8u);
+    const auto v = load_matrix(xs, 8u + row * 8u, transpose);
     for (std::uint32_t i = 0; i < 8; ++i) store(out, (g * 64u + lid) * 8u + i, cast<f32>(v[i]));
   });
 }
 
 // Checks load_matrix_kernel<T> on be against ir.hpp's definition. lowered: 0 as traced; 1 legalised into
 // shuffles and pair loads (a dialect with shuffles but no ldmatrix); 2 into one shared-memory exchange and
-// pair loads (a dialect with neither).
+// pair loads (a dialect with neither). transpose: load_matrix_trans (ir.hpp), element loads where lowered.
 template <class T>
-void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered = 0) {
-  auto k = passes::optimize(load_matrix_kernel<T>());
+void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered = 0, bool transpose = false) {
+  auto k = passes::optimize(load_matrix_kernel<T>(transpose));
   if (lowered) {
     k = passes::legalise(k, passes::LegaliseOptions{"test", {}, lowered == 1, true, true, false});
     ir::verify_or_throw(k, "lowered load_matrix");
@@ -391,10 +391,14 @@ void expect_load_matrix(runtime::Backend& be, std::uint32_t groups, int lowered 
     for (std::uint32_t w = 0; w < 2; ++w) {
       for (std::uint32_t l = 0; l < 32; ++l) {
         for (std::uint32_t i = 0; i < 8; ++i) {
-          const std::uint32_t src_lane = 8 * (i / 2) + l / 4, row = (5 * src_lane + 3 * w) % 32;
-          const double want = x[g * 256u + row * 8 + 2 * (l % 4) + i % 2];
-          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want) << be.name() << " lowered " << lowered << " group " << g
-                                                               << " warp " << w << " lane " << l << " value " << i;
+          // plain: elements 2t, 2t+1 of the row of lane 8m + g; transposed: element g of the rows of lanes
+          // 8m + 2t and 8m + 2t + 1 (m = i / 2, g = l / 4, t = l % 4)
+          const std::uint32_t src_lane = transpose ? 8 * (i / 2) + 2 * (l % 4) + i % 2 : 8 * (i / 2) + l / 4;
+          const std::uint32_t row = (5 * src_lane + 3 * w) % 32, col = transpose ? l / 4 : 2 * (l % 4) + i % 2;
+          const double want = x[g * 256u + row * 8 + col];
+          EXPECT_EQ(out[(g * 64u + w * 32 + l) * 8 + i], want)
+              << be.name() << " lowered " << lowered << " transposed " << transpose << " group " << g << " warp " << w
+              << " lane " << l << " value " << i;
         }
       }
     }

@@ -437,6 +437,9 @@ TEST(Interp, LoadMatrixMatchesItsDefinition) {
   ingot::testing::expect_load_matrix<f16>(be, 2);
   ingot::testing::expect_load_matrix<bf16>(be, 2, 1);  // legalise's shuffles and pair loads agree
   ingot::testing::expect_load_matrix<f16>(be, 3, 2);   // and its one exchange through shared memory
+  ingot::testing::expect_load_matrix<bf16>(be, 2, 0, true);  // transposed, as traced and lowered both ways
+  ingot::testing::expect_load_matrix<f16>(be, 3, 1, true);
+  ingot::testing::expect_load_matrix<bf16>(be, 2, 2, true);
 }
 
 // What load_matrix refuses: a row index that is not a multiple of 8, a row past the array, a

@@ -556,6 +556,7 @@ TEST(OpenCL, LoadMatrixMatchesItsDefinition) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   ingot::testing::expect_load_matrix<bf16>(*be, 3);
   ingot::testing::expect_load_matrix<f16>(*be, 2);
+  ingot::testing::expect_load_matrix<bf16>(*be, 2, 0, true);  // transposed (OpenCL: the shared-memory exchange)
 }
 
 TEST(OpenCL, VectorAccessMatchesInterpreter) {

@@ -70,8 +70,10 @@ struct Dialect {
   // (operands packed two to a 32-bit word); empty = none (legalise exchanges through shared memory).
   std::map<DType, std::string> mma_m16n8k16;
   // Matrix load (ir.hpp, LoadMatrix): one statement writing the 32-bit words "{w0}".."{w3}" from the
-  // 8-element shared row at pointer "{row}"; "" = none (legalise shuffles the rows and loads pairs).
+  // 8-element shared row at pointer "{row}"; "" = none (legalise shuffles the rows and loads pairs);
+  // load_matrix_trans likewise for the transposed load. A dialect has both or neither.
   std::string load_matrix;
+  std::string load_matrix_trans;
   // Asynchronous copies (ir.hpp) per copy size in bytes (4, 8, 16): one statement in which "{dst}"
   // is a pointer to the shared destination, "{src}" one to the global source and "{ok}" the
   // condition (zeros where false); async_commit and async_wait ("{n}": groups left incomplete) one
