@@ -200,6 +200,31 @@ void register_conv2d_grouped(harness::Registry& r) {
     q.emplace_back("stage", 1);
     s.tests.push_back({name, conv_params(f, c, q)});
   }
+  // The planar tensor-core kernel (grouped_conv_mma_planar.hpp, stage = 2): a last band past P with odd P, 16 output
+  // channels per group and bias; a 3x4 window (tap columns shifted by -1 .. 2, an odd vertical tap count: a zero tap,
+  // Q = 15: a partial output tile); no padding (shifts 0 .. 2, odd P); pad 2 (output tiles past the input's, shifts
+  // -2 .. 0); a 1x1 window (no shift); more warps than units (256 threads), one warp; several images. (Small planes:
+  // PoCL's compile time grows with the legalised mma statements, kw per input tile and step.)
+  for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
+           {"cpg8_og16_g3_9x24_pad1_bias_planar_r4",
+            {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}}},
+           {"cpg8_g2_6x16_k3x4_pad1x1_planar_r2",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
+            {{"rows", 2}}},
+           {"cpg8_g1_5x24_nopad_b3_planar_r8_w256",
+            {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 24}, .k = {3, 3}},
+            {{"rows", 8}, {"threads", 256}}},
+           {"cpg8_g2_5x16_pad2_bias_planar_w32",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {5, 16}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
+            {{"rows", 2}, {"threads", 32}}},
+           {"cpg8_og8_g2_4x8_k1x1_planar",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
+            {{"rows", 2}, {"threads", 64}}}}) {
+    Extra q = prm;
+    q.emplace_back("stage", 2);
+    s.tests.push_back({name, conv_params(f, c, q)});
+  }
   // Bench: the default (16-bit: the staged tensor-core kernel, 8-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and 16 rows, 8 rows with 256
@@ -234,6 +259,15 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_ru1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_ru1_lm1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}, {"lm", 1}})});
+  // The planar kernel (2026-12-03, fourteenth session; not yet measured): 8-row bands, 128 threads; 4 rows with 64
+  // threads; 16 rows with 256 threads; 8 rows with 256 threads (4 idle warps after staging).
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_planar", conv_params(f, g32, {{"stage", 2}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_planar_r4_w64", conv_params(f, g32, {{"stage", 2}, {"rows", 4}, {"threads", 64}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_planar_r16_w256", conv_params(f, g32, {{"stage", 2}, {"rows", 16}, {"threads", 256}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_planar_r8_w256", conv_params(f, g32, {{"stage", 2}, {"threads", 256}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -14,6 +14,7 @@
 
 #include "direct_conv_registry.hpp"
 #include "grouped_conv_mma.hpp"
+#include "grouped_conv_mma_planar.hpp"
 #include "grouped_conv_mma_smem.hpp"
 #include "grouped_conv_nchw.hpp"
 #include "register.hpp"
@@ -104,16 +105,42 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
-    const bool stage = bounded_param(p, "stage", 0, 1, 0, "grouped convolution") == 1;
-    if (stage && mma_off) {
-      throw std::invalid_argument(sp.name + ": stage = 1 is the staged tensor-core kernel; it cannot run with mma = 0");
+    const std::int64_t stage = bounded_param(p, "stage", 0, 2, 0, "grouped convolution");
+    if (stage > 0 && mma_off) {
+      throw std::invalid_argument(sp.name + ": stage = " + std::to_string(stage) +
+                                  " is a staged tensor-core kernel; it cannot run with mma = 0");
     }
-    return stage && dtype_size(t) == 2;
+    return stage == 1 && dtype_size(t) == 2;
   }
   if (dtype_size(t) != 2 || mma_off || p.count("rows") || p.count("mmatx")) return false;
   const std::uint32_t vec = grouped_conv_stage_vector_of(p), rows = grouped_conv_stage_rows_default(sp, t, vec);
   return grouped_conv_mma_smem_refusal(sp, dtype_size(t), rows, vec, grouped_conv_stage_depth_of(sp, t, p, rows, vec))
       .empty();
+}
+
+// Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
+// 16-bit dtypes (f32 runs the FMA kernel). Not a default yet.
+inline bool grouped_conv_uses_planar(DType t, const harness::Params& p) {
+  return p.count("stage") && bounded_param(p, "stage", 0, 2, 0, "grouped convolution") == 2 && dtype_size(t) == 2;
+}
+
+// The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
+// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1).
+inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
+  return bounded_param(p, "rows", 1, 1024, sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
+}
+inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
+                                                  std::uint32_t rows) {
+  std::uint32_t dflt = 1;
+  if (sp.rank() == 3) {
+    for (const std::uint32_t d : {8u, 4u, 2u}) {
+      if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d).empty()) {
+        dflt = d;
+        break;
+      }
+    }
+  }
+  return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
@@ -175,6 +202,18 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    if (grouped_conv_uses_planar(t, p)) {
+      const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
+      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds);
+      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds);
+      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+        using E = typename decltype(tag)::type;
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_planar<E>(k, sp, rows, threads, ds);
+        apply_launch_bounds(k, p, threads, true);
+      });
+    }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
@@ -190,10 +229,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       });
     }
     // Like the staged kernel's other parameters, minb is ignored where a case's stage = 1 meets f32 (the FMA kernel).
-    if (p.count("minb") && !(p.count("stage") && param(p, "stage") == 1)) {
+    if (p.count("minb") && !(p.count("stage") && param(p, "stage") >= 1)) {
       throw std::invalid_argument(sp.name +
-                                  ": minb applies to the staged tensor-core kernel only (f16/bf16, stage = 1), not to "
-                                  "this case's kernel; remove minb");
+                                  ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1 or 2), "
+                                  "not to this case's kernel; remove minb");
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
@@ -211,6 +250,15 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
+    if (grouped_conv_uses_planar(t, p)) {
+      const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
+      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds);
+      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      return runtime::grid_1d(
+          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_planar_groups_per_batch(sp, rows, ds) * threads,
+          threads);
+    }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
