@@ -203,7 +203,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   // The planar tensor-core kernel (grouped_conv_mma_planar.hpp, stage = 2): a last band past P with odd P, 16 output
   // channels per group and bias; a 3x4 window (tap columns shifted by -1 .. 2, an odd vertical tap count: a zero tap,
   // Q = 15: a partial output tile); no padding (shifts 0 .. 2, odd P); pad 2 (output tiles past the input's, shifts
-  // -2 .. 0); a 1x1 window (no shift); more warps than units (256 threads), one warp; several images. (Small planes:
+  // -2 .. 0); two and three bands per work-group (bw), a last block past the last band; a 1x1 window (no shift);
+  // more warps than units (256 threads), one warp; several images. (Small planes:
   // PoCL's compile time grows with the legalised mma statements, kw per input tile and step.)
   for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
            {"cpg8_og16_g3_9x24_pad1_bias_planar_r4",
@@ -218,6 +219,12 @@ void register_conv2d_grouped(harness::Registry& r) {
            {"cpg8_g2_5x16_pad2_bias_planar_w32",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {5, 16}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
             {{"rows", 2}, {"threads", 32}}},
+           {"cpg8_g1_9x16_pad1_bias_planar_r2_bw2_w32",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 2}, {"bw", 2}, {"threads", 32}}},
+           {"cpg8_g1_7x8_pad1_planar_r2_bw3_w32",
+            {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {7, 8}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 2}, {"bw", 3}, {"threads", 32}}},
            {"cpg8_og8_g2_4x8_k1x1_planar",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
             {{"rows", 2}, {"threads", 64}}}}) {
@@ -260,14 +267,20 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_ru1_lm1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}, {"lm", 1}})});
   // The planar kernel (2026-12-03, fourteenth session; not yet measured): 8-row bands, 128 threads; 4 rows with 64
-  // threads; 16 rows with 256 threads; 8 rows with 256 threads (4 idle warps after staging).
+  // threads; 16 rows with 256 threads; 8 rows with 256 threads (4 idle warps after staging); bands per work-group.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_planar", conv_params(f, g32, {{"stage", 2}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_planar_r4_w64", conv_params(f, g32, {{"stage", 2}, {"rows", 4}, {"threads", 64}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_planar_r16_w256", conv_params(f, g32, {{"stage", 2}, {"rows", 16}, {"threads", 256}})});
-  s.bench.push_back(
-      {"N32_C256_56x56_3x3_g32_planar_r8_w256", conv_params(f, g32, {{"stage", 2}, {"threads", 256}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_planar_r8_w256", conv_params(f, g32, {{"stage", 2}, {"threads", 256}})});
+  // Bands per work-group (bw): the later bands' loads in flight during the first's products.
+  for (const auto& [rows, threads, bw] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {4, 64, 2}, {4, 64, 7}, {2, 32, 7}, {8, 128, 2}}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_planar_r" + std::to_string(rows) + "_w" + std::to_string(threads) +
+                           "_bw" + std::to_string(bw),
+                       conv_params(f, g32, {{"stage", 2}, {"rows", rows}, {"threads", threads}, {"bw", bw}})});
+  }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

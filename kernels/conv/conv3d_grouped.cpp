@@ -158,10 +158,10 @@ void register_conv3d_grouped(harness::Registry& r) {
   // idle warps. (One 8-column tile each: the 2-D cases cover the shifts across tiles; PoCL's compile time.)
   s.tests.push_back(
       {"cpg8_og16_g2_4x7x8_pad1_bias_planar_r2_ds2",
-       conv_params(f,
-                   {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1},
-                    .bias = true},
-                   {{"rows", 2}, {"stage", 2}, {"ds", 2}})});
+       conv_params(
+           f,
+           {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"rows", 2}, {"stage", 2}, {"ds", 2}})});
   s.tests.push_back(
       {"cpg8_g1_3x5x8_k2x3x4_pad0x1x1_b2_planar",
        conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 8}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
@@ -203,12 +203,14 @@ void register_conv3d_grouped(harness::Registry& r) {
   // (Dropped after that run: registers capped for 5 work-groups per SM, 48 registers and 28 bytes spilled, 0.0669.)
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ru0", conv_params(f, g8, {{"stage", 1}, {"ru", 0}})});
   // The planar kernel (2026-12-03, fourteenth session; not yet measured): 2 rows, 8 depth slices, 256 threads; 4 rows
-  // with 4 slices; 2 rows with 4 slices and 128 threads.
+  // with 4 slices; 4 slices with 2 bands per work-group; 2 rows with 4 slices and 128 threads.
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar", conv_params(f, g8, {{"stage", 2}})});
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_planar_r4_ds4", conv_params(f, g8, {{"stage", 2}, {"rows", 4}, {"ds", 4}})});
-  s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds4_w128",
-                     conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"threads", 128}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_planar_ds4_bw2", conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"bw", 2}})});
+  s.bench.push_back(
+      {"N4_C64_16x56x56_3x3x3_g8_planar_ds4_w128", conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -28,6 +28,9 @@
 // y (+1): four scalar stores each, rows past P and columns past Q skipped. The weights are loaded once per unit (once
 // per warp where a group has 8 output channels). Every lane reaches every mma and load_matrix (units are clamped; a
 // repeated unit stores nothing).
+// With bw > 1 a work-group takes bw consecutive bands, each staged in its own buffer: every band's copies are issued
+// (one commit group per band) before the first band's products, and band i waits for its own group only, so the
+// later bands' loads are in flight during the earlier bands' products. A band past the last stores nothing.
 // Launch grid_1d(batch * grouped_conv_mma_planar_groups_per_batch() * threads, threads) with launch bounds `threads`.
 #pragma once
 
@@ -51,27 +54,32 @@ namespace ingot::kernels {
 // Sizes of the planar kernel for spec s, band height `rows` and ds output depth slices per work-group.
 struct PlanarMmaPlan {
   GroupedMmaDims dm{};
-  std::uint32_t R = 0;        // output rows per band (even)
-  std::uint32_t bands = 0;    // bands per output slice
-  std::uint32_t rs = 0;       // staged rows per slice (R + kh - 1)
-  std::uint32_t ds = 1;       // output depth slices per work-group
-  std::uint32_t dblocks = 1;  // ceil(OD / ds)
-  std::uint32_t slices = 1;   // staged slices: kd + ds - 1
-  std::uint32_t cs = 0;       // elements per staged channel (slices * rs * W, padded)
-  std::uint32_t vt = 0;       // vertical taps kd * kh
-  std::uint32_t steps = 0;    // ceil(vt / 2)
-  std::uint32_t cblocks = 0;  // blocks of 8 output channels per group
+  std::uint32_t R = 0;                        // output rows per band (even)
+  std::uint32_t bands = 0;                    // bands per output slice
+  std::uint32_t bw = 1;                       // bands per work-group (each in its own buffer, all copies issued first)
+  std::uint32_t bblocks = 0;                  // work-groups along the bands: ceil(bands / bw)
+  std::uint32_t rs = 0;                       // staged rows per slice (R + kh - 1)
+  std::uint32_t ds = 1;                       // output depth slices per work-group
+  std::uint32_t dblocks = 1;                  // ceil(OD / ds)
+  std::uint32_t slices = 1;                   // staged slices: kd + ds - 1
+  std::uint32_t cs = 0;                       // elements per staged channel (slices * rs * W, padded)
+  std::uint32_t vt = 0;                       // vertical taps kd * kh
+  std::uint32_t steps = 0;                    // ceil(vt / 2)
+  std::uint32_t cblocks = 0;                  // blocks of 8 output channels per group
   std::uint32_t in_tiles = 0, out_tiles = 0;  // W / 8, ceil(Q / 8)
   std::uint64_t xs_elems = 0;
 };
 
-inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1) {
+inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
+                                                      std::uint32_t bw = 1) {
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
   const std::uint32_t p_even = (d.P + 1) / 2 * 2;
   pl.R = std::max<std::uint32_t>(2, std::min(rows / 2 * 2, p_even));
   pl.bands = (d.P + pl.R - 1) / pl.R;
+  pl.bw = std::max<std::uint32_t>(1, std::min(bw, pl.bands));
+  pl.bblocks = (pl.bands + pl.bw - 1) / pl.bw;
   pl.rs = pl.R + d.KH - 1;
   pl.ds = std::max<std::uint32_t>(1, std::min(ds, d.OD));
   pl.dblocks = (d.OD + pl.ds - 1) / pl.ds;
@@ -85,25 +93,28 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
   pl.cblocks = s.out_per_group() / 8;
   pl.in_tiles = d.W / 8;
   pl.out_tiles = (d.Q + 7) / 8;
-  pl.xs_elems = 8 * cs;
+  pl.xs_elems = 8 * cs * pl.bw;
   return pl;
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                   std::uint32_t ds = 1) {
+                                                   std::uint32_t ds = 1, std::uint32_t bw = 1) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   const GroupedMmaDims d = grouped_mma_dims(s);
-  if (d.W % 8 != 0) return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
+  if (d.W % 8 != 0)
+    return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
   if (d.PW > 7 || d.KW > d.PW + 8) {
-    return "needs every tap column within 7 columns of its output column (pad_w <= 7 and kw - 1 - pad_w <= 7; pad_w = " +
+    return "needs every tap column within 7 columns of its output column (pad_w <= 7 and kw - 1 - pad_w <= 7; pad_w "
+           "= " +
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds);
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw);
   if (const std::uint64_t b = pl.xs_elems * elem_bytes; b > kPlaneSmemBytes) {
-    return "stages 8 channels x " + std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " +
-           std::to_string(d.W) + " columns in shared memory: " + std::to_string(b) + " bytes, more than " +
-           std::to_string(kPlaneSmemBytes) + " (fewer rows per band" +
+    return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
+           std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
+           " columns in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
            (pl.ds > 1 ? std::string(" or depth slices (ds)") : std::string()) + " would shrink it)";
   }
   return "";
@@ -111,7 +122,7 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
 
 // Throws std::invalid_argument with the reason unless the planar kernel applies with `rows` and ds.
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                  std::uint32_t ds = 1) {
+                                                  std::uint32_t ds = 1, std::uint32_t bw = 1) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -126,25 +137,27 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
     throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
                                 " applies to 3-D convolutions only; use ds = 1");
   }
-  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds); !why.empty()) {
-    throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why +
-                                "; use stage = 1 or 0");
+  if (bw < 1 || bw > 8) {
+    throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  return grouped_conv_mma_planar_geometry(s, rows, ds);
+  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
+  }
+  return grouped_conv_mma_planar_geometry(s, rows, ds, bw);
 }
 
-// Work-groups per image: groups x blocks of ds output depth slices x bands.
+// Work-groups per image: groups x blocks of ds output depth slices x blocks of bw bands.
 inline std::uint64_t grouped_conv_mma_planar_groups_per_batch(const ConvSpec& s, std::uint32_t rows,
-                                                              std::uint32_t ds = 1) {
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds);
-  return static_cast<std::uint64_t>(s.groups) * pl.dblocks * pl.bands;
+                                                              std::uint32_t ds = 1, std::uint32_t bw = 1) {
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw);
+  return static_cast<std::uint64_t>(s.groups) * pl.dblocks * pl.bblocks;
 }
 
 // Throws std::invalid_argument unless `batch` images' threads fit the 32-bit thread indices.
 inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
-                                                std::uint32_t threads, std::uint32_t ds = 1) {
+                                                std::uint32_t threads, std::uint32_t ds = 1, std::uint32_t bw = 1) {
   check_staged_mma_threads(s.name, threads);
-  const std::uint64_t per = grouped_conv_mma_planar_groups_per_batch(s, rows, ds) * threads;
+  const std::uint64_t per = grouped_conv_mma_planar_groups_per_batch(s, rows, ds, bw) * threads;
   if (batch > 0xffffffffull / per) {
     throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
                                 " threads of the planar tensor-core kernel exceed 32-bit thread indices; split the "
@@ -154,10 +167,10 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
 
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1) {
+                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds);
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw);
   check_staged_mma_threads(s.name, threads);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
@@ -166,7 +179,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const std::uint32_t KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
   const std::uint32_t R = pl.R, RS = pl.rs, CS = pl.cs, S = pl.steps, VT = pl.vt, NBc = pl.cblocks;
   const std::uint32_t DS = pl.ds, DB = pl.dblocks, SL = pl.slices, NTi = pl.in_tiles, NTo = pl.out_tiles;
-  const std::uint32_t plane = D * H * Wd, per_batch = G * DB * pl.bands, OPQ = OD * P * Q;
+  const std::uint32_t BW = pl.bw, BB = pl.bblocks, XB = 8 * CS;  // bands per work-group, blocks, buffer elements
+  const std::uint32_t plane = D * H * Wd, per_batch = G * DB * BB, OPQ = OD * P * Q;
 
   k.launch_bounds(NG);
   const auto prm = declare_dense_conv_params<T>(k, s);
@@ -177,42 +191,44 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
 
-  // Work-group: band fastest, then the block of DS output depth slices from od, then b * G + g.
+  // Work-group: block of BW bands fastest, then the block of DS output depth slices from od, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
   auto live = k.let("live", wg < batch * per_batch);
   auto task = k.let("task", select(live, wg, 0u));  // a group past the batch takes group 0's operands
-  auto band = k.let("band", task % pl.bands);
-  auto od = k.let("od", ((task / pl.bands) % DB) * DS);
-  auto bg = k.let("bg", task / (pl.bands * DB));
+  auto band0 = k.let("band0", (task % BB) * BW);
+  auto od = k.let("od", ((task / BB) % DB) * DS);
+  auto bg = k.let("bg", task / (BB * DB));
   auto g = k.let("g", bg % G);
   auto lid = k.let("lid", k.local_id(0));
   auto x_group = k.let("x_group", bg * (8u * plane));
-  auto row0 = k.let("row0", cast<i32>(band * R) - i32c(PH));  // input row of staged row 0
 
-  // The stage: copy (channel ci, slice sl, row sr, tile j) of 8 elements, zeros outside the input.
+  // Band i's stage (buffer i): copy (channel ci, slice sl, row sr, tile j) of 8 elements, zeros outside the input;
+  // every band's copies are issued first, one commit group each.
   const std::uint32_t copies = 8 * SL * RS * NTi;
-  for_group_rounds(k, lid, NG, copies, "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
-    const std::string rt = std::to_string(r);
-    auto j = k.let("cj" + rt, c % NTi);
-    auto sr = k.let("cr" + rt, (c / NTi) % RS);
-    auto sl = k.let("cs" + rt, (c / (NTi * RS)) % SL);
-    auto ci = k.let("cc" + rt, c / (NTi * RS * SL));
-    auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
-    Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
-    Val<u32> slice = 0u;
-    if (D > 1 || dm.KD > 1) {
-      auto id = k.let("cd" + rt, cast<i32>(od + sl) - i32c(PD));
-      auto dok = k.let("cdok" + rt, cast<u32>(id) < D);
-      ok = ok && dok;
-      slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
-    }
-    auto cok = k.let("cok" + rt, ok);
-    auto src = k.let("csrc" + rt, x_group + ci * plane + slice + select(cok, cast<u32>(ih), 0u) * Wd + j * 8u);
-    copy_async(xs, ci * CS + (sl * RS + sr) * Wd + j * 8u, x, src, 8, cok);
-  });
-  async_commit(k);
-  async_wait(k, 0);
-  k.barrier();
+  for (std::uint32_t bi = 0; bi < BW; ++bi) {
+    const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
+    auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - i32c(PH));  // input row of staged row 0
+    for_group_rounds(k, lid, NG, copies, bt + "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
+      const std::string rt = bt + std::to_string(r);
+      auto j = k.let("cj" + rt, c % NTi);
+      auto sr = k.let("cr" + rt, (c / NTi) % RS);
+      auto sl = k.let("cs" + rt, (c / (NTi * RS)) % SL);
+      auto ci = k.let("cc" + rt, c / (NTi * RS * SL));
+      auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
+      Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
+      Val<u32> slice = 0u;
+      if (D > 1 || dm.KD > 1) {
+        auto id = k.let("cd" + rt, cast<i32>(od + sl) - i32c(PD));
+        auto dok = k.let("cdok" + rt, cast<u32>(id) < D);
+        ok = ok && dok;
+        slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
+      }
+      auto cok = k.let("cok" + rt, ok);
+      auto src = k.let("csrc" + rt, x_group + ci * plane + slice + select(cok, cast<u32>(ih), 0u) * Wd + j * 8u);
+      copy_async(xs, ci * CS + (sl * RS + sr) * Wd + j * 8u + bi * XB, x, src, 8, cok);
+    });
+    async_commit(k);
+  }
 
   const std::uint32_t warps = NG / 32;
   auto warp = k.let("warp", lid / 32u);
@@ -258,89 +274,95 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
 
   auto y_img = k.let("yb", ((bg / G) * O) * OPQ + od * (P * Q));
   const std::uint32_t RP = R / 2, units = DS * NBc * RP;
-  for_group_rounds(k, warp, warps, units, "u", false, [&](const Val<u32>& uu, std::uint32_t r) {
-    const std::string rt = "u" + std::to_string(r) + "_";
-    Val<bool> ok = live;
-    if ((r + 1) * warps > units) ok = k.let(rt + "live", live && warp + r * warps < units);
-    Val<u32> dz = 0u, rp = 0u, cb = 0u;
-    if (DS > 1) {
-      dz = k.let(rt + "dz", uu / (NBc * RP));
-      if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
-    }
-    if (RP > 1) rp = k.let(rt + "rp", uu % RP);
-    if (NBc > 1) cb = k.let(rt + "cb", (uu / RP) % NBc);
-    auto p0 = k.let(rt + "p", band * R + rp * 2u);  // output row of the unit's first row
-    auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
-    auto yu = k.let(rt + "y", y_img + dz * (P * Q) + oc * OPQ + p0 * Q + gl);
-    auto lb = k.let(rt + "lb", lm_lane + dz * (RS * Wd) + rp * (2u * Wd));
-    std::array<Val<bool>, 2> row_ok{ok, ok};
-    if (P % R != 0 || P % 2 != 0) {
-      for (std::uint32_t h = 0; h < 2; ++h) row_ok[h] = k.let(rt + "rok" + std::to_string(h), ok && p0 + h < P);
-    }
-    const auto b = b_held ? *b_held : load_b(cb, rt);
-    std::array<Val<f32>, 4> bias_c{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
-    if (s.bias) {
-      auto b0 = k.let(rt + "b0", cast<f32>(load(bias, oc)));
-      auto b1 = k.let(rt + "b1", cast<f32>(load(bias, oc + 1u)));
-      bias_c = {b0, b1, b0, b1};
-    }
-    // Step p's row base of this lane: lb + (its slot's tap offset), one base per difference between the slots.
-    std::map<std::uint32_t, Val<u32>> bases;
-    const auto step_row = [&](std::uint32_t p) {
-      const std::uint32_t o0 = vtap_offset(2 * p), o1 = vtap_offset(std::min(2 * p + 1, VT - 1));
-      auto it = bases.find(o1 - o0);
-      if (it == bases.end()) {
-        it = bases
-                 .emplace(o1 - o0, k.let(rt + "lb" + std::to_string(bases.size()),
-                                         lb + select(lm_hi, Val<u32>(o1 - o0), Val<u32>(0u))))
-                 .first;
+  for (std::uint32_t bi = 0; bi < BW; ++bi) {
+    const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
+    async_wait(k, BW - 1 - bi);  // band bi's copies (this thread's), then everyone's
+    k.barrier();
+    for_group_rounds(k, warp, warps, units, bt + "u", false, [&](const Val<u32>& uu, std::uint32_t r) {
+      const std::string rt = bt + "u" + std::to_string(r) + "_";
+      Val<bool> ok = live;
+      if ((r + 1) * warps > units) ok = k.let(rt + "live", live && warp + r * warps < units);
+      Val<u32> dz = 0u, rp = 0u, cb = 0u;
+      if (DS > 1) {
+        dz = k.let(rt + "dz", uu / (NBc * RP));
+        if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
       }
-      return it->second + o0;
-    };
-    // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the
-    // input are zeros.
-    std::map<std::uint32_t, std::vector<std::array<Val<f32>, 4>>> acc;
-    const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
-    const auto tile_acc = [&](std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
-      if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? bias_c : zero;
-      auto it = acc.find(static_cast<std::uint32_t>(j));
-      if (it == acc.end()) {
-        std::vector<std::array<Val<f32>, 4>> a(KW);
-        for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? bias_c : zero;
-        for (std::uint32_t p = 0; p < S; ++p) {
-          const auto m = load_matrix_trans(xs, step_row(p) + static_cast<std::uint32_t>(8 * j));
-          std::array<Val<f32>, 8> av;
-          for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
-          for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, b[c][p], a[c]);
+      if (RP > 1) rp = k.let(rt + "rp", uu % RP);
+      if (NBc > 1) cb = k.let(rt + "cb", (uu / RP) % NBc);
+      auto p0 = k.let(rt + "p", (band0 + bi) * R + rp * 2u);  // output row of the unit's first row
+      auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
+      auto yu = k.let(rt + "y", y_img + dz * (P * Q) + oc * OPQ + p0 * Q + gl);
+      auto lb = k.let(rt + "lb", lm_lane + dz * (RS * Wd) + rp * (2u * Wd) + bi * XB);
+      std::array<Val<bool>, 2> row_ok{ok, ok};
+      if (P % R != 0 || P % 2 != 0 || pl.bands % BW != 0) {  // rows past P (or a band past the last)
+        for (std::uint32_t h = 0; h < 2; ++h) row_ok[h] = k.let(rt + "rok" + std::to_string(h), ok && p0 + h < P);
+      }
+      const auto b = b_held ? *b_held : load_b(cb, rt);
+      std::array<Val<f32>, 4> bias_c{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
+      if (s.bias) {
+        auto b0 = k.let(rt + "b0", cast<f32>(load(bias, oc)));
+        auto b1 = k.let(rt + "b1", cast<f32>(load(bias, oc + 1u)));
+        bias_c = {b0, b1, b0, b1};
+      }
+      // Step p's row base of this lane: lb + (its slot's tap offset), one base per difference between the slots.
+      std::map<std::uint32_t, Val<u32>> bases;
+      const auto step_row = [&](std::uint32_t p) {
+        const std::uint32_t o0 = vtap_offset(2 * p), o1 = vtap_offset(std::min(2 * p + 1, VT - 1));
+        auto it = bases.find(o1 - o0);
+        if (it == bases.end()) {
+          it = bases
+                   .emplace(o1 - o0, k.let(rt + "lb" + std::to_string(bases.size()),
+                                           lb + select(lm_hi, Val<u32>(o1 - o0), Val<u32>(0u))))
+                   .first;
         }
-        it = acc.emplace(static_cast<std::uint32_t>(j), std::move(a)).first;
-      }
-      return it->second[kx];
-    };
-    for (std::uint32_t jo = 0; jo < NTo; ++jo) {
-      std::array<Val<f32>, 4> out = bias_c;  // the unshifted column's accumulators where there is one
-      for (std::uint32_t kx = 0; kx < KW; ++kx) {
-        if (shifts[kx].s == 0) out = tile_acc(jo, kx);
-      }
-      for (std::uint32_t kx = 0; kx < KW; ++kx) {
-        const Shift& sh = shifts[kx];
-        if (sh.s == 0) continue;
-        const auto mine = tile_acc(jo, kx);
-        const auto other = tile_acc(static_cast<std::int64_t>(jo) + (sh.s > 0 ? 1 : -1), kx);
-        for (std::uint32_t i = 0; i < 4; ++i) out[i] = out[i] + shuffle(select(sh.other, other[i], mine[i]), sh.src, 32);
-      }
-      // Stores: value 2h + e is output channel oc + e at column 8jo + gl of row p0 + h.
-      Val<bool> col_ok = true;
-      if (8 * jo + 8 > Q) col_ok = k.let(rt + "cok" + std::to_string(jo), gl < Q - 8 * jo);
-      for (std::uint32_t h = 0; h < 2; ++h) {
-        const Val<bool> st_ok = 8 * jo + 8 > Q ? row_ok[h] && col_ok : row_ok[h];
-        for (std::uint32_t e = 0; e < 2; ++e) {
-          if_(st_ok, [&] { store(y, yu + (e * OPQ + h * Q + 8 * jo), cast<T>(out[2 * h + e])); });
+        return it->second + o0;
+      };
+      // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the
+      // input are zeros.
+      std::map<std::uint32_t, std::vector<std::array<Val<f32>, 4>>> acc;
+      const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
+      const auto tile_acc = [&](std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
+        if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? bias_c : zero;
+        auto it = acc.find(static_cast<std::uint32_t>(j));
+        if (it == acc.end()) {
+          std::vector<std::array<Val<f32>, 4>> a(KW);
+          for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? bias_c : zero;
+          for (std::uint32_t p = 0; p < S; ++p) {
+            const auto m = load_matrix_trans(xs, step_row(p) + static_cast<std::uint32_t>(8 * j));
+            std::array<Val<f32>, 8> av;
+            for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
+            for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, b[c][p], a[c]);
+          }
+          it = acc.emplace(static_cast<std::uint32_t>(j), std::move(a)).first;
         }
+        return it->second[kx];
+      };
+      for (std::uint32_t jo = 0; jo < NTo; ++jo) {
+        std::array<Val<f32>, 4> out = bias_c;  // the unshifted column's accumulators where there is one
+        for (std::uint32_t kx = 0; kx < KW; ++kx) {
+          if (shifts[kx].s == 0) out = tile_acc(jo, kx);
+        }
+        for (std::uint32_t kx = 0; kx < KW; ++kx) {
+          const Shift& sh = shifts[kx];
+          if (sh.s == 0) continue;
+          const auto mine = tile_acc(jo, kx);
+          const auto other = tile_acc(static_cast<std::int64_t>(jo) + (sh.s > 0 ? 1 : -1), kx);
+          for (std::uint32_t i = 0; i < 4; ++i)
+            out[i] = out[i] + shuffle(select(sh.other, other[i], mine[i]), sh.src, 32);
+        }
+        // Stores: value 2h + e is output channel oc + e at column 8jo + gl of row p0 + h.
+        Val<bool> col_ok = true;
+        if (8 * jo + 8 > Q) col_ok = k.let(rt + "cok" + std::to_string(jo), gl < Q - 8 * jo);
+        for (std::uint32_t h = 0; h < 2; ++h) {
+          const Val<bool> st_ok = 8 * jo + 8 > Q ? row_ok[h] && col_ok : row_ok[h];
+          for (std::uint32_t e = 0; e < 2; ++e) {
+            if_(st_ok, [&] { store(y, yu + (e * OPQ + h * Q + 8 * jo), cast<T>(out[2 * h + e])); });
+          }
+        }
+        acc.erase(jo > 0 ? jo - 1 : NTi);  // no output tile after jo reads tile jo - 1
       }
-      acc.erase(jo > 0 ? jo - 1 : NTi);  // no output tile after jo reads tile jo - 1
-    }
-  });
+    });
+  }
 }
 
 }  // namespace ingot::kernels

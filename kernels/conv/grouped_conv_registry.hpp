@@ -125,16 +125,20 @@ inline bool grouped_conv_uses_planar(DType t, const harness::Params& p) {
 }
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
-// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1).
+// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1); bands per work-group ("bw",
+// 1-8, default 1: each band in its own buffer, all copies issued before the first band's products).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "rows", 1, 1024, sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
+}
+inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
+  return bounded_param(p, "bw", 1, 8, 1, "grouped convolution tile");
 }
 inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                   std::uint32_t rows) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
     for (const std::uint32_t d : {8u, 4u, 2u}) {
-      if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d).empty()) {
+      if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p)).empty()) {
         dflt = d;
         break;
       }
@@ -184,7 +188,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key :
-       {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds", "ru", "minb"})
+       {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds", "ru", "minb", "bw"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -204,13 +208,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_planar(t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
-      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds);
+      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
-      check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds);
+      check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_planar<E>(k, sp, rows, threads, ds);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw);
         apply_launch_bounds(k, p, threads, true);
       });
     }
@@ -252,12 +256,12 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     if (grouped_conv_uses_planar(t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
-      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds);
+      const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
       const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
-      return runtime::grid_1d(
-          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_planar_groups_per_batch(sp, rows, ds) * threads,
-          threads);
+      return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
+                                  grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
+                              threads);
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
