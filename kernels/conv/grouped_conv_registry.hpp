@@ -120,8 +120,12 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Not a default yet.
-inline bool grouped_conv_uses_planar(DType t, const harness::Params& p) {
-  return p.count("stage") && bounded_param(p, "stage", 0, 2, 0, "grouped convolution") == 2 && dtype_size(t) == 2;
+inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
+  if (!p.count("stage") || bounded_param(p, "stage", 0, 2, 0, "grouped convolution") != 2) return false;
+  if (p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
+    throw std::invalid_argument(sp.name + ": stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0");
+  }
+  return dtype_size(t) == 2;
 }
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
@@ -206,7 +210,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    if (grouped_conv_uses_planar(t, p)) {
+    if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
@@ -254,7 +258,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
-    if (grouped_conv_uses_planar(t, p)) {
+    if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);

@@ -269,6 +269,67 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
 
 // The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
 // 128-thread work-group per band; f32 keeps the FMA kernel; refusals say what to change.
+// The planar grouped kernel (stage = 2): channel rows staged by asynchronous copies, A by load_matrix_trans (ldmatrix
+// .trans on CUDA), one fragment per input tile and step for every tap column; what it refuses and why.
+TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& g2 = spec(reg, "conv2d_grouped");
+  Params p;
+  for (const auto& b : g2.bench) {
+    if (b.name == "N32_C256_56x56_3x3_g32_planar") p = b.params;
+  }
+  ASSERT_FALSE(p.empty());
+  const ir::Kernel bf = g2.build(DType::bf16, p);
+  EXPECT_EQ(bf.bounds.max_group_threads, 128u);
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * 8-row bands * 128
+  const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos);
+  EXPECT_NE(cu.find("cp.async.cg.shared.global"), std::string::npos);
+  // 7 input tiles x 2 steps: 14 matrix loads, each feeding the 3 tap columns' mma
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = cu.find(what); at != std::string::npos; at = cu.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("ldmatrix.sync"), 14u);
+  EXPECT_EQ(count("mma.sync"), 42u);
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::f32, p)).find("mma_m16n8k16"), std::string::npos);  // f32: FMA kernel
+  Params q = p;
+  q["bw"] = 2;  // two bands per work-group: half the work-groups (7 bands: 4 blocks)
+  EXPECT_EQ(g2.geometry(DType::bf16, q).total_threads(), 32ull * 32 * 4 * 128);
+  const auto why = [&](Params qq, DType t = DType::bf16) { return build_with(reg, "conv2d_grouped", t, qq); };
+  q = p, q["mma"] = 0;
+  EXPECT_NE(why(q).find("stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0"), std::string::npos);
+  q = p, q["W"] = 52;
+  EXPECT_NE(why(q).find("needs an input width that is a multiple of 8"), std::string::npos);
+  q = p, q["pad_w"] = 8, q["kw"] = 17;
+  EXPECT_NE(why(q).find("pad_w <= 7 and kw - 1 - pad_w <= 7"), std::string::npos);
+  q = p, q["kw"] = 11;
+  EXPECT_NE(why(q).find("pad_w <= 7 and kw - 1 - pad_w <= 7"), std::string::npos);
+  q = p, q["rows"] = 5;
+  EXPECT_NE(why(q).find("rows = 5 must be even"), std::string::npos);
+  q = p, q["W"] = 1024;
+  EXPECT_NE(why(q, DType::f16).find("fewer rows per band would shrink it"), std::string::npos);
+  q = p, q["bw"] = 7, q["rows"] = 16;
+  EXPECT_NE(why(q).find("stages 4 bands x 8 channels"), std::string::npos);  // 7 bands x ... clamped to 4 bands of 16
+  q = p, q["bw"] = 9;
+  EXPECT_NE(why(q).find("bw = 9 must be in [1, 8]"), std::string::npos);
+  q = p, q["threads"] = 96;
+  EXPECT_NE(why(q).find("32, 64, 128 or 256"), std::string::npos);
+  q = p, q["minb"] = 4;
+  EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 4}));
+  // 3-D: ds output depth slices (default the largest of 8, 4, 2 that fits)
+  const KernelSpec& g3 = spec(reg, "conv3d_grouped");
+  Params p3;
+  for (const auto& b : g3.bench) {
+    if (b.name == "N4_C64_16x56x56_3x3x3_g8_planar") p3 = b.params;
+  }
+  ASSERT_FALSE(p3.empty());
+  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads(), 4ull * 8 * 2 * 28 * 256);  // B * groups * OD/8 * bands * 256
+  q = p, q["ds"] = 2;
+  EXPECT_NE(why(q).find("applies to 3-D convolutions only"), std::string::npos);
+}
+
 TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   const Registry reg = builtin_registry();
   const KernelSpec& g2 = spec(reg, "conv2d_grouped");
@@ -298,8 +359,8 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
             std::string::npos);
   q = p, q["rows"] = 65;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 65 must be in [1, 64]"), std::string::npos);
-  q = p, q["stage"] = 2;
-  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage"), std::string::npos);
+  q = p, q["stage"] = 3;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage = 3 must be in [0, 2]"), std::string::npos);
   // Feeds: in 2-D A by pair loads by default, by load_matrix (ldmatrix on CUDA) with lm = 1; pair stores shuffle.
   EXPECT_FALSE(ir::has_load_matrix(bf));
   q = p, q["lm"] = 1;
@@ -323,7 +384,7 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 6}));
   q.erase("stage"), q.erase("rows"), q["mma"] = 0;  // the FMA kernel
   EXPECT_NE(
-      build_with(reg, "conv2d_grouped", DType::bf16, q).find("minb applies to the staged tensor-core kernel only"),
+      build_with(reg, "conv2d_grouped", DType::bf16, q).find("minb applies to the staged tensor-core kernels only"),
       std::string::npos);
   // Output depth slices per work-group: 3-D only; in 3-D fewer work-groups and a deeper stage.
   q = p, q["ds"] = 2;
