@@ -204,7 +204,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   // channels per group and bias; a 3x4 window (tap columns shifted by -1 .. 2, an odd vertical tap count: a zero tap,
   // Q = 15: a partial output tile); no padding (shifts 0 .. 2, odd P); pad 2 (output tiles past the input's, shifts
   // -2 .. 0); two and three bands per work-group (bw), a last block past the last band; a 1x1 window (no shift);
-  // more warps than units (256 threads), one warp; several images. (Small planes:
+  // two units interleaved per warp (il) with a repeated unit; more warps than units (256 threads), one warp; several
+  // images. (Small planes:
   // PoCL's compile time grows with the legalised mma statements, kw per input tile and step.)
   for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
            {"cpg8_og16_g3_9x24_pad1_bias_planar_r4",
@@ -225,6 +226,9 @@ void register_conv2d_grouped(harness::Registry& r) {
            {"cpg8_g1_7x8_pad1_planar_r2_bw3_w32",
             {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {7, 8}, .k = {3, 3}, .pad = {1, 1}},
             {{"rows", 2}, {"bw", 3}, {"threads", 32}}},
+           {"cpg8_g2_7x16_pad1_bias_planar_r6_il2_w64",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 6}, {"il", 2}, {"threads", 64}}},
            {"cpg8_og8_g2_4x8_k1x1_planar",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
             {{"rows", 2}, {"threads", 64}}}}) {
@@ -274,6 +278,11 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_planar_r16_w256", conv_params(f, g32, {{"stage", 2}, {"rows", 16}, {"threads", 256}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_planar_r8_w256", conv_params(f, g32, {{"stage", 2}, {"threads", 256}})});
+  // Units interleaved per warp (il): two independent chains of products side by side.
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_planar_il2_w64", conv_params(f, g32, {{"stage", 2}, {"il", 2}, {"threads", 64}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_planar_r16_il2", conv_params(f, g32, {{"stage", 2}, {"rows", 16}, {"il", 2}})});
   // Bands per work-group (bw): the later bands' loads in flight during the first's products.
   for (const auto& [rows, threads, bw] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
            {4, 64, 2}, {4, 64, 7}, {2, 32, 7}, {8, 128, 2}}) {

@@ -28,6 +28,7 @@
 // y (+1): four scalar stores each, rows past P and columns past Q skipped. The weights are loaded once per unit (once
 // per warp where a group has 8 output channels). Every lane reaches every mma and load_matrix (units are clamped; a
 // repeated unit stores nothing).
+// With il > 1 a warp takes il units per round and emits their tiles interleaved (independent mma chains side by side).
 // With bw > 1 a work-group takes bw consecutive bands, each staged in its own buffer: every band's copies are issued
 // (one commit group per band) before the first band's products, and band i waits for its own group only, so the
 // later bands' loads are in flight during the earlier bands' products. A band past the last stores nothing.
@@ -167,7 +168,8 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
 
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1) {
+                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
+                             std::uint32_t il = 1) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw);
@@ -180,6 +182,11 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const std::uint32_t R = pl.R, RS = pl.rs, CS = pl.cs, S = pl.steps, VT = pl.vt, NBc = pl.cblocks;
   const std::uint32_t DS = pl.ds, DB = pl.dblocks, SL = pl.slices, NTi = pl.in_tiles, NTo = pl.out_tiles;
   const std::uint32_t BW = pl.bw, BB = pl.bblocks, XB = 8 * CS;  // bands per work-group, blocks, buffer elements
+  if (il < 1 || il > 4) {
+    throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
+                                " must be in [1, 4]");
+  }
+  const std::uint32_t IL = il;
   const std::uint32_t plane = D * H * Wd, per_batch = G * DB * BB, OPQ = OD * P * Q;
 
   k.launch_bounds(NG);
@@ -274,94 +281,130 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
 
   auto y_img = k.let("yb", ((bg / G) * O) * OPQ + od * (P * Q));
   const std::uint32_t RP = R / 2, units = DS * NBc * RP;
+  // One unit's state: its stores' base and conditions, its weights and bias, its load_matrix row bases (one per
+  // difference between a step's two slots) and its input tiles' accumulators per tap column.
+  struct UnitState {
+    std::string rt;
+    std::array<Val<bool>, 2> row_ok;
+    Val<u32> yu, lb;
+    std::vector<std::vector<std::array<Val<f32>, 4>>> b;
+    std::array<Val<f32>, 4> bias_c;
+    std::map<std::uint32_t, Val<u32>> bases;
+    std::map<std::int64_t, std::vector<std::array<Val<f32>, 4>>> acc;
+  };
+  const auto setup_unit = [&](const Val<u32>& uu, Val<bool> ok, const std::string& rt, std::uint32_t bi) {
+    UnitState u;
+    u.rt = rt;
+    Val<u32> dz = 0u, rp = 0u, cb = 0u;
+    if (DS > 1) {
+      dz = k.let(rt + "dz", uu / (NBc * RP));
+      if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
+    }
+    if (RP > 1) rp = k.let(rt + "rp", uu % RP);
+    if (NBc > 1) cb = k.let(rt + "cb", (uu / RP) % NBc);
+    auto p0 = k.let(rt + "p", (band0 + bi) * R + rp * 2u);  // output row of the unit's first row
+    auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
+    u.yu = k.let(rt + "y", y_img + dz * (P * Q) + oc * OPQ + p0 * Q + gl);
+    u.lb = k.let(rt + "lb", lm_lane + dz * (RS * Wd) + rp * (2u * Wd) + bi * XB);
+    u.row_ok = {ok, ok};
+    if (P % R != 0 || P % 2 != 0 || pl.bands % BW != 0) {  // rows past P (or a band past the last)
+      for (std::uint32_t h = 0; h < 2; ++h) u.row_ok[h] = k.let(rt + "rok" + std::to_string(h), ok && p0 + h < P);
+    }
+    u.b = b_held ? *b_held : load_b(cb, rt);
+    u.bias_c = {Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
+    if (s.bias) {
+      auto b0 = k.let(rt + "b0", cast<f32>(load(bias, oc)));
+      auto b1 = k.let(rt + "b1", cast<f32>(load(bias, oc + 1u)));
+      u.bias_c = {b0, b1, b0, b1};
+    }
+    return u;
+  };
+  // Step p's row of this lane: its slot's tap offset from the unit's base.
+  const auto step_row = [&](UnitState& u, std::uint32_t p) {
+    const std::uint32_t o0 = vtap_offset(2 * p), o1 = vtap_offset(std::min(2 * p + 1, VT - 1));
+    auto it = u.bases.find(o1 - o0);
+    if (it == u.bases.end()) {
+      it = u.bases
+               .emplace(o1 - o0, k.let(u.rt + "lb" + std::to_string(u.bases.size()),
+                                       u.lb + select(lm_hi, Val<u32>(o1 - o0), Val<u32>(0u))))
+               .first;
+    }
+    return it->second + o0;
+  };
+  // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the input are
+  // zeros.
+  const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
+  const auto tile_acc = [&](UnitState& u, std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
+    if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? u.bias_c : zero;
+    auto it = u.acc.find(j);
+    if (it == u.acc.end()) {
+      std::vector<std::array<Val<f32>, 4>> a(KW);
+      for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? u.bias_c : zero;
+      for (std::uint32_t p = 0; p < S; ++p) {
+        const auto m = load_matrix_trans(xs, step_row(u, p) + static_cast<std::uint32_t>(8 * j));
+        std::array<Val<f32>, 8> av;
+        for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
+        for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, u.b[c][p], a[c]);
+      }
+      it = u.acc.emplace(j, std::move(a)).first;
+    }
+    return it->second[kx];
+  };
+  // Output tile jo: the unshifted column's accumulators (or the bias) plus each shifted column's, then the stores.
+  const auto output_tile = [&](UnitState& u, std::uint32_t jo) {
+    std::array<Val<f32>, 4> out = u.bias_c;
+    for (std::uint32_t kx = 0; kx < KW; ++kx) {
+      if (shifts[kx].s == 0) out = tile_acc(u, jo, kx);
+    }
+    for (std::uint32_t kx = 0; kx < KW; ++kx) {
+      const Shift& sh = shifts[kx];
+      if (sh.s == 0) continue;
+      const auto mine = tile_acc(u, jo, kx);
+      const auto other = tile_acc(u, static_cast<std::int64_t>(jo) + (sh.s > 0 ? 1 : -1), kx);
+      for (std::uint32_t i = 0; i < 4; ++i) out[i] = out[i] + shuffle(select(sh.other, other[i], mine[i]), sh.src, 32);
+    }
+    // Value 2h + e is output channel oc + e at column 8jo + gl of row p0 + h.
+    Val<bool> col_ok = true;
+    if (8 * jo + 8 > Q) col_ok = k.let(u.rt + "cok" + std::to_string(jo), gl < Q - 8 * jo);
+    for (std::uint32_t h = 0; h < 2; ++h) {
+      const Val<bool> st_ok = 8 * jo + 8 > Q ? u.row_ok[h] && col_ok : u.row_ok[h];
+      for (std::uint32_t e = 0; e < 2; ++e) {
+        if_(st_ok, [&] { store(y, u.yu + (e * OPQ + h * Q + 8 * jo), cast<T>(out[2 * h + e])); });
+      }
+    }
+    u.acc.erase(static_cast<std::int64_t>(jo) - 1);  // no output tile after jo reads tile jo - 1
+  };
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     async_wait(k, BW - 1 - bi);  // band bi's copies (this thread's), then everyone's
     k.barrier();
-    for_group_rounds(k, warp, warps, units, bt + "u", false, [&](const Val<u32>& uu, std::uint32_t r) {
-      const std::string rt = bt + "u" + std::to_string(r) + "_";
-      Val<bool> ok = live;
-      if ((r + 1) * warps > units) ok = k.let(rt + "live", live && warp + r * warps < units);
-      Val<u32> dz = 0u, rp = 0u, cb = 0u;
-      if (DS > 1) {
-        dz = k.let(rt + "dz", uu / (NBc * RP));
-        if (OD % DS != 0) ok = k.let(rt + "dok", ok && od + dz < OD);
-      }
-      if (RP > 1) rp = k.let(rt + "rp", uu % RP);
-      if (NBc > 1) cb = k.let(rt + "cb", (uu / RP) % NBc);
-      auto p0 = k.let(rt + "p", (band0 + bi) * R + rp * 2u);  // output row of the unit's first row
-      auto oc = k.let(rt + "oc", g * Og + cb * 8u + tl * 2u);
-      auto yu = k.let(rt + "y", y_img + dz * (P * Q) + oc * OPQ + p0 * Q + gl);
-      auto lb = k.let(rt + "lb", lm_lane + dz * (RS * Wd) + rp * (2u * Wd) + bi * XB);
-      std::array<Val<bool>, 2> row_ok{ok, ok};
-      if (P % R != 0 || P % 2 != 0 || pl.bands % BW != 0) {  // rows past P (or a band past the last)
-        for (std::uint32_t h = 0; h < 2; ++h) row_ok[h] = k.let(rt + "rok" + std::to_string(h), ok && p0 + h < P);
-      }
-      const auto b = b_held ? *b_held : load_b(cb, rt);
-      std::array<Val<f32>, 4> bias_c{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
-      if (s.bias) {
-        auto b0 = k.let(rt + "b0", cast<f32>(load(bias, oc)));
-        auto b1 = k.let(rt + "b1", cast<f32>(load(bias, oc + 1u)));
-        bias_c = {b0, b1, b0, b1};
-      }
-      // Step p's row base of this lane: lb + (its slot's tap offset), one base per difference between the slots.
-      std::map<std::uint32_t, Val<u32>> bases;
-      const auto step_row = [&](std::uint32_t p) {
-        const std::uint32_t o0 = vtap_offset(2 * p), o1 = vtap_offset(std::min(2 * p + 1, VT - 1));
-        auto it = bases.find(o1 - o0);
-        if (it == bases.end()) {
-          it = bases
-                   .emplace(o1 - o0, k.let(rt + "lb" + std::to_string(bases.size()),
-                                           lb + select(lm_hi, Val<u32>(o1 - o0), Val<u32>(0u))))
-                   .first;
+    // Rounds of IL units per warp: unit warp + (r * IL + i) * warps (clamped: every lane reaches every mma; a repeated
+    // unit stores nothing), the IL units' tiles emitted interleaved.
+    for (std::uint32_t r = 0; r * warps * IL < units; ++r) {
+      std::vector<UnitState> us;
+      for (std::uint32_t i = 0; i < IL; ++i) {
+        const std::uint32_t n = r * IL + i;
+        if (n * warps >= units) break;
+        const std::string rt = bt + "u" + std::to_string(n) + "_";
+        auto raw = k.let(rt + "i", warp + n * warps);
+        Val<u32> uu = raw;
+        Val<bool> ok = live;
+        if ((n + 1) * warps > units) {
+          uu = k.let(rt + "c", min(raw, units - 1));
+          ok = k.let(rt + "live", live && raw < units);
         }
-        return it->second + o0;
-      };
-      // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the
-      // input are zeros.
-      std::map<std::uint32_t, std::vector<std::array<Val<f32>, 4>>> acc;
-      const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
-      const auto tile_acc = [&](std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
-        if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? bias_c : zero;
-        auto it = acc.find(static_cast<std::uint32_t>(j));
-        if (it == acc.end()) {
-          std::vector<std::array<Val<f32>, 4>> a(KW);
-          for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? bias_c : zero;
-          for (std::uint32_t p = 0; p < S; ++p) {
-            const auto m = load_matrix_trans(xs, step_row(p) + static_cast<std::uint32_t>(8 * j));
-            std::array<Val<f32>, 8> av;
-            for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
-            for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, b[c][p], a[c]);
-          }
-          it = acc.emplace(static_cast<std::uint32_t>(j), std::move(a)).first;
-        }
-        return it->second[kx];
-      };
+        us.push_back(setup_unit(uu, ok, rt, bi));
+      }
       for (std::uint32_t jo = 0; jo < NTo; ++jo) {
-        std::array<Val<f32>, 4> out = bias_c;  // the unshifted column's accumulators where there is one
-        for (std::uint32_t kx = 0; kx < KW; ++kx) {
-          if (shifts[kx].s == 0) out = tile_acc(jo, kx);
-        }
-        for (std::uint32_t kx = 0; kx < KW; ++kx) {
-          const Shift& sh = shifts[kx];
-          if (sh.s == 0) continue;
-          const auto mine = tile_acc(jo, kx);
-          const auto other = tile_acc(static_cast<std::int64_t>(jo) + (sh.s > 0 ? 1 : -1), kx);
-          for (std::uint32_t i = 0; i < 4; ++i)
-            out[i] = out[i] + shuffle(select(sh.other, other[i], mine[i]), sh.src, 32);
-        }
-        // Stores: value 2h + e is output channel oc + e at column 8jo + gl of row p0 + h.
-        Val<bool> col_ok = true;
-        if (8 * jo + 8 > Q) col_ok = k.let(rt + "cok" + std::to_string(jo), gl < Q - 8 * jo);
-        for (std::uint32_t h = 0; h < 2; ++h) {
-          const Val<bool> st_ok = 8 * jo + 8 > Q ? row_ok[h] && col_ok : row_ok[h];
-          for (std::uint32_t e = 0; e < 2; ++e) {
-            if_(st_ok, [&] { store(y, yu + (e * OPQ + h * Q + 8 * jo), cast<T>(out[2 * h + e])); });
+        for (auto& u : us) {  // the input tiles output tile jo reads, every unit's before any unit's outputs
+          for (std::uint32_t kx = 0; kx < KW; ++kx) {
+            const std::int32_t sh = shifts[kx].s;
+            (void)tile_acc(u, static_cast<std::int64_t>(jo) + (sh > 0 ? 1 : sh < 0 ? -1 : 0), kx);
           }
         }
-        acc.erase(jo > 0 ? jo - 1 : NTi);  // no output tile after jo reads tile jo - 1
+        for (auto& u : us) output_tile(u, jo);
       }
-    });
+    }
   }
 }
 

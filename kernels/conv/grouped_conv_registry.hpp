@@ -130,7 +130,8 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
 // work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1); bands per work-group ("bw",
-// 1-8, default 1: each band in its own buffer, all copies issued before the first band's products).
+// 1-8, default 1: each band in its own buffer, all copies issued before the first band's products); units interleaved
+// per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "rows", 1, 1024, sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
 }
@@ -191,8 +192,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key :
-       {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds", "ru", "minb", "bw"})
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds",
+                          "ru", "minb", "bw", "il"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -218,7 +219,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw);
+        if constexpr (sizeof(E) == 2) {
+          grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw,
+                                     bounded_param(p, "il", 1, 4, 1, "grouped convolution tile"));
+        }
         apply_launch_bounds(k, p, threads, true);
       });
     }
