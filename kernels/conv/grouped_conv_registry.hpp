@@ -118,18 +118,9 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
       .empty();
 }
 
-// Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
-// 16-bit dtypes (f32 runs the FMA kernel). Not a default yet.
-inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
-  if (!p.count("stage") || bounded_param(p, "stage", 0, 2, 0, "grouped convolution") != 2) return false;
-  if (p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
-    throw std::invalid_argument(sp.name + ": stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0");
-  }
-  return dtype_size(t) == 2;
-}
-
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
-// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1); bands per work-group ("bw",
+// work-group ("ds", default in 3-D 4 or else 2 where the stage fits, else 1: 3x3x3 g8 bf16 0.0510 ms with 4 slices
+// and 128 threads against 0.0535 with 8 and 256, H200 2026-12-03); bands per work-group ("bw",
 // 1-8, default 1: each band in its own buffer, all copies issued before the first band's products); units interleaved
 // per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
@@ -142,7 +133,7 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
                                                   std::uint32_t rows) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
-    for (const std::uint32_t d : {8u, 4u, 2u}) {
+    for (const std::uint32_t d : {4u, 2u}) {
       if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p)).empty()) {
         dflt = d;
         break;
@@ -150,6 +141,36 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
     }
   }
   return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
+}
+
+// Threads per work-group of the planar kernel: "threads", default 128.
+inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
+  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+}
+
+// Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
+// 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
+// for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
+// hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0510-0.0511 ms (4 output depth slices, 128 threads) against the staged
+// kernel's 0.0541-0.0542 (H200, 2026-12-03 fourteenth session, two runs). In 2-D the staged kernel stays the default
+// (3x3 g32 bf16 0.0616-0.0619 ms planar against 0.0552-0.0554 staged, the same runs).
+inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
+  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  if (p.count("stage")) {
+    if (bounded_param(p, "stage", 0, 2, 0, "grouped convolution") != 2) return false;
+    if (mma_off) {
+      throw std::invalid_argument(sp.name + ": stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0");
+    }
+    return dtype_size(t) == 2;
+  }
+  if (sp.rank() != 3 || dtype_size(t) != 2 || mma_off) return false;
+  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru"}) {
+    if (p.count(other)) return false;
+  }
+  const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
+  return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
+                                         grouped_conv_planar_bands_of(p))
+      .empty();
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
@@ -215,7 +236,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
-      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -266,7 +287,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
-      const std::uint32_t threads = grouped_conv_stage_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
                               threads);
