@@ -119,10 +119,10 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 }
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
-// work-group ("ds", default in 3-D 4 or else 2 where the stage fits, else 1: 3x3x3 g8 bf16 0.0510 ms with 4 slices
-// and 128 threads against 0.0535 with 8 and 256, H200 2026-12-03); bands per work-group ("bw",
-// 1-8, default 1: each band in its own buffer, all copies issued before the first band's products); units interleaved
-// per warp ("il", 1-4, default 1).
+// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1: 3x3x3 g8 bf16 with 128
+// threads 0.0487 ms with 8 slices, 0.0508 with 4; 2 slices with 64 threads 0.0556; H200 2026-12-03); bands per
+// work-group ("bw", 1-8, default 1: each band in its own buffer, all copies issued before the first band's products);
+// units interleaved per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "rows", 1, 1024, sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
 }
@@ -133,7 +133,7 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
                                                   std::uint32_t rows) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
-    for (const std::uint32_t d : {4u, 2u}) {
+    for (const std::uint32_t d : {8u, 4u, 2u}) {
       if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p)).empty()) {
         dflt = d;
         break;
@@ -151,9 +151,9 @@ inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
-// hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0510-0.0511 ms (4 output depth slices, 128 threads) against the staged
-// kernel's 0.0541-0.0542 (H200, 2026-12-03 fourteenth session, two runs). In 2-D the staged kernel stays the default
-// (3x3 g32 bf16 0.0616-0.0619 ms planar against 0.0552-0.0554 staged, the same runs).
+// hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0487 ms (8 output depth slices, 128 threads) against the staged
+// kernel's 0.0538 (H200, 2026-12-03 fourteenth session, run 3; 4 slices 0.0508-0.0511 in three runs). In 2-D the
+// staged kernel stays the default (3x3 g32 bf16 0.0616-0.0619 ms planar against 0.0552-0.0554 staged).
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
