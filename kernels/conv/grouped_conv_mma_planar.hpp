@@ -9,6 +9,9 @@
 // Why: the staged kernel (grouped_conv_mma_smem.hpp) interleaves the channels while staging (8 loads and the packing
 // per pixel pair) and runs one m16n8k16 step per pair of taps with its own A fragment. Here the stage is a plain copy
 // (asynchronous 16-byte copies: 8 pixels of one channel row each) and one A fragment serves every tap column.
+// Measured (H200, 2026-12-03, docs/performance.md step 16): the 16-bit default for grouped 3-D (1.10x the staged
+// kernel); in 2-D 1.12x slower than the staged kernel, with a third fewer instructions but latency-bound on the
+// queue that its shuffles and matrix loads share (MIO throttle), so the staged kernel stays the 2-D default.
 //
 // Mapping. A work-group (`threads` threads, default 128) takes image b, group g, output depth slices od .. od + ds - 1
 // (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read — channel ci's rows band*R -
