@@ -97,8 +97,9 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 }
 
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
-// "stage" (0 or 1). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it
-// is refused. Absent "stage", the staged kernel is the 16-bit default wherever it applies with
+// "stage" = 1 (2 is the planar kernel, grouped_conv_uses_planar, which the registry asks first; 0 neither). It
+// applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused. Absent "stage" (and where
+// the planar kernel is not the default: 2-D), the staged kernel is the 16-bit default wherever it applies with
 // 2-row bands — but for cases that name the unstaged tensor-core kernel's parameters (rows,
 // mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16 (H200, 2026-12-01
 // fifth session, one call at f15851c, docs/performance.md).

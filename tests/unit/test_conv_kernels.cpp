@@ -267,8 +267,6 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 0 must be in [1, 1024]"), std::string::npos);
 }
 
-// The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
-// 128-thread work-group per band; f32 keeps the FMA kernel; refusals say what to change.
 // The planar grouped kernel (stage = 2): channel rows staged by asynchronous copies, A by load_matrix_trans (ldmatrix
 // .trans on CUDA), one fragment per input tile and step for every tap column; what it refuses and why.
 TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
@@ -337,6 +335,8 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(why(q).find("applies to 3-D convolutions only"), std::string::npos);
 }
 
+// The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
+// 128-thread work-group per band; f32 keeps the FMA kernel; refusals say what to change.
 TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
   const Registry reg = builtin_registry();
   const KernelSpec& g2 = spec(reg, "conv2d_grouped");

@@ -440,6 +440,9 @@ TEST(Interp, LoadMatrixMatchesItsDefinition) {
   ingot::testing::expect_load_matrix<bf16>(be, 2, 0, true);  // transposed, as traced and lowered both ways
   ingot::testing::expect_load_matrix<f16>(be, 3, 1, true);
   ingot::testing::expect_load_matrix<bf16>(be, 2, 2, true);
+  // the transposed load is another kernel to every cache keyed by the fingerprint
+  EXPECT_NE(ir::fingerprint(ingot::testing::load_matrix_kernel<bf16>(false)),
+            ir::fingerprint(ingot::testing::load_matrix_kernel<bf16>(true)));
 }
 
 // What load_matrix refuses: a row index that is not a multiple of 8, a row past the array, a

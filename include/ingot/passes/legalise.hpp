@@ -44,6 +44,8 @@ struct LegaliseError : std::runtime_error {
 // and where the dialect has no shuffles either, the four rows share one exchange through a u32
 // shared array of max_group_threads elements:
 //   barrier; scratch[lid] = a; barrier; r_i = scratch[(lid & ~31) + 8i + lane/4]; (v_2i, v_2i+1) = ...
+// A transposed LoadMatrix (load_matrix_trans) takes two rows per matrix, those of lanes 8i + 2(lane%4) + j (j < 2),
+// and loads element lane/4 of each as v_2i+j (by shuffles, or from the one exchange).
 // Other statements are unchanged.
 [[nodiscard]] ir::Kernel legalise(const ir::Kernel& k, const LegaliseOptions& options);
 
