@@ -457,7 +457,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
         // The lane's row at step st: lm_u + (its half's place) + (its tap's offset), as a per-unit base for each
         // pair of differences (second half - first, second tap - first) plus a constant, which the compiler folds
         // into the load's address (a handful of bases per unit instead of a select and adds per step).
-        const auto lm_row = [&, i, off](std::uint32_t st) {
+        const auto lm_row = [&, off](std::uint32_t st) {
           const std::uint32_t o0 = tap_offset(2 * st), o1 = tap_offset(std::min(2 * st + 1, taps - 1));
           const std::pair<std::uint32_t, std::uint32_t> key{off[1] - off[0], o1 - o0};
           auto it = lm_bases.find(key);

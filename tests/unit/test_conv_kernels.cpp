@@ -295,7 +295,7 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   Params q = p;
   q["bw"] = 2;  // two bands per work-group: half the work-groups (7 bands: 4 blocks)
   EXPECT_EQ(g2.geometry(DType::bf16, q).total_threads(), 32ull * 32 * 4 * 128);
-  const auto why = [&](Params qq, DType t = DType::bf16) { return build_with(reg, "conv2d_grouped", t, qq); };
+  const auto why = [&](const Params& qq, DType t = DType::bf16) { return build_with(reg, "conv2d_grouped", t, qq); };
   q = p, q["mma"] = 0;
   EXPECT_NE(why(q).find("stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0"), std::string::npos);
   q = p, q["W"] = 52;
