@@ -133,14 +133,7 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
                                 " must be even and in [2, 64] for the planar tensor-core kernel (stage = 2: units of "
                                 "two output rows)");
   }
-  if (ds < 1 || ds > 16) {
-    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
-                                " must be in [1, 16]");
-  }
-  if (ds > 1 && s.rank() != 3) {
-    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
-                                " applies to 3-D convolutions only; use ds = 1");
-  }
+  check_grouped_depth_slices(s, ds);
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
@@ -161,12 +154,7 @@ inline std::uint64_t grouped_conv_mma_planar_groups_per_batch(const ConvSpec& s,
 inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
                                                 std::uint32_t threads, std::uint32_t ds = 1, std::uint32_t bw = 1) {
   check_staged_mma_threads(s.name, threads);
-  const std::uint64_t per = grouped_conv_mma_planar_groups_per_batch(s, rows, ds, bw) * threads;
-  if (batch > 0xffffffffull / per) {
-    throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
-                                " threads of the planar tensor-core kernel exceed 32-bit thread indices; split the "
-                                "batch or use stage = 0");
-  }
+  check_grouped_batch_threads(s, grouped_conv_mma_planar_groups_per_batch(s, rows, ds, bw) * threads, batch, "planar");
 }
 
 template <class T>

@@ -73,6 +73,30 @@ inline void check_staged_mma_threads(const std::string& who, std::uint32_t threa
   }
 }
 
+// Throws std::invalid_argument unless ds (output depth slices per work-group, a staged kernel's "ds") is in [1, 16]
+// and is 1 outside 3-D.
+inline void check_grouped_depth_slices(const ConvSpec& s, std::uint32_t ds) {
+  if (ds < 1 || ds > 16) {
+    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
+                                " must be in [1, 16]");
+  }
+  if (ds > 1 && s.rank() != 3) {
+    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
+                                " applies to 3-D convolutions only; use ds = 1");
+  }
+}
+
+// Throws std::invalid_argument unless `batch` images of `per_image` threads fit a kernel's 32-bit thread indices;
+// `kernel` names it in the message ("staged", "planar").
+inline void check_grouped_batch_threads(const ConvSpec& s, std::uint64_t per_image, std::uint64_t batch,
+                                        const std::string& kernel) {
+  if (batch > 0xffffffffull / per_image) {
+    throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per_image) +
+                                " threads of the " + kernel +
+                                " tensor-core kernel exceed 32-bit thread indices; split the batch or use stage = 0");
+  }
+}
+
 // Sizes of the staged kernel for spec s and band height `rows`.
 struct StagedMmaPlan {
   GroupedMmaDims dm{};
@@ -158,14 +182,7 @@ inline StagedMmaPlan grouped_conv_mma_smem_plan(const ConvSpec& s, std::size_t e
     throw std::invalid_argument(s.name + ": the staged kernel's staging vector (sv) is 1, 2, 4 or 8 elements, not " +
                                 std::to_string(vec));
   }
-  if (ds < 1 || ds > 16) {
-    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
-                                " must be in [1, 16]");
-  }
-  if (ds > 1 && s.rank() != 3) {
-    throw std::invalid_argument(s.name + ": ds (output depth slices per work-group) = " + std::to_string(ds) +
-                                " applies to 3-D convolutions only; use ds = 1");
-  }
+  check_grouped_depth_slices(s, ds);
   if (const std::string why = grouped_conv_mma_smem_refusal(s, elem_bytes, rows, vec, ds); !why.empty()) {
     throw std::invalid_argument(s.name + ": the staged tensor-core kernel (stage = 1) " + why + "; use stage = 0");
   }
@@ -183,12 +200,7 @@ inline std::uint64_t grouped_conv_mma_smem_groups_per_batch(const ConvSpec& s, s
 inline void check_grouped_conv_mma_smem_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
                                               std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1) {
   check_staged_mma_threads(s.name, threads);
-  const std::uint64_t per = grouped_conv_mma_smem_groups_per_batch(s, rows, ds) * threads;
-  if (batch > 0xffffffffull / per) {
-    throw std::invalid_argument(s.name + ": batch " + std::to_string(batch) + " x " + std::to_string(per) +
-                                " threads of the staged tensor-core kernel exceed 32-bit thread indices; split the "
-                                "batch or use stage = 0");
-  }
+  check_grouped_batch_threads(s, grouped_conv_mma_smem_groups_per_batch(s, rows, ds) * threads, batch, "staged");
 }
 
 template <class T>

@@ -316,6 +316,10 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(why(q).find("32, 64, 128 or 256"), std::string::npos);
   q = p, q["minb"] = 4;
   EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 4}));
+  // 2 x 8 planes, 256 threads per work-group: 8192 threads per image against 4096 elements; the buffers fit u32
+  // indices, the threads do not
+  q = p, q["H"] = 2, q["W"] = 8, q["rows"] = 2, q["threads"] = 256, q["B"] = (1 << 19) + 1;
+  EXPECT_NE(why(q).find("threads of the planar tensor-core kernel exceed 32-bit thread indices"), std::string::npos);
   // 3-D: the 16-bit default (no stage named), 8 output depth slices and 128 threads; f32 and the other kernels'
   // parameters keep theirs
   const KernelSpec& g3 = spec(reg, "conv3d_grouped");
