@@ -236,6 +236,38 @@ void register_conv2d_grouped(harness::Registry& r) {
     q.emplace_back("stage", 2);
     s.tests.push_back({name, conv_params(f, c, q)});
   }
+  // The pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp, stage = 3): a last band past P (odd P) with 16
+  // output channels per group and bias (two channel blocks: units over blocks and segments); a 3x4 window with
+  // asymmetric reach (pad 1: tap columns 0 .. 3 of 16-column segments past Q = 15); no padding with several images and
+  // 256 threads (more warps than units); pad 2 with a 5x5 window (an odd kh + R - 1: a staged row past the band); a
+  // 1x1 window; bands per work-group (bw 2 and 3, two alternating buffers, a last block past the last band) with 32
+  // and 64 threads; 24 columns (a segment half past Q).
+  for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
+           {"cpg8_og16_g3_9x24_pad1_bias_pixel_r4",
+            {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}}},
+           {"cpg8_g2_6x16_k3x4_pad1x1_pixel_r2",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
+            {{"rows", 2}}},
+           {"cpg8_g1_5x24_nopad_b3_pixel_r8_w256",
+            {.B = 3, .C = 8, .O = 8, .groups = 1, .size = {5, 24}, .k = {3, 3}},
+            {{"rows", 8}, {"threads", 256}}},
+           {"cpg8_g2_7x16_k5x5_pad2_bias_pixel_r4_w64",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+            {{"rows", 4}, {"threads", 64}}},
+           {"cpg8_og8_g2_4x8_k1x1_pixel",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
+            {{"rows", 2}, {"threads", 32}}},
+           {"cpg8_g1_9x16_pad1_bias_pixel_r2_bw2_w32",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 2}, {"bw", 2}, {"threads", 32}}},
+           {"cpg8_g1_11x24_pad1_pixel_r2_bw3_w64",
+            {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 2}, {"bw", 3}, {"threads", 64}}}}) {
+    Extra q = prm;
+    q.emplace_back("stage", 3);
+    s.tests.push_back({name, conv_params(f, c, q)});
+  }
   // Bench: the default (16-bit: the staged tensor-core kernel, 8-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and 16 rows, 8 rows with 256
@@ -290,6 +322,18 @@ void register_conv2d_grouped(harness::Registry& r) {
                            "_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 2}, {"rows", rows}, {"threads", threads}, {"bw", bw}})});
   }
+  // The pixel-stage kernel (2026-12-03, fifteenth session): 8-row bands, 128 threads; bands per work-group (bw: the
+  // next band's copies in flight during this band's products); 4 and 16 rows.
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel", conv_params(f, g32, {{"stage", 3}})});
+  for (const std::int64_t bw : {2, 4, 7}) {
+    s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw),
+                       conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
+  }
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_pixel_r4_bw4", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"bw", 4}})});
+  s.bench.push_back(
+      {"N32_C256_56x56_3x3_g32_pixel_r4_w64", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"threads", 64}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_r16", conv_params(f, g32, {{"stage", 3}, {"rows", 16}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -157,6 +157,44 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
   check_grouped_batch_threads(s, grouped_conv_mma_planar_groups_per_batch(s, rows, ds, bw) * threads, batch, "planar");
 }
 
+// Where a band's planar stage lies: channel ci's staged slice sl, row sr, column c at
+// at + ci * cs + (sl * rs + sr) * W + c (W = the input width, a multiple of 8).
+struct PlanarStage {
+  std::uint32_t slices = 1, rs = 0, cs = 0, at = 0;
+};
+
+// Issues one band's asynchronous copies into its planar stage: (channel ci, slice sl, row sr, tile j) of 8 elements
+// from input row row0 + sr of slice od + sl - pad_d of the group at x_group, zeros outside the input (and where live
+// is false), spread over the work-group's `threads` threads (lid: local id); tag prefixes the names. The caller commits.
+template <class T, class X>
+void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const X& x, const GroupedMmaDims& dm,
+                            const PlanarStage& st, const dsl::Val<i32>& row0, const dsl::Val<u32>& od,
+                            const dsl::Val<u32>& x_group, const dsl::Val<bool>& live, const dsl::Val<u32>& lid,
+                            std::uint32_t threads, const std::string& tag) {
+  using namespace ingot::dsl;
+  const std::uint32_t NTi = dm.W / 8, plane = dm.D * dm.H * dm.W, Wd = dm.W, H = dm.H;
+  const std::uint32_t copies = 8 * st.slices * st.rs * NTi;
+  for_group_rounds(k, lid, threads, copies, tag + "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
+    const std::string rt = tag + std::to_string(r);
+    auto j = k.let("cj" + rt, c % NTi);
+    auto sr = k.let("cr" + rt, (c / NTi) % st.rs);
+    auto sl = k.let("cs" + rt, (c / (NTi * st.rs)) % st.slices);
+    auto ci = k.let("cc" + rt, c / (NTi * st.rs * st.slices));
+    auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
+    Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
+    Val<u32> slice = 0u;
+    if (dm.D > 1 || dm.KD > 1) {
+      auto id = k.let("cd" + rt, cast<i32>(od + sl) - static_cast<std::int32_t>(dm.PD));
+      auto dok = k.let("cdok" + rt, cast<u32>(id) < dm.D);
+      ok = ok && dok;
+      slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
+    }
+    auto cok = k.let("cok" + rt, ok);
+    auto src = k.let("csrc" + rt, x_group + ci * plane + slice + select(cok, cast<u32>(ih), 0u) * Wd + j * 8u);
+    copy_async(xs, ci * st.cs + (sl * st.rs + sr) * Wd + j * 8u + st.at, x, src, 8, cok);
+  });
+}
+
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
@@ -169,7 +207,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
   const std::uint32_t D = dm.D, H = dm.H, Wd = dm.W, OD = dm.OD, P = dm.P, Q = dm.Q;
-  const std::uint32_t KH = dm.KH, KW = dm.KW, PD = dm.PD, PH = dm.PH, PW = dm.PW;
+  const std::uint32_t KH = dm.KH, KW = dm.KW, PH = dm.PH, PW = dm.PW;
   const std::uint32_t R = pl.R, RS = pl.rs, CS = pl.cs, S = pl.steps, VT = pl.vt, NBc = pl.cblocks;
   const std::uint32_t DS = pl.ds, DB = pl.dblocks, SL = pl.slices, NTi = pl.in_tiles, NTo = pl.out_tiles;
   const std::uint32_t BW = pl.bw, BB = pl.bblocks, XB = 8 * CS;  // bands per work-group, blocks, buffer elements
@@ -200,31 +238,11 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   auto lid = k.let("lid", k.local_id(0));
   auto x_group = k.let("x_group", bg * (8u * plane));
 
-  // Band i's stage (buffer i): copy (channel ci, slice sl, row sr, tile j) of 8 elements, zeros outside the input;
-  // every band's copies are issued first, one commit group each.
-  const std::uint32_t copies = 8 * SL * RS * NTi;
+  // Band i's stage (buffer i): every band's copies are issued first, one commit group each.
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - i32c(PH));  // input row of staged row 0
-    for_group_rounds(k, lid, NG, copies, bt + "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
-      const std::string rt = bt + std::to_string(r);
-      auto j = k.let("cj" + rt, c % NTi);
-      auto sr = k.let("cr" + rt, (c / NTi) % RS);
-      auto sl = k.let("cs" + rt, (c / (NTi * RS)) % SL);
-      auto ci = k.let("cc" + rt, c / (NTi * RS * SL));
-      auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
-      Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
-      Val<u32> slice = 0u;
-      if (D > 1 || dm.KD > 1) {
-        auto id = k.let("cd" + rt, cast<i32>(od + sl) - i32c(PD));
-        auto dok = k.let("cdok" + rt, cast<u32>(id) < D);
-        ok = ok && dok;
-        slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
-      }
-      auto cok = k.let("cok" + rt, ok);
-      auto src = k.let("csrc" + rt, x_group + ci * plane + slice + select(cok, cast<u32>(ih), 0u) * Wd + j * 8u);
-      copy_async(xs, ci * CS + (sl * RS + sr) * Wd + j * 8u + bi * XB, x, src, 8, cok);
-    });
+    copy_planar_band_async(k, xs, x, dm, {SL, RS, CS, bi * XB}, row0, od, x_group, live, lid, NG, bt);
     async_commit(k);
   }
 

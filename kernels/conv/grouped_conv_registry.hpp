@@ -14,6 +14,7 @@
 
 #include "direct_conv_registry.hpp"
 #include "grouped_conv_mma.hpp"
+#include "grouped_conv_mma_pixel.hpp"
 #include "grouped_conv_mma_planar.hpp"
 #include "grouped_conv_mma_smem.hpp"
 #include "grouped_conv_nchw.hpp"
@@ -106,7 +107,7 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
-    const std::int64_t stage = bounded_param(p, "stage", 0, 2, 0, "grouped convolution");
+    const std::int64_t stage = bounded_param(p, "stage", 0, 3, 0, "grouped convolution");
     if (stage > 0 && mma_off) {
       throw std::invalid_argument(sp.name + ": stage = " + std::to_string(stage) +
                                   " is a staged tensor-core kernel; it cannot run with mma = 0");
@@ -158,7 +159,7 @@ inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
-    if (bounded_param(p, "stage", 0, 2, 0, "grouped convolution") != 2) return false;
+    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 2) return false;
     if (mma_off) {
       throw std::invalid_argument(sp.name + ": stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0");
     }
@@ -172,6 +173,20 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
                                          grouped_conv_planar_bands_of(p))
       .empty();
+}
+
+// Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
+// 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw" (bands
+// per work-group, 1-64, default 1).
+inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
+  if (!p.count("stage") || bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 3) return false;
+  if (p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
+    throw std::invalid_argument(sp.name + ": stage = 3 is a staged tensor-core kernel; it cannot run with mma = 0");
+  }
+  return dtype_size(t) == 2;
+}
+inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
+  return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
@@ -248,6 +263,17 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
         apply_launch_bounds(k, p, threads, true);
       });
     }
+    if (grouped_conv_uses_pixel(sp, t, p)) {
+      const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
+      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
+        using E = typename decltype(tag)::type;
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw);
+        apply_launch_bounds(k, p, threads, true);
+      });
+    }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
       const std::uint32_t vec = grouped_conv_stage_vector_of(p);
@@ -265,7 +291,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     // Like the staged kernel's other parameters, minb is ignored where a case's stage = 1 meets f32 (the FMA kernel).
     if (p.count("minb") && !(p.count("stage") && param(p, "stage") >= 1)) {
       throw std::invalid_argument(sp.name +
-                                  ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1 or 2), "
+                                  ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1, 2 or 3), "
                                   "not to this case's kernel; remove minb");
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
@@ -292,6 +318,14 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
                               threads);
+    }
+    if (grouped_conv_uses_pixel(sp, t, p)) {
+      const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      return runtime::grid_1d(
+          static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,
+          threads);
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
