@@ -241,7 +241,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   // asymmetric reach (pad 1: tap columns 0 .. 3 of 16-column segments past Q = 15); no padding with several images and
   // 256 threads (more warps than units); pad 2 with a 5x5 window (an odd kh + R - 1: a staged row past the band); a
   // 1x1 window; bands per work-group (bw 2 and 3, two alternating buffers, a last block past the last band) with 32
-  // and 64 threads; 24 columns (a segment half past Q).
+  // and 64 threads; 24 columns (a segment half past Q). Where Q % 8 == 0 the outputs go through the output stage
+  // (os, default): the last case stores from registers instead (os = 0) with 16 output channels, bias and 2 bands.
   for (const auto& [name, c, prm] : std::vector<std::tuple<std::string, ConvCase, Extra>>{
            {"cpg8_og16_g3_9x24_pad1_bias_pixel_r4",
             {.B = 2, .C = 24, .O = 48, .groups = 3, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
@@ -263,7 +264,10 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 2}, {"bw", 2}, {"threads", 32}}},
            {"cpg8_g1_11x24_pad1_pixel_r2_bw3_w64",
             {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 2}, {"bw", 3}, {"threads", 64}}}}) {
+            {{"rows", 2}, {"bw", 3}, {"threads", 64}}},
+           {"cpg8_og16_g2_11x24_pad1_bias_pixel_r4_bw2_os0",
+            {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}, {"bw", 2}, {"os", 0}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});
@@ -322,9 +326,10 @@ void register_conv2d_grouped(harness::Registry& r) {
                            "_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 2}, {"rows", rows}, {"threads", threads}, {"bw", bw}})});
   }
-  // The pixel-stage kernel (2026-12-03, fifteenth session): 8-row bands, 128 threads; bands per work-group (bw: the
-  // next band's copies in flight during this band's products); 4 and 16 rows.
+  // The pixel-stage kernel (2026-12-03, fifteenth session): 8-row bands, 128 threads, outputs through shared memory
+  // (os) or not; bands per work-group (bw: the next band's copies in flight during this band's products); 4 rows.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel", conv_params(f, g32, {{"stage", 3}})});
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_os0", conv_params(f, g32, {{"stage", 3}, {"os", 0}})});
   for (const std::int64_t bw : {2, 4, 7}) {
     s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
@@ -333,7 +338,6 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"N32_C256_56x56_3x3_g32_pixel_r4_bw4", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"bw", 4}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_pixel_r4_w64", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"threads", 64}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_r16", conv_params(f, g32, {{"stage", 3}, {"rows", 16}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
   r.add(std::move(s));
 }

@@ -63,10 +63,16 @@ struct PixelMmaPlan {
   std::uint32_t buffers = 1;   // planar buffers (2 where bw > 1)
   std::uint64_t xs_elems = 0;  // planar buffers
   std::uint64_t xt_elems = 0;  // transposed stage
-  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + xt_elems) * elem_bytes; }
+  bool os = false;             // outputs staged in shared memory, stored as 16-byte vectors (Q % 8 == 0)
+  std::uint32_t ocs = 0;       // elements per output channel of the output stage (R * Q, 8 modulo 32)
+  std::uint64_t ys_elems = 0;  // output stage
+  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
+    return (xs_elems + xt_elems + ys_elems) * elem_bytes;
+  }
 };
 
-inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t bw = 1) {
+inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t bw = 1,
+                                                    bool os = true) {
   PixelMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -86,30 +92,37 @@ inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint
   pl.buffers = pl.bw > 1 ? 2 : 1;
   pl.xs_elems = 8ull * pl.cs * pl.buffers;
   pl.xt_elems = 8ull * pl.rs * pl.wt;
+  pl.os = os && d.Q % 8 == 0;
+  if (pl.os) {  // 8 modulo 32: the 4 channel pairs of a store in 4 different 4-word bank groups
+    const std::uint32_t rq = pl.R * d.Q;
+    pl.ocs = rq + (40 - rq % 32) % 32;
+    pl.ys_elems = 8ull * pl.cblocks * pl.ocs;
+  }
   return pl;
 }
 
 // Why the pixel-stage kernel cannot run spec s with elements of elem_bytes, `rows` and bw ("" when it can).
 inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                  std::uint32_t bw = 1) {
+                                                  std::uint32_t bw = 1, bool os = true) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (s.rank() != 2) return "is 2-D only (conv3d_grouped: stage = 1 or 2)";
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
     return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
-  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw);
+  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw, os);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + std::to_string(pl.buffers) + " planar buffer(s) and the transposed band of 8 channels x " +
-           std::to_string(pl.rs) + " rows x " + std::to_string(d.W) + " columns in shared memory: " +
+           std::to_string(pl.rs) + " rows x " + std::to_string(d.W) + " columns" +
+           (pl.os ? std::string(" and the band's outputs") : std::string()) + " in shared memory: " +
            std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
-           " (fewer rows per band would shrink it)";
+           " (fewer rows per band" + (pl.os ? std::string(" or os = 0") : std::string()) + " would shrink it)";
   }
   return "";
 }
 
 // Throws std::invalid_argument with the reason unless the pixel-stage kernel applies with `rows` and bw.
 inline PixelMmaPlan grouped_conv_mma_pixel_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                std::uint32_t bw = 1) {
+                                                std::uint32_t bw = 1, bool os = true) {
   s.validate();
   if (rows < 2 || rows > 32 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -119,11 +132,11 @@ inline PixelMmaPlan grouped_conv_mma_pixel_plan(const ConvSpec& s, std::size_t e
   if (bw < 1 || bw > 64) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 64]");
   }
-  if (const std::string why = grouped_conv_mma_pixel_refusal(s, elem_bytes, rows, bw); !why.empty()) {
+  if (const std::string why = grouped_conv_mma_pixel_refusal(s, elem_bytes, rows, bw, os); !why.empty()) {
     throw std::invalid_argument(s.name + ": the pixel-stage tensor-core kernel (stage = 3) " + why +
                                 "; use stage = 1 or 2");
   }
-  return grouped_conv_mma_pixel_geometry(s, rows, bw);
+  return grouped_conv_mma_pixel_geometry(s, rows, bw, os);
 }
 
 // Work-groups per image: groups x blocks of bw bands.
@@ -142,10 +155,10 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                            std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1) {
+                            std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1, bool os = true) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
-  const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw);
+  const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os);
   check_staged_mma_threads(s.name, threads);
   const GroupedMmaDims& dm = pl.dm;
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -163,6 +176,9 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
   auto xt = k.shared<T>("xt", static_cast<std::uint32_t>(pl.xt_elems));
+  std::optional<Shared<T>> ys;
+  if (pl.os) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
+  const std::uint32_t OCS = pl.ocs;
 
   // Work-group: block of BW bands fastest, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
@@ -278,7 +294,8 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       auto raw = k.let(rt + "i", warp + r * warps);
       Val<u32> uu = raw;
       Val<bool> ok = band_ok;
-      if ((r + 1) * warps > units) {
+      const bool repeated = (r + 1) * warps > units;
+      if (repeated) {
         uu = k.let(rt + "c", min(raw, units - 1));
         ok = k.let(rt + "live", band_ok && raw < units);
       }
@@ -296,7 +313,12 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
         bias_c = {b0, b1, b0, b1};
       }
       auto col = k.let(rt + "col", seg * 16u + gl);
-      auto yu = k.let(rt + "y", y_img + oc * PQ + p0 * Q + col);
+      Val<u32> yu, ysu;
+      if (pl.os) {
+        ysu = k.let(rt + "ys", (cb * 8u + tl * 2u) * OCS + col);
+      } else {
+        yu = k.let(rt + "y", y_img + oc * PQ + p0 * Q + col);
+      }
       auto lb = k.let(rt + "lb", lm_lane + seg * 128u);
       std::array<Val<bool>, 2> col_ok{ok, ok};
       if (16 * SEG > Q) {
@@ -320,19 +342,49 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
           const std::uint32_t o = stored;
           Val<bool> row_ok = true;
           bool guard_row = false;
-          if (P % R != 0 || pl.bands % BW != 0) {
+          if (!pl.os && (P % R != 0 || pl.bands % BW != 0)) {
             row_ok = k.let(rt + "rok" + std::to_string(o), p0 + o < P);
             guard_row = true;
           }
           for (std::uint32_t h = 0; h < 2; ++h) {
-            const Val<bool> st_ok = guard_row ? Val<bool>(col_ok[h] && row_ok) : col_ok[h];
             for (std::uint32_t e = 0; e < 2; ++e) {
-              if_(st_ok, [&] { store(y, yu + (e * PQ + o * Q + 8 * h), cast<T>(acc[o][2 * h + e])); });
+              if (pl.os) {  // into the output stage (columns past Q and repeated units skipped)
+                const auto st = [&] { store(*ys, ysu + (e * OCS + o * Q + 8 * h), cast<T>(acc[o][2 * h + e])); };
+                std::optional<Val<bool>> guard;
+                if (repeated) guard = raw < units;
+                if (16 * SEG > Q) guard = guard ? Val<bool>(*guard && col + 8u * h < Q) : Val<bool>(col + 8u * h < Q);
+                if (guard) {
+                  if_(*guard, st);
+                } else {
+                  st();
+                }
+              } else {
+                const Val<bool> st_ok = guard_row ? Val<bool>(col_ok[h] && row_ok) : col_ok[h];
+                if_(st_ok, [&] { store(y, yu + (e * PQ + o * Q + 8 * h), cast<T>(acc[o][2 * h + e])); });
+              }
             }
           }
         }
       }
     }
+  };
+
+  // The band's outputs from the output stage: channel c's R rows are R * Q consecutive elements of y; 16-byte chunks
+  // of them spread over the work-group, chunks of rows past P (or of a band past the last) skipped.
+  const auto band_stores = [&](std::uint32_t bi) {
+    const std::string bt = "s" + std::to_string(bi);
+    const std::uint32_t per = R * Q / 8, chunks = 8 * NBc * per;
+    auto p0 = k.let(bt + "p0", (band0 + bi) * R);
+    auto yb = k.let(bt + "yb", y_img + g * Og * PQ + p0 * Q);
+    Val<u32> lim = R * Q;
+    if (P % R != 0 || pl.bands % BW != 0) lim = k.let(bt + "lim", select(p0 < P, min(P - p0, R) * Q, 0u));
+    for_group_rounds(k, lid, NG, chunks, bt + "c", true, [&](const Val<u32>& c, std::uint32_t r) {
+      const std::string rt = bt + std::to_string(r);
+      auto ch = k.let("sc" + rt, c / per);
+      auto at = k.let("sa" + rt, (c % per) * 8u);
+      const auto v = load_vec(*ys, ch * OCS + at, 8);
+      if_(live && at < lim, [&] { store_vec(y, yb + ch * PQ + at, v); });
+    });
   };
 
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
@@ -343,7 +395,12 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     k.barrier();
     if (bi + 2 < BW) issue_band(bi + 2);  // into the buffer band bi's transposition has finished reading
     band_products(bi);
-    if (bi + 1 < BW) k.barrier();  // every warp's products read xt before the next transposition writes it
+    if (pl.os) {
+      k.barrier();  // every warp's outputs are in ys (and every read of xt done)
+      band_stores(bi);
+    } else if (bi + 1 < BW) {
+      k.barrier();  // every warp's products read xt before the next transposition writes it
+    }
   }
 }
 

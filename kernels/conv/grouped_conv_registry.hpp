@@ -188,6 +188,11 @@ inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
 }
+// Whether the pixel-stage kernel stages a band's outputs in shared memory and stores 16-byte vectors ("os", default 1;
+// applies where Q % 8 == 0, else scalar stores).
+inline bool grouped_conv_pixel_output_stage_of(const harness::Params& p) {
+  return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
+}
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
 // and 256 in 3-D (2-row bands on the H200, 2026-12-01 fifth session: 3x3 g32 0.072-0.089 ms with 128
@@ -230,7 +235,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds",
-                          "ru", "minb", "bw", "il"})
+                          "ru", "minb", "bw", "il", "os"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -265,12 +270,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw);
+      const bool os = grouped_conv_pixel_output_stage_of(p);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os);
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os);
         apply_launch_bounds(k, p, threads, true);
       });
     }
@@ -321,7 +327,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, grouped_conv_pixel_output_stage_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,
