@@ -103,6 +103,18 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   }
   return on && lm;
 }
+// The tensor-core kernel's outputs through shared memory, leaving each plane as 16-byte vectors: "os" (0 or 1, default
+// 1; applies where P * Q % 8 == 0 and the plane and its outputs fit shared memory). Refused unless the case asks for
+// tensor cores (ignored for f32 with mma = 1, like lm).
+bool mma_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (p.count("os") && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16); "
+        "drop os");
+  }
+  return tile.mma && bounded_param(p, "os", 0, 1, 1, "depthwise_conv2d") == 1;
+}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   return mma_tuned(tile, p) &&
          plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p)).plane);
@@ -156,7 +168,7 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -197,6 +209,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
   s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
+  s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
@@ -392,6 +405,20 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["lmfirst"] = 1;
     s.tests.push_back({"c2_19x20_7x7_pad3_bias_b3_lmfirst_mma", q});
   }
+  {
+    // Outputs through shared memory (os, the default where P * Q % 8 == 0): three planes per work-group through the
+    // two asynchronous buffers (ys reused per plane, the last plane past the batch); and the direct stores (os = 0).
+    auto p = conv_params(f, {.B = 5, .C = 2, .size = {16, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
+    p["mma"] = 1;
+    p["mw"] = 4;
+    p["async"] = 1;
+    p["imgs"] = 3;
+    s.tests.push_back({"c2_16x24_7x7_pad3_bias_b5_imgs3_async_os_mma", p});
+    auto q = conv_params(f, {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true});
+    q["mma"] = 1;
+    q["os"] = 0;
+    s.tests.push_back({"c2_13x16_7x7_pad3_bias_os0_mma", q});
+  }
   // A fragments by load_matrix (the plane shifted so that A's rows are 16-byte aligned, narrower copies): the tuned
   // schedule, one synchronous plane with several rounds, a 5-wide and an 8-wide window, odd rows (scalar copies).
   for (const auto& [name, c, mw] : std::vector<std::tuple<std::string, ConvCase, int>>{
@@ -568,6 +595,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 8;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_minb8", q});
   }
+  // The tuned tensor-core schedule with its outputs stored directly from the fragments (os = 0, the schedule before
+  // 2026-12-03 fifteenth session; the default now goes through shared memory), 7x7 and 3x3.
+  for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
+    auto q = conv_params(f, c);
+    q["mma"] = 1;
+    q["os"] = 0;
+    s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_os0", q});
+  }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
   // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
@@ -655,7 +690,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
                   : 256u;
           apply_launch_bounds(k, p, group, true);
           return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                              mma_warps(tile, p), mma_load_matrix(tile, p), mma_lm_first(tile, p));
+                                              mma_warps(tile, p), mma_load_matrix(tile, p), mma_lm_first(tile, p),
+                                              mma_output_stage(tile, p));
         }
       }
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds

@@ -24,6 +24,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -123,7 +124,7 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // current plane's arithmetic.
 template <class T>
 void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false,
-                               std::uint32_t warps = 0, bool lm = false, bool lm_first = false) {
+                               std::uint32_t warps = 0, bool lm = false, bool lm_first = false, bool os = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps, lm);
@@ -150,6 +151,12 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   }
   const std::uint32_t buffers = async && images > 1 ? 2 : 1;
   auto xs = k.shared<T>("xs", u(L.elements()) * buffers);
+  // With os, a plane's outputs go to shared memory first and leave as 16-byte vectors of the contiguous P x Q plane
+  // (where P * Q % 8 == 0 and both fit): D's 4-byte pairs cover half a 32-byte sector each, so direct stores cost the
+  // memory system two partial writes per sector.
+  const bool stage_out = os && (P * Q) % 8 == 0 && L.elements() * buffers + P * Q <= kPlaneSmemBytes / sizeof(T);
+  std::optional<Shared<T>> ys;
+  if (stage_out) ys = k.shared<T>("ys", P * Q);
   // Group g: channel c = g % C, images b0 = (g / C) * images ..; an image past the batch takes
   // image 0's plane of the channel and stores nothing.
   auto g = k.let("g", k.group_id(0));
@@ -195,7 +202,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
   // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
   // load_matrix.)
-  const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane, const Val<u32>& buf) {
+  const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
+    const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
     struct Tile {
       Val<bool> live;
       Val<u32> y0, x0, at0;  // at0: this lane's a_0 (or with lm its load_matrix row) for ky = 0
@@ -253,14 +261,32 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
         auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
         if (Q % 2 == 0) {
           if_(t.live && p < P && q0 < Q, [&] {
-            store_vec(y, at, std::vector<Val<f32>>{t.acc[2 * h], t.acc[2 * h + 1]});
+            const std::vector<Val<f32>> pair{t.acc[2 * h], t.acc[2 * h + 1]};
+            if (stage_out) {
+              store_vec(*ys, at, pair);
+            } else {
+              store_vec(y, at, pair);
+            }
           });
         } else {
           for (std::uint32_t e = 0; e < 2; ++e) {
-            if_(t.live && p < P && q0 + e < Q, [&] { store(y, at + e, t.acc[2 * h + e]); });
+            if_(t.live && p < P && q0 + e < Q, [&] {
+              if (stage_out) {
+                store(*ys, at + e, t.acc[2 * h + e]);
+              } else {
+                store(y, at + e, t.acc[2 * h + e]);
+              }
+            });
           }
         }
       }
+    }
+    if (stage_out) {  // every warp's outputs are in ys: the plane leaves in 16-byte chunks
+      k.barrier();
+      for_group_rounds(k, lid, G, P * Q / 8, "os", true, [&](const Val<u32>& ch, std::uint32_t r) {
+        const auto v = load_vec(*ys, ch * 8u, 8);
+        if_(image_live, [&] { store_vec(y, k.let("os_at" + std::to_string(r), y_plane_in + ch * 8u), v); });
+      });
     }
   };
 
@@ -293,7 +319,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
     k.barrier();
     if (img + 1 < images) got = load_plane(k, x, L, k.let("x_plane", plane[img + 1] * (H * Wd)), lid, G);
     plane_tiles(image_ok[img], k.let("y_plane", plane[img] * (P * Q)), Val<u32>(0u));
-    if (img + 1 < images) k.barrier();  // every warp is done with the plane before the next one lands
+    if (img + 1 < images) k.barrier();  // every warp is done with the plane (and ys) before the next one lands
   }
 }
 
