@@ -1,7 +1,8 @@
 // conv2d_grouped: grouped 2-D convolution, NCHW input, weight [O, C/groups, kh, kw], optional
 // bias; kernel size, stride, padding and dilation per axis. The cases, oracle and bench
-// arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma.hpp (tensor cores: the
-// f16/bf16 default where it applies, spec parameters "mma", "rows", "mmatx") and
+// arithmetic are direct_conv_registry's; the kernels are grouped_conv_mma_pixel.hpp (the f16/bf16 default where it
+// applies: "stage" = 3, "rows", "threads", "bw", "os"), grouped_conv_mma_smem.hpp and grouped_conv_mma_planar.hpp
+// (stage = 1 and 2), grouped_conv_mma.hpp (tensor cores without a stage: spec parameters "mma", "rows", "mmatx") and
 // grouped_conv_nchw.hpp (FMA: OC output channels x a VH x VW tile per thread, spec parameters
 // "OC", "VH", "VW", default 8, 1, 8).
 #include <cstdint>
@@ -272,7 +273,8 @@ void register_conv2d_grouped(harness::Registry& r) {
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});
   }
-  // Bench: the default (16-bit: the staged tensor-core kernel, 8-row bands, 128 threads), the
+  // Bench: the default (16-bit: the pixel-stage tensor-core kernel, below; before 2026-12-03 fifteenth session the
+  // staged one, 8-row bands, 128 threads), the
   // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
   // across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and 16 rows, 8 rows with 256
   // threads, 2 rows with 256 threads and with 16-byte staging loads, and the FMA kernel's default. (Dropped
@@ -326,14 +328,16 @@ void register_conv2d_grouped(harness::Registry& r) {
                            "_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 2}, {"rows", rows}, {"threads", threads}, {"bw", bw}})});
   }
-  // The pixel-stage kernel (2026-12-03, fifteenth session): 8-row bands, 128 threads, outputs through shared memory
-  // (os) or not; bands per work-group (bw: the next band's copies in flight during this band's products); 4 rows.
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel", conv_params(f, g32, {{"stage", 3}})});
-  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_os0", conv_params(f, g32, {{"stage", 3}, {"os", 0}})});
-  for (const std::int64_t bw : {2, 4, 7}) {
+  // The pixel-stage kernel (the 16-bit default since 2026-12-03, fifteenth session: 8-row bands, 128 threads, 2 bands
+  // per work-group, outputs through shared memory): the staged kernel (the default before) for comparison; bands per
+  // work-group (bw: the next band's copies in flight during this band's products) 1, 3, 4, 7; outputs stored from the
+  // fragments (os = 0); 4 rows with 4 bands, and with 64 threads.
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_staged", conv_params(f, g32, {{"stage", 1}})});
+  for (const std::int64_t bw : {1, 3, 4, 7}) {
     s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
   }
+  s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_os0", conv_params(f, g32, {{"stage", 3}, {"os", 0}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_pixel_r4_bw4", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"bw", 4}})});
   s.bench.push_back(

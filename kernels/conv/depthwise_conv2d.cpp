@@ -3,8 +3,8 @@
 // arithmetic are direct_conv_registry's. Kernels: depthwise_conv2d_nchw.hpp (a VH x VW tile of
 // outputs per thread; spec parameters "VH", "VW", "preload", "ahead", "shfl", "minb"; default
 // depthwise_conv2d_default_tile, per window height and element size), depthwise_conv2d_nchw_mma.hpp
-// (f16/bf16 on tensor cores, "mma" and "imgs"; the default for windows of 5 or more rows where it
-// applies, tile_of) and depthwise_conv2d_nchw_smem.hpp (a plane per work-group in shared memory,
+// (f16/bf16 on tensor cores, "mma", "imgs", "lm", "os", ...; the default for windows of 5 or more rows, and for f16
+// any window, where it applies, tile_of) and depthwise_conv2d_nchw_smem.hpp (a plane per work-group in shared memory,
 // "smem").
 #include "depthwise_conv2d.hpp"
 
@@ -41,8 +41,8 @@ using harness::param;
 using harness::Params;
 
 // Absent VH/VW/preload take depthwise_conv2d_default_tile; absent mma: tensor cores for 16-bit
-// windows of 5 or more rows where they apply (7x7 bf16 on the H200, 2026-12-01 fourth session:
-// 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: 53% against 70-75%, so not there).
+// windows of 5 or more rows, and for f16 any window, where they apply (7x7 bf16 on the H200, 2026-12-01 fourth
+// session: 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: see mma_default below).
 DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   const DepthwiseConv2dTile d =
@@ -55,7 +55,11 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // (a case that names a tile of the tiled kernels runs them)
   bool tiled = false;
   for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
-  const bool mma_default = !tiled && sp.ksize[0] >= 5 && depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
+  // (f16 also for shorter windows: 3x3 N32 C384 56x56 f16 on the H200, 2026-12-03 fifteenth session: the tuned
+  // tensor-core schedule with its outputs through shared memory 76.4% of copy against 73.0% for the 2x8 tile; bf16
+  // 76.7% against 78.1%, so bf16 keeps the tile.)
+  const bool mma_default = !tiled && (sp.ksize[0] >= 5 || t == DType::f16) &&
+                           depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
   const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, mma_default ? 1 : 0, "depthwise_conv2d") == 1;
   if (mma && (smem || shfl == Shuffle::On)) {
     throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");
@@ -104,16 +108,18 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   return on && lm;
 }
 // The tensor-core kernel's outputs through shared memory, leaving each plane as 16-byte vectors: "os" (0 or 1, default
-// 1; applies where P * Q % 8 == 0 and the plane and its outputs fit shared memory). Refused unless the case asks for
-// tensor cores (ignored for f32 with mma = 1, like lm).
-bool mma_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
+// 1 for windows of fewer than 5 rows, else 0; applies where P * Q % 8 == 0 and the plane and its outputs fit shared
+// memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against 0.0677 without (the
+// fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers against 78: fewer
+// work-groups per SM). Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm).
+bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("os") && !tile.mma && !mma_asked) {
     throw std::invalid_argument(
         "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16); "
         "drop os");
   }
-  return tile.mma && bounded_param(p, "os", 0, 1, 1, "depthwise_conv2d") == 1;
+  return tile.mma && bounded_param(p, "os", 0, 1, sp.ksize[0] < 5 ? 1 : 0, "depthwise_conv2d") == 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   return mma_tuned(tile, p) &&
@@ -595,13 +601,22 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 8;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_minb8", q});
   }
-  // The tuned tensor-core schedule with its outputs stored directly from the fragments (os = 0, the schedule before
-  // 2026-12-03 fifteenth session; the default now goes through shared memory), 7x7 and 3x3.
+  // The tuned tensor-core schedule with its outputs stored directly from the fragments (os = 0: the 7x7 default; for
+  // 3x3, the schedule before 2026-12-03 fifteenth session), 7x7 and 3x3.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     auto q = conv_params(f, c);
     q["mma"] = 1;
     q["os"] = 0;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_os0", q});
+  }
+  // The 7x7 schedule with os (not its default: 95 registers), alone and with registers capped for 6 work-groups.
+  {
+    auto q = conv_params(f, b7);
+    q["mma"] = 1;
+    q["os"] = 1;
+    s.bench.push_back({"N32_C384_56x56_7x7_mma_os1", q});
+    q["minb"] = 6;
+    s.bench.push_back({"N32_C384_56x56_7x7_mma_os1_minb6", q});
   }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
@@ -691,7 +706,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
           apply_launch_bounds(k, p, group, true);
           return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
                                               mma_warps(tile, p), mma_load_matrix(tile, p), mma_lm_first(tile, p),
-                                              mma_output_stage(tile, p));
+                                              mma_output_stage(sp, tile, p));
         }
       }
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds

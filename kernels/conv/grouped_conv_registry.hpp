@@ -98,10 +98,11 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 }
 
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
-// "stage" = 1 (2 is the planar kernel, grouped_conv_uses_planar, which the registry asks first; 0 neither). It
-// applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused. Absent "stage" (and where
-// the planar kernel is not the default: 2-D), the staged kernel is the 16-bit default wherever it applies with
-// 2-row bands — but for cases that name the unstaged tensor-core kernel's parameters (rows,
+// "stage" = 1 (2 is the planar kernel, 3 the pixel-stage kernel, grouped_conv_uses_planar / _pixel, which the registry
+// asks first; 0 neither). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused.
+// Absent "stage" (and where neither the planar kernel (3-D) nor the pixel-stage kernel (2-D) is the default), the
+// staged kernel is the 16-bit default wherever it applies with 2-row bands — but for cases that name the unstaged
+// tensor-core kernel's parameters (rows,
 // mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16 (H200, 2026-12-01
 // fifth session, one call at f15851c, docs/performance.md).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
@@ -175,23 +176,39 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
       .empty();
 }
 
-// Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
-// 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw" (bands
-// per work-group, 1-64, default 1).
-inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
-  if (!p.count("stage") || bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 3) return false;
-  if (p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0) {
-    throw std::invalid_argument(sp.name + ": stage = 3 is a staged tensor-core kernel; it cannot run with mma = 0");
-  }
-  return dtype_size(t) == 2;
-}
+// The pixel-stage kernel's bands per work-group ("bw", 1-64, default 2: 3x3 g32 N32 56x56 bf16 on the H200, 2026-12-03
+// fifteenth session: 0.0415 ms with 2, 0.0423 with 4, 0.0407 with 7 (one work-group per image and group), 0.0439 with
+// 1) and whether it stages a band's outputs in shared memory and stores 16-byte vectors ("os", default 1; applies
+// where Q % 8 == 0, else scalar stores: 0.0439 ms against 0.0593 without).
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
-  return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
+  return bounded_param(p, "bw", 1, 64, 2, "grouped convolution tile");
 }
-// Whether the pixel-stage kernel stages a band's outputs in shared memory and stores 16-byte vectors ("os", default 1;
-// applies where Q % 8 == 0, else scalar stores).
 inline bool grouped_conv_pixel_output_stage_of(const harness::Params& p) {
   return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
+}
+
+// Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
+// 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw", "os".
+// Absent "stage", it is the 16-bit default in 2-D wherever it applies with those defaults — but for cases that name
+// another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm, hb, sp, ru, il: the
+// staged and planar ones): 3x3 g32 N32 56x56 bf16 0.0415 ms (2 bands per work-group) against the staged kernel's
+// 0.0556 in the same run (H200, 2026-12-03 fifteenth session).
+inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
+  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  if (p.count("stage")) {
+    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 3) return false;
+    if (mma_off) {
+      throw std::invalid_argument(sp.name + ": stage = 3 is a staged tensor-core kernel; it cannot run with mma = 0");
+    }
+    return dtype_size(t) == 2;
+  }
+  if (sp.rank() != 2 || dtype_size(t) != 2 || mma_off) return false;
+  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il"}) {
+    if (p.count(other)) return false;
+  }
+  return grouped_conv_mma_pixel_refusal(sp, dtype_size(t), 8, grouped_conv_pixel_bands_of(p),
+                                        grouped_conv_pixel_output_stage_of(p))
+      .empty();
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D

@@ -217,8 +217,8 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
 }  // namespace
 
 // conv2d_grouped: the tensor-core kernel is the 16-bit default where it applies (8 input channels
-// per group, stride and dilation 1) — the staged one with 8-row bands (2-D) where that fits, else the
-// unstaged one —, f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
+// per group, stride and dilation 1) — the pixel-stage one with 8-row bands, 2 per work-group (2-D) where that fits,
+// else the unstaged one —, f32 keeps the FMA kernel, and mma = 1 elsewhere says why not.
 TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const Registry reg = builtin_registry();
   const KernelSpec& g2 = spec(reg, "conv2d_grouped");
@@ -233,8 +233,8 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
   const ir::Kernel bf = g2.build(DType::bf16, p);
   EXPECT_TRUE(has_mma(bf));
   EXPECT_EQ(bf.bounds.max_group_threads, 128u);
-  EXPECT_NE(ir::print_kernel(bf).find("shared:xs"), std::string::npos);          // staged
-  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * 8-row bands * 128
+  EXPECT_NE(ir::print_kernel(bf).find("shared:xt"), std::string::npos);          // the pixel stage
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 4 * 128);  // B * groups * 7 bands / 2 * 128
   const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
   EXPECT_NE(cu.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
   EXPECT_EQ(cu.find("ingot_pack_bf16x2("), std::string::npos);  // the loaded elements are packed as they are
@@ -339,6 +339,84 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(why(q).find("applies to 3-D convolutions only"), std::string::npos);
 }
 
+// The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
+// into pixels of 8 channels by load_matrix_trans, A by load_matrix with one fragment per pair of rows and tap column
+// for every output row that reads it, outputs through shared memory; what it refuses and why.
+TEST(ConvKernels, GroupedConvPixelMmaBuildsOrSaysWhyNot) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& g2 = spec(reg, "conv2d_grouped");
+  Params p;
+  for (const auto& b : g2.bench) {
+    if (b.name == "N32_C256_56x56_3x3_g32_pixel_bw1") p = b.params;
+  }
+  ASSERT_FALSE(p.empty());
+  const ir::Kernel bf = g2.build(DType::bf16, p);
+  EXPECT_EQ(bf.bounds.max_group_threads, 128u);
+  EXPECT_EQ(g2.geometry(DType::bf16, p).total_threads(), 32ull * 32 * 7 * 128);  // B * groups * 8-row bands * 128
+  const std::string cu = codegen::emit(passes::optimize(bf), codegen::Target::CUDA).source;
+  EXPECT_NE(cu.find("cp.async.cg.shared.global"), std::string::npos);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = cu.find(what); at != std::string::npos; at = cu.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Transposition: 10 staged rows x 2 groups of 4 tiles over 4 warps: 5 rounds. Products per warp (a 16-column
+  // segment of 8 rows): 5 pairs of rows x 3 tap columns = 15 matrix loads, 8 rows x 2 pairs x 3 columns = 48 mma.
+  EXPECT_EQ(count("ldmatrix.sync.aligned.m8n8.x4.trans"), 5u);
+  EXPECT_EQ(count("ldmatrix.sync"), 20u);
+  EXPECT_EQ(count("mma.sync"), 48u);
+  EXPECT_NE(cu.find("uint4"), std::string::npos);  // the outputs leave as 16-byte vectors
+  Params q = p;
+  q["os"] = 0;  // outputs stored from the fragments: no output stage
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)).find("shared:ys"), std::string::npos);
+  EXPECT_NE(ir::print_kernel(bf).find("shared:ys"), std::string::npos);
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::f32, p)).find("mma_m16n8k16"), std::string::npos);  // f32: FMA kernel
+  q = p, q["bw"] = 3;  // three bands per work-group (7 bands: 3 blocks), two alternating buffers
+  EXPECT_EQ(g2.geometry(DType::bf16, q).total_threads(), 32ull * 32 * 3 * 128);
+  const auto why = [&](const Params& qq, DType t = DType::bf16) { return build_with(reg, "conv2d_grouped", t, qq); };
+  q = p, q["mma"] = 0;
+  EXPECT_NE(why(q).find("stage = 3 is a staged tensor-core kernel; it cannot run with mma = 0"), std::string::npos);
+  q = p, q["W"] = 52;
+  EXPECT_NE(why(q).find("needs an input width that is a multiple of 8"), std::string::npos);
+  q = p, q["rows"] = 5;
+  EXPECT_NE(why(q).find("rows = 5 must be even and in [2, 32]"), std::string::npos);
+  q = p, q["rows"] = 34;
+  EXPECT_NE(why(q).find("rows = 34 must be even and in [2, 32]"), std::string::npos);
+  q = p, q["W"] = 1024;
+  EXPECT_NE(why(q, DType::f16).find("fewer rows per band or os = 0 would shrink it"), std::string::npos);
+  q = p, q["bw"] = 65;
+  EXPECT_NE(why(q).find("bw = 65 must be in [1, 64]"), std::string::npos);
+  q = p, q["os"] = 2;
+  EXPECT_NE(why(q).find("os = 2 must be in [0, 1]"), std::string::npos);
+  q = p, q["threads"] = 96;
+  EXPECT_NE(why(q).find("32, 64, 128 or 256"), std::string::npos);
+  q = p, q["minb"] = 4;
+  EXPECT_EQ(g2.build(DType::bf16, q).bounds, (ir::LaunchBounds{128, 4}));
+  // 2 x 8 planes, 256 threads per work-group: 8192 threads per image against 4096 elements; the buffers fit u32
+  // indices, the threads do not
+  q = p, q["H"] = 2, q["W"] = 8, q["rows"] = 2, q["threads"] = 256, q["B"] = (1 << 19) + 1;
+  EXPECT_NE(why(q).find("threads of the pixel-stage tensor-core kernel exceed 32-bit thread indices"),
+            std::string::npos);
+  // 3-D: refused with what to use instead; without a stage, 3-D keeps the planar kernel.
+  const KernelSpec& g3 = spec(reg, "conv3d_grouped");
+  Params p3;
+  for (const auto& b : g3.bench) {
+    if (b.name == "N4_C64_16x56x56_3x3x3_g8") p3 = b.params;
+  }
+  ASSERT_FALSE(p3.empty());
+  Params q3 = p3;
+  q3["stage"] = 3;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("is 2-D only (conv3d_grouped: stage = 1 or 2)"),
+            std::string::npos);
+  // Without a stage: the default; naming another kernel's parameter (lm: the staged kernel) or 2-D rows too wide for
+  // shared memory (W = 2000: not even the staged kernel) select the others.
+  Params d = p;
+  d.erase("stage"), d.erase("bw");
+  EXPECT_NE(ir::print_kernel(g2.build(DType::bf16, d)).find("shared:xt"), std::string::npos);
+  d["lm"] = 1;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, d)).find("shared:xt"), std::string::npos);
+}
+
 // The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
 // 128-thread work-group per band; f32 keeps the FMA kernel; refusals say what to change.
 TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
@@ -370,8 +448,8 @@ TEST(ConvKernels, GroupedConvStagedMmaBuildsOrSaysWhyNot) {
             std::string::npos);
   q = p, q["rows"] = 65;
   EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("rows = 65 must be in [1, 64]"), std::string::npos);
-  q = p, q["stage"] = 3;
-  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage = 3 must be in [0, 2]"), std::string::npos);
+  q = p, q["stage"] = 4;
+  EXPECT_NE(build_with(reg, "conv2d_grouped", DType::bf16, q).find("stage = 4 must be in [0, 3]"), std::string::npos);
   // Feeds: in 2-D A by pair loads by default, by load_matrix (ldmatrix on CUDA) with lm = 1; pair stores shuffle.
   EXPECT_FALSE(ir::has_load_matrix(bf));
   q = p, q["lm"] = 1;
