@@ -72,10 +72,16 @@ struct PlanarMmaPlan {
   std::uint32_t cblocks = 0;                  // blocks of 8 output channels per group
   std::uint32_t in_tiles = 0, out_tiles = 0;  // W / 8, ceil(Q / 8)
   std::uint64_t xs_elems = 0;
+  std::uint32_t ys_slots = 0;                 // output stage: one slot per unit of a round (0: no stage)
+  std::uint32_t ys_cs = 0;                    // elements per channel of a slot (2 Q, 8 modulo 32)
+  std::uint64_t ys_elems = 0;
+  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ys_elems) * elem_bytes; }
 };
 
+// ys_slots: units per round (warps x il) whose outputs go through shared memory (16-byte stores; where Q % 8 == 0,
+// else none).
 inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
-                                                      std::uint32_t bw = 1) {
+                                                      std::uint32_t bw = 1, std::uint32_t ys_slots = 0) {
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -98,12 +104,18 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
   pl.in_tiles = d.W / 8;
   pl.out_tiles = (d.Q + 7) / 8;
   pl.xs_elems = 8 * cs * pl.bw;
+  if (ys_slots > 0 && d.Q % 8 == 0) {  // 8 modulo 32: a store's 4 channel pairs in 4 different 4-word bank groups
+    pl.ys_slots = ys_slots;
+    pl.ys_cs = 2 * d.Q + (40 - (2 * d.Q) % 32) % 32;
+    pl.ys_elems = 8ull * pl.ys_cs * ys_slots;
+  }
   return pl;
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                   std::uint32_t ds = 1, std::uint32_t bw = 1) {
+                                                   std::uint32_t ds = 1, std::uint32_t bw = 1,
+                                                   std::uint32_t ys_slots = 0) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
@@ -113,20 +125,23 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
            "= " +
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw);
-  if (const std::uint64_t b = pl.xs_elems * elem_bytes; b > kPlaneSmemBytes) {
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots);
+  if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
            std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
-           " columns in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           " columns" + (pl.ys_slots > 0 ? std::string(" and the outputs of a round of units") : std::string()) +
+           " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
            " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
-           (pl.ds > 1 ? std::string(" or depth slices (ds)") : std::string()) + " would shrink it)";
+           (pl.ds > 1 ? std::string(", depth slices (ds)") : std::string()) +
+           (pl.ys_slots > 0 ? std::string(" or os = 0") : std::string()) + " would shrink it)";
   }
   return "";
 }
 
 // Throws std::invalid_argument with the reason unless the planar kernel applies with `rows` and ds.
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                  std::uint32_t ds = 1, std::uint32_t bw = 1) {
+                                                  std::uint32_t ds = 1, std::uint32_t bw = 1,
+                                                  std::uint32_t ys_slots = 0) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -137,10 +152,10 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw); !why.empty()) {
+  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots); !why.empty()) {
     throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
   }
-  return grouped_conv_mma_planar_geometry(s, rows, ds, bw);
+  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots);
 }
 
 // Work-groups per image: groups x blocks of ds output depth slices x blocks of bw bands.
@@ -198,11 +213,15 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
-                             std::uint32_t il = 1) {
+                             std::uint32_t il = 1, bool os = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw);
   check_staged_mma_threads(s.name, threads);
+  if (il < 1 || il > 4) {
+    throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
+                                " must be in [1, 4]");
+  }
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -211,11 +230,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const std::uint32_t R = pl.R, RS = pl.rs, CS = pl.cs, S = pl.steps, VT = pl.vt, NBc = pl.cblocks;
   const std::uint32_t DS = pl.ds, DB = pl.dblocks, SL = pl.slices, NTi = pl.in_tiles, NTo = pl.out_tiles;
   const std::uint32_t BW = pl.bw, BB = pl.bblocks, XB = 8 * CS;  // bands per work-group, blocks, buffer elements
-  if (il < 1 || il > 4) {
-    throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
-                                " must be in [1, 4]");
-  }
-  const std::uint32_t IL = il;
+  const std::uint32_t IL = il, YCS = pl.ys_cs, YSLOT = 8 * pl.ys_cs;
   const std::uint32_t plane = D * H * Wd, per_batch = G * DB * BB, OPQ = OD * P * Q;
 
   k.launch_bounds(NG);
@@ -226,6 +241,10 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const auto& bias = prm.io.bias;
   const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
+  // With os (and Q % 8 == 0), a round's units write their outputs to slots of ys (slot: the unit's 8 channels x its 2
+  // rows, 2Q contiguous elements per channel, as in y); after a barrier the work-group stores them as 16-byte vectors.
+  std::optional<Shared<T>> ys;
+  if (pl.ys_slots > 0) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
 
   // Work-group: block of BW bands fastest, then the block of DS output depth slices from od, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
@@ -295,15 +314,21 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   struct UnitState {
     std::string rt;
     std::array<Val<bool>, 2> row_ok;
-    Val<u32> yu, lb;
+    Val<u32> yu, lb, ysu;                 // ysu: this lane's place in the unit's output slot (os)
+    std::optional<Val<bool>> ys_guard;  // whether the unit is not a repeat (os, partial rounds)
     std::vector<std::vector<std::array<Val<f32>, 4>>> b;
     std::array<Val<f32>, 4> bias_c;
     std::map<std::uint32_t, Val<u32>> bases;
     std::map<std::int64_t, std::vector<std::array<Val<f32>, 4>>> acc;
   };
-  const auto setup_unit = [&](const Val<u32>& uu, Val<bool> ok, const std::string& rt, std::uint32_t bi) {
+  const auto setup_unit = [&](const Val<u32>& uu, Val<bool> ok, const std::string& rt, std::uint32_t bi,
+                              std::uint32_t slot, const std::optional<Val<bool>>& not_repeat) {
     UnitState u;
     u.rt = rt;
+    if (ys) {
+      u.ysu = k.let(rt + "ys", (warp + slot * warps) * YSLOT + tl * (2u * YCS) + gl);
+      u.ys_guard = not_repeat;
+    }
     Val<u32> dz = 0u, rp = 0u, cb = 0u;
     if (DS > 1) {
       dz = k.let(rt + "dz", uu / (NBc * RP));
@@ -376,12 +401,53 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     Val<bool> col_ok = true;
     if (8 * jo + 8 > Q) col_ok = k.let(u.rt + "cok" + std::to_string(jo), gl < Q - 8 * jo);
     for (std::uint32_t h = 0; h < 2; ++h) {
-      const Val<bool> st_ok = 8 * jo + 8 > Q ? u.row_ok[h] && col_ok : u.row_ok[h];
       for (std::uint32_t e = 0; e < 2; ++e) {
+        if (ys) {  // into the unit's slot (Q % 8 == 0: every column lies in the output; repeats skipped)
+          const auto st = [&] { store(*ys, u.ysu + (e * YCS + h * Q + 8 * jo), cast<T>(out[2 * h + e])); };
+          if (u.ys_guard) {
+            if_(*u.ys_guard, st);
+          } else {
+            st();
+          }
+          continue;
+        }
+        const Val<bool> st_ok = 8 * jo + 8 > Q ? u.row_ok[h] && col_ok : u.row_ok[h];
         if_(st_ok, [&] { store(y, u.yu + (e * OPQ + h * Q + 8 * jo), cast<T>(out[2 * h + e])); });
       }
     }
     u.acc.erase(static_cast<std::int64_t>(jo) - 1);  // no output tile after jo reads tile jo - 1
+  };
+  // Round r's slots to y: slot (i, warp w) holds unit w + (r * IL + i) * warps; channel ch of it is its 2 rows, 2Q
+  // contiguous elements of y from row p0; 16-byte chunks spread over the work-group, chunks of rows past P, slices past
+  // OD, units past the last or a band past the last skipped.
+  const auto round_stores = [&](std::uint32_t r, std::uint32_t n_il, std::uint32_t bi, const std::string& bt) {
+    const std::uint32_t per = 2 * Q / 8, chunks = n_il * warps * 8 * per;
+    const std::string tag = bt + "o" + std::to_string(r) + "_";
+    for_group_rounds(k, lid, NG, chunks, tag, true, [&](const Val<u32>& c, std::uint32_t q) {
+      const std::string rt = tag + std::to_string(q);
+      auto slot = k.let("os" + rt, c / (8 * per));
+      auto ch = k.let("oh" + rt, (c / per) % 8u);
+      auto at = k.let("oa" + rt, (c % per) * 8u);
+      auto un = k.let("on" + rt, slot % warps + (r * IL + slot / warps) * warps);
+      Val<u32> uu = un, dz = 0u, rp = 0u, cb = 0u;
+      Val<bool> ok = live;
+      if ((r * IL + n_il) * warps > units) {
+        uu = k.let("onc" + rt, min(un, units - 1));
+        ok = ok && un < units;
+      }
+      if (DS > 1) {
+        dz = k.let("oz" + rt, uu / (NBc * RP));
+        if (OD % DS != 0) ok = ok && od + dz < OD;
+      }
+      if (RP > 1) rp = k.let("or" + rt, uu % RP);
+      if (NBc > 1) cb = k.let("ob" + rt, (uu / RP) % NBc);
+      auto p0 = k.let("op" + rt, (band0 + bi) * R + rp * 2u);
+      if (P % R != 0 || P % 2 != 0 || pl.bands % BW != 0) ok = ok && p0 + at / Q < P;
+      if_(ok, [&] {  // (a repeated unit's slot was not written: read only what is stored)
+        const auto v = load_vec(*ys, slot * YSLOT + ch * YCS + at, 8);
+        store_vec(y, y_img + dz * (P * Q) + (g * Og + cb * 8u + ch) * OPQ + p0 * Q + at, v);
+      });
+    });
   };
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
@@ -398,11 +464,13 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
         auto raw = k.let(rt + "i", warp + n * warps);
         Val<u32> uu = raw;
         Val<bool> ok = live;
+        std::optional<Val<bool>> not_repeat;
         if ((n + 1) * warps > units) {
           uu = k.let(rt + "c", min(raw, units - 1));
           ok = k.let(rt + "live", live && raw < units);
+          not_repeat = k.let(rt + "nr", raw < units);
         }
-        us.push_back(setup_unit(uu, ok, rt, bi));
+        us.push_back(setup_unit(uu, ok, rt, bi, i, not_repeat));
       }
       for (std::uint32_t jo = 0; jo < NTo; ++jo) {
         for (auto& u : us) {  // the input tiles output tile jo reads, every unit's before any unit's outputs
@@ -412,6 +480,11 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
           }
         }
         for (auto& u : us) output_tile(u, jo);
+      }
+      if (ys) {
+        k.barrier();  // the round's slots are written
+        round_stores(r, static_cast<std::uint32_t>(us.size()), bi, bt);
+        if ((r + 1) * warps * IL < units) k.barrier();  // read before the next round writes them
       }
     }
   }

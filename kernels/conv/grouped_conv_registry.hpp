@@ -132,12 +132,34 @@ inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harne
 inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 8, 1, "grouped convolution tile");
 }
+// Whether the pixel-stage and planar kernels stage their outputs in shared memory and store 16-byte vectors ("os",
+// default 1; applies where Q % 8 == 0, else scalar stores: 3x3 g32 N32 56x56 bf16 on the H200, 2026-12-03 fifteenth
+// session: the pixel-stage kernel 0.0439 ms against 0.0593 without: the fragments' scalar stores write half sectors).
+inline bool grouped_conv_output_stage_of(const harness::Params& p) {
+  return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
+}
+// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128.
+inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
+  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+}
+// Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
+inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
+  return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
+}
+// The planar kernel's output slots (units per round: warps x il) where os, else 0.
+inline std::uint32_t grouped_conv_planar_slots_of(const harness::Params& p) {
+  return grouped_conv_output_stage_of(p)
+             ? grouped_conv_planar_threads_of(p) / 32 * grouped_conv_planar_interleave_of(p)
+             : 0;
+}
 inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                   std::uint32_t rows) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
     for (const std::uint32_t d : {8u, 4u, 2u}) {
-      if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p)).empty()) {
+      if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p),
+                                          grouped_conv_planar_slots_of(p))
+              .empty()) {
         dflt = d;
         break;
       }
@@ -146,10 +168,6 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
   return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
 }
 
-// Threads per work-group of the planar kernel: "threads", default 128.
-inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
-  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
-}
 
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
@@ -172,7 +190,7 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
   }
   const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
-                                         grouped_conv_planar_bands_of(p))
+                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(p))
       .empty();
 }
 
@@ -182,9 +200,6 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 // where Q % 8 == 0, else scalar stores: 0.0439 ms against 0.0593 without).
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 2, "grouped convolution tile");
-}
-inline bool grouped_conv_pixel_output_stage_of(const harness::Params& p) {
-  return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
 }
 
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
@@ -207,7 +222,7 @@ inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::
     if (p.count(other)) return false;
   }
   return grouped_conv_mma_pixel_refusal(sp, dtype_size(t), 8, grouped_conv_pixel_bands_of(p),
-                                        grouped_conv_pixel_output_stage_of(p))
+                                        grouped_conv_output_stage_of(p))
       .empty();
 }
 
@@ -273,21 +288,21 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
-          grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw,
-                                     bounded_param(p, "il", 1, 4, 1, "grouped convolution tile"));
+          grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
+                                     grouped_conv_output_stage_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      const bool os = grouped_conv_pixel_output_stage_of(p);
+      const bool os = grouped_conv_output_stage_of(p);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os);
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
@@ -336,7 +351,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
@@ -344,7 +359,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, grouped_conv_pixel_output_stage_of(p));
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, grouped_conv_output_stage_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,

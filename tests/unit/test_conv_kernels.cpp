@@ -307,7 +307,11 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   q = p, q["rows"] = 5;
   EXPECT_NE(why(q).find("rows = 5 must be even"), std::string::npos);
   q = p, q["W"] = 1024;
-  EXPECT_NE(why(q, DType::f16).find("fewer rows per band would shrink it"), std::string::npos);
+  EXPECT_NE(why(q, DType::f16).find("fewer rows per band or os = 0 would shrink it"), std::string::npos);
+  // Outputs through shared memory (os, the default where Q % 8 == 0), or stored from the fragments.
+  EXPECT_NE(ir::print_kernel(bf).find("shared:ys"), std::string::npos);
+  q = p, q["os"] = 0;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)).find("shared:ys"), std::string::npos);
   q = p, q["bw"] = 7, q["rows"] = 16;
   EXPECT_NE(why(q).find("stages 4 bands x 8 channels"), std::string::npos);  // 7 bands x ... clamped to 4 bands of 16
   q = p, q["bw"] = 9;
