@@ -11,9 +11,10 @@
 // (asynchronous 16-byte copies: 8 pixels of one channel row each) and one A fragment serves every tap column.
 // Measured (H200, 2026-12-03, docs/performance.md step 16): the 16-bit default for grouped 3-D (1.10x the staged
 // kernel); in 2-D 1.12x slower than the staged kernel, with a third fewer instructions but latency-bound on the
-// queue that its shuffles and matrix loads share (MIO throttle), so the staged kernel stays the 2-D default.
+// queue that its shuffles and matrix loads share (MIO throttle); the 2-D default is the pixel-stage kernel
+// (grouped_conv_mma_pixel.hpp).
 //
-// Mapping. A work-group (`threads` threads, default 128) takes image b, group g, output depth slices od .. od + ds - 1
+// Mapping. A work-group (`threads` threads; the registry's default 64 in 3-D) takes image b, group g, output depth slices od .. od + ds - 1
 // (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read — channel ci's rows band*R -
 // pad_h .. + R + kh - 2 of the kd + ds - 1 input slices from od - pad_d, every column, zeros outside the input — into
 // xs[ci * CS + (slice * RS + row) * W + column] (RS = R + kh - 1 rows; CS padded to 16 bytes times an odd number
@@ -28,7 +29,11 @@
 // shuffle per value, the providing lane choosing between tiles jo and jo + 1 (s > 0) or jo - 1 (s < 0); tiles outside
 // the input are zeros (the padding). Per input tile and step: one load_matrix_trans and kw mma; per output tile and
 // shifted column: 4 selects, 4 shuffles and 4 adds. D's lanes hold output channels 2tl (+1) at column 8jo + gl of rows
-// y (+1): four scalar stores each, rows past P and columns past Q skipped. The weights are loaded once per unit (once
+// y (+1): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0) four stores
+// into the unit's slot of ys (its 8 channels x 2Q elements, as they lie in y); after each round of units a barrier,
+// then the work-group stores the round's slots as 16-byte vectors (the scalar stores write half sectors: 2-D 0.0593 ms
+// against 0.0439 for the pixel-stage kernel, 3-D 0.0496 against 0.0456 here, H200 2026-12-03) and, where another
+// round follows, a barrier before it writes the slots again. The weights are loaded once per unit (once
 // per warp where a group has 8 output channels). Every lane reaches every mma and load_matrix (units are clamped; a
 // repeated unit stores nothing).
 // With il > 1 a warp takes il units per round and emits their tiles interleaved (independent mma chains side by side).

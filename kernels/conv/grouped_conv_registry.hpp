@@ -138,18 +138,20 @@ inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
 inline bool grouped_conv_output_stage_of(const harness::Params& p) {
   return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
 }
-// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128.
-inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
-  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128, in 3-D 64 (the planar kernel
+// with its outputs through shared memory, 3x3x3 g8 N4 16x56x56 bf16 on the H200, 2026-12-03 fifteenth session: 0.0437
+// ms with 64 threads against 0.0456 with 128).
+inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const harness::Params& p) {
+  return bounded_param(p, "threads", 32, 256, sp.rank() == 3 ? 64u : kStagedMmaGroup, "grouped convolution tile");
 }
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
 }
 // The planar kernel's output slots (units per round: warps x il) where os, else 0.
-inline std::uint32_t grouped_conv_planar_slots_of(const harness::Params& p) {
+inline std::uint32_t grouped_conv_planar_slots_of(const ConvSpec& sp, const harness::Params& p) {
   return grouped_conv_output_stage_of(p)
-             ? grouped_conv_planar_threads_of(p) / 32 * grouped_conv_planar_interleave_of(p)
+             ? grouped_conv_planar_threads_of(sp, p) / 32 * grouped_conv_planar_interleave_of(p)
              : 0;
 }
 inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
@@ -158,7 +160,7 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
   if (sp.rank() == 3) {
     for (const std::uint32_t d : {8u, 4u, 2u}) {
       if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p),
-                                          grouped_conv_planar_slots_of(p))
+                                          grouped_conv_planar_slots_of(sp, p))
               .empty()) {
         dflt = d;
         break;
@@ -173,8 +175,9 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
 // hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0487 ms (8 output depth slices, 128 threads) against the staged
-// kernel's 0.0538 (H200, 2026-12-03 fourteenth session, run 3; 4 slices 0.0508-0.0511 in three runs). In 2-D the
-// staged kernel stays the default (3x3 g32 bf16 0.0616-0.0619 ms planar against 0.0552-0.0554 staged).
+// kernel's 0.0538 (H200, 2026-12-03 fourteenth session, run 3; 4 slices 0.0508-0.0511 in three runs); with the outputs
+// through shared memory and 64 threads 0.0437 (fifteenth session). In 2-D the pixel-stage kernel is the default
+// (grouped_conv_uses_pixel; 3x3 g32 bf16 planar 0.0616-0.0619 ms, staged 0.0552-0.0554 without output stages).
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
@@ -190,7 +193,7 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
   }
   const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
-                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(p))
+                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(sp, p))
       .empty();
 }
 
@@ -288,8 +291,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(p));
-      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p));
+      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -304,7 +307,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
       const bool os = grouped_conv_output_stage_of(p);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os);
-      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -351,8 +354,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(p));
-      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p));
+      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
                               threads);
@@ -360,7 +363,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, grouped_conv_output_stage_of(p));
-      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,
           threads);

@@ -324,7 +324,7 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   // indices, the threads do not
   q = p, q["H"] = 2, q["W"] = 8, q["rows"] = 2, q["threads"] = 256, q["B"] = (1 << 19) + 1;
   EXPECT_NE(why(q).find("threads of the planar tensor-core kernel exceed 32-bit thread indices"), std::string::npos);
-  // 3-D: the 16-bit default (no stage named), 8 output depth slices and 128 threads; f32 and the other kernels'
+  // 3-D: the 16-bit default (no stage named), 8 output depth slices and 64 threads; f32 and the other kernels'
   // parameters keep theirs
   const KernelSpec& g3 = spec(reg, "conv3d_grouped");
   Params p3;
@@ -332,7 +332,7 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
     if (b.name == "N4_C64_16x56x56_3x3x3_g8") p3 = b.params;
   }
   ASSERT_FALSE(p3.empty());
-  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads(), 4ull * 8 * 2 * 28 * 128);  // B * groups * OD/8 * bands * 128
+  EXPECT_EQ(g3.geometry(DType::bf16, p3).total_threads(), 4ull * 8 * 2 * 28 * 64);  // B * groups * OD/8 * bands * 64
   EXPECT_NE(codegen::emit(passes::optimize(g3.build(DType::f16, p3)), codegen::Target::CUDA).source.find(".trans"),
             std::string::npos);
   EXPECT_EQ(ir::print_kernel(g3.build(DType::f32, p3)).find("mma_m16n8k16"), std::string::npos);
