@@ -538,6 +538,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
                        p});
   };
   variant(b3, "3x3", 1, 8, 0);  // the default before 2026-12-01 (second session)
+  variant(b3, "3x3", 2, 8, 1);  // the bf16 default tile (f16's before 2026-12-03 fifteenth session: tensor cores now)
   // Halo by shuffle (the f32 default is 1x8 with it). (16-column tiles, with or without the
   // exchange, and register caps on 2x8 with it measured worse, 2026-12-01 third session: dropped.)
   for (const int vh : {1, 2}) {
