@@ -343,8 +343,8 @@ void register_conv2d_grouped(harness::Registry& r) {
   // fragments (os = 0); 4 rows with 4 bands, and with 64 threads.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_staged", conv_params(f, g32, {{"stage", 1}})});
   for (const std::int64_t bw : {1, 3, 4, 7}) {
-    s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw),
-                       conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
+    s.bench.push_back(
+        {"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw), conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_os0", conv_params(f, g32, {{"stage", 3}, {"os", 0}})});
   // Registers capped for 6 work-groups per SM (ncu of the default: 95 registers, 5 work-groups, 29% of warps active;

@@ -224,9 +224,9 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds4_w128", conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w256_os0",
                      conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"os", 0}})});
-  // 8 slices with 64 threads (4 units per warp; the default since 2026-12-03 fifteenth session, with the outputs through
-  // shared memory: 0.0437 ms against 0.0456 with 128 threads and 0.0496 for the former default without the output
-  // stage) and 128 threads; two units interleaved per warp (0.0458).
+  // 8 slices with 64 threads (4 units per warp; the default since 2026-12-03 fifteenth session, with the outputs
+  // through shared memory: 0.0437 ms against 0.0456 with 128 threads and 0.0496 for the former default without the
+  // output stage) and 128 threads; two units interleaved per warp (0.0458).
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w64", conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 64}})});
   s.bench.push_back(

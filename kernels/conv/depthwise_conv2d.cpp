@@ -58,8 +58,8 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // (f16 also for shorter windows: 3x3 N32 C384 56x56 f16 on the H200, 2026-12-03 fifteenth session: the tuned
   // tensor-core schedule with its outputs through shared memory 76.4% of copy against 73.0% for the 2x8 tile; bf16
   // 76.7% against 78.1%, so bf16 keeps the tile.)
-  const bool mma_default = !tiled && (sp.ksize[0] >= 5 || t == DType::f16) &&
-                           depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
+  const bool mma_default =
+      !tiled && (sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
   const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, mma_default ? 1 : 0, "depthwise_conv2d") == 1;
   if (mma && (smem || shfl == Shuffle::On)) {
     throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");

@@ -113,8 +113,8 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + std::to_string(pl.buffers) + " planar buffer(s) and the transposed band of 8 channels x " +
            std::to_string(pl.rs) + " rows x " + std::to_string(d.W) + " columns" +
-           (pl.os ? std::string(" and the band's outputs") : std::string()) + " in shared memory: " +
-           std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           (pl.os ? std::string(" and the band's outputs") : std::string()) +
+           " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
            " (fewer rows per band" + (pl.os ? std::string(" or os = 0") : std::string()) + " would shrink it)";
   }
   return "";
@@ -149,8 +149,7 @@ inline std::uint64_t grouped_conv_mma_pixel_groups_per_batch(const ConvSpec& s, 
 inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t rows, std::uint64_t batch,
                                                std::uint32_t threads, std::uint32_t bw = 1) {
   check_staged_mma_threads(s.name, threads);
-  check_grouped_batch_threads(s, grouped_conv_mma_pixel_groups_per_batch(s, rows, bw) * threads, batch,
-                              "pixel-stage");
+  check_grouped_batch_threads(s, grouped_conv_mma_pixel_groups_per_batch(s, rows, bw) * threads, batch, "pixel-stage");
 }
 
 template <class T>
@@ -194,8 +193,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   const auto issue_band = [&](std::uint32_t bi) {
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
-    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG,
-                           bt);
+    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
     async_commit(k);
   };
   issue_band(0);
@@ -234,14 +232,15 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       }
       Val<u32> src = tr_row + sr * Wd + jq * 32u + (bi % pl.buffers) * 8u * CS;
       if (NTi % 4 != 0) {  // lanes naming a tile past the last read the last
-        src = tr_row - (lane / 8u) * 8u + sr * Wd + min(jq * 4u + lane / 8u, NTi - 1) * 8u + (bi % pl.buffers) * 8u * CS;
+        src =
+            tr_row - (lane / 8u) * 8u + sr * Wd + min(jq * 4u + lane / 8u, NTi - 1) * 8u + (bi % pl.buffers) * 8u * CS;
       }
       const auto m = load_matrix_trans(xs, k.let("tsrc" + rt, src));
       auto dst = k.let("tdst" + rt, tr_px + (sr * WT + jq * 32u) * 8u);
       for (std::uint32_t i = 0; i < 4; ++i) {
         const auto st = [&] { store_vec(xt, dst + i * 64u, std::vector<Val<T>>{m[2 * i], m[2 * i + 1]}); };
         const bool past = NTi % 4 != 0 && i >= NTi % 4;  // tile 4 jq + i is past the last where jq = JQ - 1
-        if (past && JQ == 1) continue;                     // ... and jq is always 0
+        if (past && JQ == 1) continue;                   // ... and jq is always 0
         if (partial_round && past) {
           if_(op < ops && jq * 4u + i < NTi, st);
         } else if (partial_round) {

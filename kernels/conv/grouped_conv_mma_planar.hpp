@@ -14,18 +14,18 @@
 // queue that its shuffles and matrix loads share (MIO throttle); the 2-D default is the pixel-stage kernel
 // (grouped_conv_mma_pixel.hpp).
 //
-// Mapping. A work-group (`threads` threads; the registry's default 64 in 3-D) takes image b, group g, output depth slices od .. od + ds - 1
-// (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read — channel ci's rows band*R -
-// pad_h .. + R + kh - 2 of the kd + ds - 1 input slices from od - pad_d, every column, zeros outside the input — into
-// xs[ci * CS + (slice * RS + row) * W + column] (RS = R + kh - 1 rows; CS padded to 16 bytes times an odd number
-// modulo 128, so the 8 channel rows of a matrix lie in 8 different bank groups). A warp's unit is two output rows
-// (y, y + 1) of one output slice and one block of 8 output channels, across the whole width. For input tile j (input
-// columns 8j .. 8j + 7), A is 16 x 16: rows m = pixel 8j + (m % 8) of output row y + m / 8, columns k = channel k % 8
-// at vertical tap (kd, ky) number 2p + k / 8 (step p; past the last: zero weights, the last tap's rows); one
-// load_matrix_trans reads it (lane l names channel l % 8's row of matrix l / 8). Per tap column kx that same A times
-// B_kx,p (w[oc][ci][kd][ky][kx], oc = the block's 8 channels) accumulates acc_kx(j): the contribution of input column
-// 8j + m to output column 8j + m - (kx - pad_w). So output tile jo (columns 8jo .. 8jo + 7) is acc_{pad_w}(jo) + bias
-// plus, for each other kx with shift s = kx - pad_w, lane (gl, tl)'s rows read from lane ((gl + s) mod 8, tl): one
+// Mapping. A work-group (`threads` threads; the registry's default 64 in 3-D) takes image b, group g, output depth
+// slices od .. od + ds - 1 (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read —
+// channel ci's rows band*R - pad_h .. + R + kh - 2 of the kd + ds - 1 input slices from od - pad_d, every column, zeros
+// outside the input — into xs[ci * CS + (slice * RS + row) * W + column] (RS = R + kh - 1 rows; CS padded to 16 bytes
+// times an odd number modulo 128, so the 8 channel rows of a matrix lie in 8 different bank groups). A warp's unit is
+// two output rows (y, y + 1) of one output slice and one block of 8 output channels, across the whole width. For input
+// tile j (input columns 8j .. 8j + 7), A is 16 x 16: rows m = pixel 8j + (m % 8) of output row y + m / 8, columns k =
+// channel k % 8 at vertical tap (kd, ky) number 2p + k / 8 (step p; past the last: zero weights, the last tap's rows);
+// one load_matrix_trans reads it (lane l names channel l % 8's row of matrix l / 8). Per tap column kx that same A
+// times B_kx,p (w[oc][ci][kd][ky][kx], oc = the block's 8 channels) accumulates acc_kx(j): the contribution of input
+// column 8j + m to output column 8j + m - (kx - pad_w). So output tile jo (columns 8jo .. 8jo + 7) is acc_{pad_w}(jo) +
+// bias plus, for each other kx with shift s = kx - pad_w, lane (gl, tl)'s rows read from lane ((gl + s) mod 8, tl): one
 // shuffle per value, the providing lane choosing between tiles jo and jo + 1 (s > 0) or jo - 1 (s < 0); tiles outside
 // the input are zeros (the padding). Per input tile and step: one load_matrix_trans and kw mma; per output tile and
 // shifted column: 4 selects, 4 shuffles and 4 adds. D's lanes hold output channels 2tl (+1) at column 8jo + gl of rows
@@ -77,8 +77,8 @@ struct PlanarMmaPlan {
   std::uint32_t cblocks = 0;                  // blocks of 8 output channels per group
   std::uint32_t in_tiles = 0, out_tiles = 0;  // W / 8, ceil(Q / 8)
   std::uint64_t xs_elems = 0;
-  std::uint32_t ys_slots = 0;                 // output stage: one slot per unit of a round (0: no stage)
-  std::uint32_t ys_cs = 0;                    // elements per channel of a slot (2 Q, 8 modulo 32)
+  std::uint32_t ys_slots = 0;  // output stage: one slot per unit of a round (0: no stage)
+  std::uint32_t ys_cs = 0;     // elements per channel of a slot (2 Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ys_elems) * elem_bytes; }
 };
@@ -185,7 +185,8 @@ struct PlanarStage {
 
 // Issues one band's asynchronous copies into its planar stage: (channel ci, slice sl, row sr, tile j) of 8 elements
 // from input row row0 + sr of slice od + sl - pad_d of the group at x_group, zeros outside the input (and where live
-// is false), spread over the work-group's `threads` threads (lid: local id); tag prefixes the names. The caller commits.
+// is false), spread over the work-group's `threads` threads (lid: local id); tag prefixes the names. The caller
+// commits.
 template <class T, class X>
 void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const X& x, const GroupedMmaDims& dm,
                             const PlanarStage& st, const dsl::Val<i32>& row0, const dsl::Val<u32>& od,
@@ -319,7 +320,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   struct UnitState {
     std::string rt;
     std::array<Val<bool>, 2> row_ok;
-    Val<u32> yu, lb, ysu;                 // ysu: this lane's place in the unit's output slot (os)
+    Val<u32> yu, lb, ysu;               // ysu: this lane's place in the unit's output slot (os)
     std::optional<Val<bool>> ys_guard;  // whether the unit is not a repeat (os, partial rounds)
     std::vector<std::vector<std::array<Val<f32>, 4>>> b;
     std::array<Val<f32>, 4> bias_c;

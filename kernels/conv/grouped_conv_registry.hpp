@@ -170,7 +170,6 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
   return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
 }
 
-
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
@@ -331,9 +330,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     // Like the staged kernel's other parameters, minb is ignored where a case's stage = 1 meets f32 (the FMA kernel).
     if (p.count("minb") && !(p.count("stage") && param(p, "stage") >= 1)) {
-      throw std::invalid_argument(sp.name +
-                                  ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1, 2 or 3), "
-                                  "not to this case's kernel; remove minb");
+      throw std::invalid_argument(
+          sp.name +
+          ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1, 2 or 3), "
+          "not to this case's kernel; remove minb");
     }
     if (grouped_conv_uses_mma(sp, t, p)) {
       const auto tile = grouped_conv_mma_tile_of(sp, p);
