@@ -102,9 +102,8 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 // asks first; 0 neither). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused.
 // Absent "stage" (and where neither the planar kernel (3-D) nor the pixel-stage kernel (2-D) is the default), the
 // staged kernel is the 16-bit default wherever it applies with 2-row bands — but for cases that name the unstaged
-// tensor-core kernel's parameters (rows,
-// mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16 (H200, 2026-12-01
-// fifth session, one call at f15851c, docs/performance.md).
+// tensor-core kernel's parameters (rows, mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16
+// (H200, 2026-12-01 fifth session, one call at f15851c, docs/performance.md).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
@@ -207,8 +206,8 @@ inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
 // 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw", "os".
 // Absent "stage", it is the 16-bit default in 2-D wherever it applies with those defaults — but for cases that name
-// another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm, hb, sp, ru, il: the
-// staged and planar ones): 3x3 g32 N32 56x56 bf16 0.0415 ms (2 bands per work-group) against the staged kernel's
+// another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm, hb, sp, ru, il, ds:
+// the staged and planar ones): 3x3 g32 N32 56x56 bf16 0.0415 ms (2 bands per work-group) against the staged kernel's
 // 0.0556 in the same run (H200, 2026-12-03 fifteenth session).
 inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
@@ -220,7 +219,7 @@ inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::
     return dtype_size(t) == 2;
   }
   if (sp.rank() != 2 || dtype_size(t) != 2 || mma_off) return false;
-  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il"}) {
+  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il", "ds"}) {
     if (p.count(other)) return false;
   }
   return grouped_conv_mma_pixel_refusal(sp, dtype_size(t), 8, grouped_conv_pixel_bands_of(p),
@@ -313,6 +312,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
         if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os);
         apply_launch_bounds(k, p, threads, true);
       });
+    }
+    // os (the output stage) belongs to the planar and pixel-stage kernels, which took the case above if they run it;
+    // f32 runs the FMA kernel whatever the case names (like the tensor-core kernels' other parameters).
+    if (p.count("os") && dtype_size(t) == 2) {
+      throw std::invalid_argument(sp.name +
+                                  ": os (outputs through shared memory) applies to the planar and pixel-stage "
+                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove os");
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);

@@ -419,6 +419,13 @@ TEST(ConvKernels, GroupedConvPixelMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(ir::print_kernel(g2.build(DType::bf16, d)).find("shared:xt"), std::string::npos);
   d["lm"] = 1;
   EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, d)).find("shared:xt"), std::string::npos);
+  d.erase("lm"), d["ds"] = 2;  // a 3-D parameter: not the pixel-stage kernel, which would ignore it
+  EXPECT_NE(why(d).find("applies to 3-D convolutions only"), std::string::npos);
+  q = p, q["stage"] = 1, q["os"] = 1;  // the staged kernel has no output stage
+  EXPECT_NE(why(q).find("os (outputs through shared memory) applies to the planar and pixel-stage"), std::string::npos);
+  q.erase("os");
+  EXPECT_TRUE(why(q).empty());
+  EXPECT_TRUE(why(p, DType::f32).empty());  // f32 runs the FMA kernel whatever the case names
 }
 
 // The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
