@@ -25,8 +25,13 @@
 // d = 2m - o in [-1, kh - 1] it adds A B_kx,d, B_kx,d[k][n] = w[oc n][ci k % 8][d + k / 8][kx] (zero outside
 // [0, kh)). Per unit: (R + kh - 1)/2 rounded up pairs x kw load_matrix (15 for 8 rows of 3x3) and 2 kw mma per row
 // (6 for 3x3). A row is stored as soon as its last pair is done: D's lanes hold output channels 2tl (+1) at columns
-// 16 seg + gl (+8): four scalar stores each, rows past P and columns past Q skipped. Units past the last (more warps
-// than units) are clamped: every lane reaches every mma and load_matrix, a repeated unit stores nothing.
+// 16 seg + gl (+8): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0,
+// the default) four stores into ys, the band's outputs as they lie in y (channel c's R x Q run at c * OCS); after the
+// band's products a barrier, then the work-group stores ys as 16-byte vectors, chunks of rows past P skipped (the
+// scalar stores write half sectors: 0.0593 ms against 0.0439 with os, H200 2026-12-03, docs/performance.md step 17).
+// Units past the last (more warps than units) are clamped: every lane reaches every mma and load_matrix, a repeated
+// unit stores nothing. Barriers per band: after the copies' wait, after the transposition, after the products (with
+// os, or before the next band's transposition).
 // Launch grid_1d(batch * grouped_conv_mma_pixel_groups_per_batch() * threads, threads) with launch bounds `threads`.
 #pragma once
 
