@@ -166,13 +166,6 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g1_3x5x8_k2x3x4_pad0x1x1_b2_planar",
        conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 8}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
                    {{"stage", 2}})});
-  // Outputs stored from the fragments (os = 0; the others go through shared memory where Q % 8 == 0).
-  s.tests.push_back(
-      {"cpg8_og16_g2_4x7x8_pad1_bias_planar_r2_ds2_os0",
-       conv_params(
-           f,
-           {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"os", 0}})});
   s.tests.push_back(
       {"cpg8_g1_5x4x8_pad1_planar_r4_ds3_w256",
        conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 4, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
