@@ -283,6 +283,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
       }
     }
     if (stage_out) {  // every warp's outputs are in ys: the plane leaves in 16-byte chunks
+      // (An image past the batch wrote nothing to ys: its chunks read the previous image's outputs, never stored. A
+      // work-group's first image is always in the batch, so ys is written before any read.)
       k.barrier();
       for_group_rounds(k, lid, G, P * Q / 8, "os", true, [&](const Val<u32>& ch, std::uint32_t r) {
         const auto v = load_vec(*ys, ch * 8u, 8);
