@@ -280,12 +280,11 @@ void register_conv2d_grouped(harness::Registry& r) {
     s.tests.push_back({name, conv_params(f, c, q)});
   }
   // Bench: the default (16-bit: the pixel-stage tensor-core kernel, below; before 2026-12-03 fifteenth session the
-  // staged one, 8-row bands, 128 threads), the
-  // unstaged tensor-core kernel (the default before: columns across lanes, 4-row bands; and channels
-  // across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and 16 rows, 8 rows with 256
-  // threads, 2 rows with 256 threads and with 16-byte staging loads, and the FMA kernel's default. (Dropped
-  // after the H200 runs of 2026-12-01, fifth session: 64 threads, 1 row with 64 or 256 threads; unstaged
-  // 2-row bands.)
+  // staged one, 8-row bands, 128 threads), the unstaged tensor-core kernel (the default before that: columns across
+  // lanes, 4-row bands; and channels across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and
+  // 16 rows, 8 rows with 256 threads, 2 rows with 256 threads and with 16-byte staging loads, and the FMA kernel's
+  // default. (Dropped after the H200 runs of 2026-12-01, fifth session: 64 threads, 1 row with 64 or 256 threads;
+  // unstaged 2-row bands.)
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 1}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 0}})});
