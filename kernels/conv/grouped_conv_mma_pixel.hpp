@@ -81,11 +81,8 @@ inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint
   PixelMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
-  const std::uint32_t p_even = (d.P + 1) / 2 * 2;
-  pl.R = std::max<std::uint32_t>(2, std::min(rows / 2 * 2, p_even));
-  pl.bands = (d.P + pl.R - 1) / pl.R;
-  pl.bw = std::max<std::uint32_t>(1, std::min(bw, pl.bands));
-  pl.bblocks = (pl.bands + pl.bw - 1) / pl.bw;
+  const GroupedBands b = grouped_even_bands(d.P, rows, bw);
+  pl.R = b.R, pl.bands = b.bands, pl.bw = b.bw, pl.bblocks = b.bblocks;
   pl.rs = (pl.R + d.KH - 1 + 1) / 2 * 2;
   pl.pairs = pl.rs / 2;
   std::uint64_t cs = (static_cast<std::uint64_t>(pl.rs) * d.W + 7) / 8 * 8;

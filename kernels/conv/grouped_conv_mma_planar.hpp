@@ -83,6 +83,20 @@ struct PlanarMmaPlan {
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ys_elems) * elem_bytes; }
 };
 
+// Bands of R output rows (R even: `rows` rounded down, at least 2, at most P rounded up to even) and blocks of bw bands
+// per work-group (bw clamped to [1, bands]): the planar and pixel-stage kernels' split of the P output rows.
+struct GroupedBands {
+  std::uint32_t R = 0, bands = 0, bw = 1, bblocks = 0;
+};
+inline GroupedBands grouped_even_bands(std::uint32_t P, std::uint32_t rows, std::uint32_t bw) {
+  GroupedBands b;
+  b.R = std::max<std::uint32_t>(2, std::min(rows / 2 * 2, (P + 1) / 2 * 2));
+  b.bands = (P + b.R - 1) / b.R;
+  b.bw = std::max<std::uint32_t>(1, std::min(bw, b.bands));
+  b.bblocks = (b.bands + b.bw - 1) / b.bw;
+  return b;
+}
+
 // ys_slots: units per round (warps x il) whose outputs go through shared memory (16-byte stores; where Q % 8 == 0,
 // else none).
 inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
@@ -90,11 +104,8 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
-  const std::uint32_t p_even = (d.P + 1) / 2 * 2;
-  pl.R = std::max<std::uint32_t>(2, std::min(rows / 2 * 2, p_even));
-  pl.bands = (d.P + pl.R - 1) / pl.R;
-  pl.bw = std::max<std::uint32_t>(1, std::min(bw, pl.bands));
-  pl.bblocks = (pl.bands + pl.bw - 1) / pl.bw;
+  const GroupedBands b = grouped_even_bands(d.P, rows, bw);
+  pl.R = b.R, pl.bands = b.bands, pl.bw = b.bw, pl.bblocks = b.bblocks;
   pl.rs = pl.R + d.KH - 1;
   pl.ds = std::max<std::uint32_t>(1, std::min(ds, d.OD));
   pl.dblocks = (d.OD + pl.ds - 1) / pl.ds;

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,6 +171,29 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
   return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
 }
 
+// The selection rule the planar (stage = 2) and pixel-stage (stage = 3) kernels share: a case naming "stage" runs
+// kernel n where it names n, for 16-bit dtypes (f32 runs the FMA kernel; mma = 0 is refused); absent "stage", kernel n
+// may be the default only for 16-bit `rank`-D convolutions without mma = 0 and without any of `others` (another
+// kernel's parameters). Returns the decision, or nothing where the caller must still ask whether the kernel applies.
+inline std::optional<bool> grouped_conv_named_stage(const ConvSpec& sp, DType t, const harness::Params& p,
+                                                    std::int64_t n, std::size_t rank,
+                                                    std::initializer_list<const char*> others) {
+  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  if (p.count("stage")) {
+    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != n) return false;
+    if (mma_off) {
+      throw std::invalid_argument(sp.name + ": stage = " + std::to_string(n) +
+                                  " is a staged tensor-core kernel; it cannot run with mma = 0");
+    }
+    return dtype_size(t) == 2;
+  }
+  if (sp.rank() != rank || dtype_size(t) != 2 || mma_off) return false;
+  for (const char* other : others) {
+    if (p.count(other)) return false;
+  }
+  return std::nullopt;
+}
+
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
@@ -177,17 +202,8 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
 // through shared memory and 64 threads 0.0437 (fifteenth session). In 2-D the pixel-stage kernel is the default
 // (grouped_conv_uses_pixel; 3x3 g32 bf16 planar 0.0616-0.0619 ms, staged 0.0552-0.0554 without output stages).
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
-  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
-  if (p.count("stage")) {
-    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 2) return false;
-    if (mma_off) {
-      throw std::invalid_argument(sp.name + ": stage = 2 is a staged tensor-core kernel; it cannot run with mma = 0");
-    }
-    return dtype_size(t) == 2;
-  }
-  if (sp.rank() != 3 || dtype_size(t) != 2 || mma_off) return false;
-  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru"}) {
-    if (p.count(other)) return false;
+  if (const auto named = grouped_conv_named_stage(sp, t, p, 2, 3, {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru"})) {
+    return *named;
   }
   const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
@@ -210,17 +226,9 @@ inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
 // the staged and planar ones): 3x3 g32 N32 56x56 bf16 0.0415 ms (2 bands per work-group) against the staged kernel's
 // 0.0556 in the same run (H200, 2026-12-03 fifteenth session).
 inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
-  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
-  if (p.count("stage")) {
-    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != 3) return false;
-    if (mma_off) {
-      throw std::invalid_argument(sp.name + ": stage = 3 is a staged tensor-core kernel; it cannot run with mma = 0");
-    }
-    return dtype_size(t) == 2;
-  }
-  if (sp.rank() != 2 || dtype_size(t) != 2 || mma_off) return false;
-  for (const char* other : {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il", "ds"}) {
-    if (p.count(other)) return false;
+  if (const auto named =
+          grouped_conv_named_stage(sp, t, p, 3, 2, {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il", "ds"})) {
+    return *named;
   }
   return grouped_conv_mma_pixel_refusal(sp, dtype_size(t), 8, grouped_conv_pixel_bands_of(p),
                                         grouped_conv_output_stage_of(p))
