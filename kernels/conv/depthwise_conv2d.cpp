@@ -121,9 +121,26 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
   }
   return tile.mma && bounded_param(p, "os", 0, 1, sp.ksize[0] < 5 ? 1 : 0, "depthwise_conv2d") == 1;
 }
+// Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1, default 0; implies lm), and
+// "il", the pairs whose mma chains run side by side (default 2, at most the pairs of a band). Refused unless the case
+// asks for tensor cores (ignored for f32 with mma = 1, like lm); il refused without rp.
+bool mma_row_pairs(const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (p.count("rp") && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: rp (row-pair tiles) applies to the tensor-core kernel (mma = 1, f16/bf16); drop rp");
+  }
+  const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, 0, "depthwise_conv2d") == 1;
+  if (p.count("il") && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: il (row pairs interleaved) applies to row-pair tiles (mma = 1, rp = 1); drop il");
+  }
+  return rp;
+}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool rp = mma_row_pairs(tile, p);
   return mma_tuned(tile, p) &&
-         plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p)).plane);
+         plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p), rp).plane);
 }
 
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
@@ -161,6 +178,27 @@ bool plane_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Para
   return async && (tile.mma || tile.smem);
 }
 
+// The tensor-core kernel's options from the case's parameters (each refused where it does not apply).
+DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  DepthwiseMmaOptions o;
+  o.images = mma_images(sp, tile, p);
+  o.async = plane_async(sp, tile, p);
+  o.warps = mma_warps(tile, p);
+  o.lm = mma_load_matrix(tile, p);
+  o.lm_first = mma_lm_first(tile, p);
+  o.os = mma_output_stage(sp, tile, p);
+  o.rp = mma_row_pairs(tile, p);
+  if (o.rp && (o.lm_first || (p.count("lm") && param(p, "lm") == 0))) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: row-pair tiles (rp = 1) load A by load_matrix once per row: drop lmfirst and lm = 0");
+  }
+  if (o.rp) {
+    const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
+    o.il = bounded_param(p, "il", 1, pb, std::min(2u, pb), "depthwise_conv2d");
+  }
+  return o;
+}
+
 // stream = 1: the shared-ring kernel (depthwise_conv2d_nchw_stream.hpp) with VW (columns per thread), NP, NQ, PB and
 // ahead (absent keys: DepthwiseNchwStream's defaults); the other kernels' keys are refused.
 bool streams(const Params& p) {
@@ -174,7 +212,7 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -217,6 +255,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
   s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
+  s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
+  s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");      // stream: planes per work-group
@@ -439,6 +479,34 @@ void register_depthwise_conv2d(harness::Registry& r) {
     if (mw) p["mw"] = mw;
     s.tests.push_back({name, p});
   }
+  // Row-pair tiles (rp): odd P (a last pair half outside), Q over 64 (a second strip of one group), Q odd (stores per
+  // element), kh != kw, an 8-wide window, 1x1, bias; the tuned schedule (4 images through two buffers, images past the
+  // batch), one warp with several bands (rounds) and 3 pairs interleaved, more warps than bands (clamped rounds), the
+  // output stage.
+  for (const auto& [name, c, extra] : std::vector<std::tuple<std::string, ConvCase, Params>>{
+           {"c2_13x16_7x7_pad3_bias_rp",
+            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"imgs", 1}}},
+           {"c3_21x72_3x3_pad1_rp", {.B = 1, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}}, {{"imgs", 1}}},
+           {"c2_9x17_5x4_pad2_rp", {.B = 2, .C = 2, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"imgs", 1}}},
+           {"c4_6x11_2x8_pad0x4_rp", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {{"imgs", 1}}},
+           {"1x1_batch2_rp", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}, {{"imgs", 1}}},
+           {"c2_19x24_7x7_pad3_bias_b5_rp_tuned",
+            {.B = 5, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {}},
+           {"c3_23x16_3x3_pad1_b2_rp_mw1_il3",
+            {.B = 2, .C = 3, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mw", 1}, {"il", 3}}},
+           {"c2_5x40_3x3_pad1_b3_rp_mw8", {.B = 3, .C = 2, .size = {5, 40}, .k = {3, 3}, .pad = {1, 1}}, {{"mw", 8}}},
+           {"c2_14x24_3x3_pad1_bias_b5_rp_os",
+            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"os", 1}}}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    p["rp"] = 1;
+    for (const auto& [key, v] : extra) p[key] = v;
+    s.tests.push_back({name, p});
+  }
   // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
   // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
   for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 5>>>{
@@ -617,6 +685,33 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 6;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_os1_minb6", q});
   }
+  // Row-pair tiles (rp) in the tuned schedule: 2 rows x 64 columns per mma, each layout row loaded once per band
+  // (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 / 8 warps (bands of 14 / 7 / 4 pairs),
+  // with the output stage.
+  for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
+    for (const auto& [mw, il, os] :
+         std::vector<std::tuple<int, int, int>>{{0, 0, 0}, {0, 1, 0}, {0, 4, 0}, {2, 0, 0}, {8, 0, 0}, {0, 0, 1}}) {
+      auto q = conv_params(f, c);
+      q["mma"] = 1;
+      q["rp"] = 1;
+      std::string name = "N32_C384_56x56_" + shape + "_mma_rp";
+      if (mw) {
+        q["mw"] = mw;
+        q["async"] = 1;  // (naming mw leaves the tuned schedule: name its planes)
+        q["imgs"] = 4;
+        name += "_mw" + std::to_string(mw);
+      }
+      if (il) {
+        q["il"] = il;
+        name += "_il" + std::to_string(il);
+      }
+      if (os) {
+        q["os"] = 1;
+        name += "_os";
+      }
+      s.bench.push_back({name, q});
+    }
+  }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
   // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
@@ -691,6 +786,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     (void)mma_warps(tile, p);        // refuses mw without the tensor-core kernel
     (void)mma_load_matrix(tile, p);  // refuses lm without the tensor-core kernel
     (void)mma_lm_first(tile, p);     // refuses lmfirst without load_matrix
+    (void)mma_row_pairs(tile, p);    // refuses rp without the tensor-core kernel, il without rp
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
@@ -698,14 +794,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
           // With minb, bounds of the work-group it launches (4 warps in the tuned schedule), so that the registers fit
           // minb of those work-groups per multiprocessor; without, 256 threads (ptxas gives the tuned 7x7 schedule 76
           // registers under those bounds, the ones measured, and 64 with 16 bytes spilled under 128-thread bounds).
+          const DepthwiseMmaOptions o = mma_options(sp, tile, p);
           const std::uint32_t group =
-              p.count("minb")
-                  ? depthwise_conv2d_mma_plan(sp, sizeof(T), mma_warps(tile, p), mma_load_matrix(tile, p)).group()
-                  : 256u;
+              p.count("minb") ? depthwise_conv2d_mma_plan(sp, sizeof(T), o.warps, o.lm, o.rp).group() : 256u;
           apply_launch_bounds(k, p, group, true);
-          return depthwise_conv2d_nchw_mma<T>(k, sp, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                              mma_warps(tile, p), mma_load_matrix(tile, p), mma_lm_first(tile, p),
-                                              mma_output_stage(sp, tile, p));
+          return depthwise_conv2d_nchw_mma<T>(k, sp, o);
         }
       }
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
@@ -728,8 +821,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
-      const std::uint32_t group =
-          depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p), mma_load_matrix(tile, p)).group();
+      const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p),
+                                                            mma_load_matrix(tile, p), mma_row_pairs(tile, p))
+                                      .group();
       return runtime::grid_1d(
           depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(sp, tile, p)) * group,
           group);

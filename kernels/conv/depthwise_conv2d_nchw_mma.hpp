@@ -18,6 +18,14 @@
 // in a run-time loop: the border is zeroed once per buffer, plane i + 1 is copied into one
 // buffer (no registers, no waiting) while the warps read plane i from the other; one wait and
 // two barriers per plane. Needs rows of vector copies (W even).
+//
+// Row pairs (rp, with load_matrix): a tile is instead 2 output rows x 64 columns — A's rows 0-7 are the 8 column
+// groups of output row y, rows 8-15 those of row y + 1 — so A for tap row ky is [H(y + ky); H(y + ky + 1)], where
+// H(r) is the 8 x 16 block of layout row r read by the 8 groups (columns 8j - PW - s .. + 16). Each warp walks a band
+// of pairs down a 64-column strip and loads every layout row once (one load_matrix per two rows, kept in registers
+// while kh pairs use it), not kh times: per 128 outputs, 1 load_matrix of 512 bytes and kh mma, against kh load_matrix
+// (7x7: 3.5 KB of shared-memory reads per 128 outputs, the tuned schedule's bound). D's pairs of a row are 64
+// contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
 #pragma once
 
 #include <algorithm>
@@ -37,27 +45,44 @@
 
 namespace ingot::kernels {
 
+// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il).
+struct DepthwiseMmaOptions {
+  std::uint32_t images = 1;  // planes of one channel per work-group
+  bool async = false;        // planes through two buffers by asynchronous copies
+  std::uint32_t warps = 0;   // warps per work-group (0: the plan's default)
+  bool lm = false;           // A fragments by load_matrix
+  bool lm_first = false;     // every tile's load_matrix of a tap row before the row's first mma
+  bool os = false;           // outputs through shared memory, 16-byte stores
+  bool rp = false;           // row-pair tiles (implies lm)
+  std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
+};
+
 struct DepthwiseMmaPlan {
   PlaneSmem plane;
   bool lm = false;          // A fragments by load_matrix (rows of A 16-byte aligned in the layout)
+  bool rp = false;          // row-pair tiles: tasks are (64-column strip, band of pb row pairs)
+  std::uint32_t ns = 0;     // rp: 64-column strips
+  std::uint32_t pb = 0;     // rp: row pairs per band
   std::uint32_t s = 0;      // columns of A left of the window's first: PW % 2, or with lm the s <= 9 - kw making PW + s
                             // the most aligned (A's column 0 at layout column off - PW - s = 0 mod 8)
   std::uint32_t tw = 0;     // 8-column groups per plane
-  std::uint32_t tasks = 0;  // tiles (16-row bands x 8-column groups) per plane
+  std::uint32_t tasks = 0;  // tiles (16-row bands x 8-column groups; rp: strips x bands) per plane
   std::uint32_t warps = 0;  // warps per work-group
   [[nodiscard]] std::uint32_t group() const { return 32 * warps; }
 };
 
 // The plan for a valid depthwise NCHW spec, whether the kernel applies or not (see the refusal).
-// warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8); lm: A
-// fragments by load_matrix.
+// warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8; rp: 4 bands); lm: A
+// fragments by load_matrix; rp: row-pair tiles (implies lm).
 inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes,
-                                                      std::uint32_t warps = 0, bool lm = false) {
+                                                      std::uint32_t warps = 0, bool lm = false, bool rp = false) {
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
+  lm = lm || rp;
   DepthwiseMmaPlan plan;
   plan.s = s.pad[1] % 2;
   plan.lm = lm;
+  plan.rp = rp;
   if (lm) {  // the shift in [0, 9 - kw] whose PW + shift has the most trailing zero bits (a multiple of 8 best)
     const auto zeros = [](std::int64_t v) { return v == 0 ? 64 : std::countr_zero(static_cast<std::uint64_t>(v)); };
     plan.s = 0;
@@ -68,12 +93,23 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   const std::uint32_t tm = (P + 15) / 16;
   plan.tw = (Q + 7) / 8;
   plan.tasks = tm * plan.tw;
+  std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
+  if (rp) {  // bands of pb pairs: about `warps` (default 4) tasks over the strips, no empty band
+    const std::uint32_t np = (P + 1) / 2;
+    plan.ns = (Q + 63) / 64;
+    const std::uint32_t want = warps == 0 ? 4u : std::min(warps, 8u);
+    const std::uint32_t nb = std::clamp((want + plan.ns - 1) / plan.ns, 1u, np);
+    plan.pb = (np + nb - 1) / nb;
+    plan.tasks = plan.ns * ((np + plan.pb - 1) / plan.pb);
+    // A band loads layout rows 2 p0 .. 2 p0 + 2 pb + KH - 1 in pairs (the last pair's second row may be past the last
+    // read one): bands end at pair (tasks / ns) pb.
+    row_hi = 2 * static_cast<std::int64_t>(plan.tasks / plan.ns) * plan.pb + KH - 1 - PH;
+  }
   // As few warps as give the least tiles per warp, with at most `warps` (default 8) warps.
   const std::uint32_t most = warps == 0 ? 8u : std::min(warps, 8u);
   const std::uint32_t per = (plan.tasks + most - 1) / most;
   plan.warps = (plan.tasks + per - 1) / per;
   const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
-  const std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
   plan.plane = lm ? plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 8, true)
                   : plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
   if (lm) {  // rows 16 bytes apart modulo 128: the 8 rows of each ldmatrix phase in distinct banks
@@ -85,13 +121,14 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
 
 // Why the tensor-core kernel cannot run spec s (a valid depthwise NCHW spec) with elements of
 // elem_bytes ("" when it can).
-inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t elem_bytes) {
+inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t elem_bytes, bool rp = false) {
   if (elem_bytes != 2) return "needs f16 or bf16 elements";
   if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
     return "needs stride 1 and dilation 1";
   }
   if (s.ksize[1] > 8) return "needs a window at most 8 columns wide (has " + std::to_string(s.ksize[1]) + ")";
-  if (const std::uint64_t bytes = depthwise_conv2d_mma_geometry(s, elem_bytes).plane.bytes; bytes > kPlaneSmemBytes) {
+  if (const std::uint64_t bytes = depthwise_conv2d_mma_geometry(s, elem_bytes, 0, rp, rp).plane.bytes;
+      bytes > kPlaneSmemBytes) {
     return "stages a whole " + std::to_string(s.in_size[0]) + "x" + std::to_string(s.in_size[1]) +
            " plane with its border in shared memory: " + std::to_string(bytes) + " bytes, more than " +
            std::to_string(kPlaneSmemBytes);
@@ -101,17 +138,17 @@ inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t e
 
 // Throws std::invalid_argument with the reason unless the kernel applies with `warps` (0: the default).
 inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t warps = 0,
-                                                  bool lm = false) {
+                                                  bool lm = false, bool rp = false) {
   check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
   if (warps > 8) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) takes 1 to 8 warps per " +
                                 "work-group (mw), not " + std::to_string(warps));
   }
-  if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes); !why.empty()) {
+  if (const std::string why = depthwise_conv2d_mma_refusal(s, elem_bytes, rp); !why.empty()) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
                                 "; use mma = 0");
   }
-  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps, lm);
+  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps, lm, rp);
 }
 
 // Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).
@@ -123,11 +160,16 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
 // weights and the border are set up once and the next plane's loads are in flight during the
 // current plane's arithmetic.
 template <class T>
-void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t images, bool async = false,
-                               std::uint32_t warps = 0, bool lm = false, bool lm_first = false, bool os = false) {
+void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseMmaOptions& o) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
-  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), warps, lm);
+  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), o.warps, o.lm, o.rp);
+  const std::uint32_t images = o.images;
+  const bool async = o.async, lm_first = o.lm_first && !o.rp, os = o.os;
+  if (o.rp && (o.il < 1 || o.il > plan.pb)) {
+    throw std::invalid_argument(s.name + ": il (row pairs interleaved, depthwise_conv2d rp = 1) must be 1 to " +
+                                std::to_string(plan.pb) + " (the pairs of a band), not " + std::to_string(o.il));
+  }
   const PlaneSmem& L = plan.plane;
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
@@ -168,7 +210,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   auto gl = k.let("gl", (lid % 32u) / 4u);
   auto tl = k.let("tl", lid % 4u);
   Val<u32> lm_row = 0u, lm_col = 0u;
-  if (plan.lm) {
+  if (plan.lm && !plan.rp) {
     lm_row = k.let("lm_row", lid % 8u + ((lid / 8u) % 2u) * 8u);
     lm_col = k.let("lm_col", ((lid / 16u) % 2u) * 8u);
   }
@@ -203,6 +245,43 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
   // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
   // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
   // load_matrix.)
+  // D's two values v0, v1 of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if
+  // live and in the plane: one 4-byte store where Q is even, else per element.
+  const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
+                              const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
+    auto at = k.let(tag, y_plane + p * Q + q0);
+    if (Q % 2 == 0) {
+      if_(live && p < P && q0 < Q, [&] {
+        const std::vector<Val<f32>> pair{v0, v1};
+        if (stage_out) {
+          store_vec(*ys, at, pair);
+        } else {
+          store_vec(y, at, pair);
+        }
+      });
+      return;
+    }
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      if_(live && p < P && q0 + e < Q, [&] {
+        if (stage_out) {
+          store(*ys, at + e, e == 0 ? v0 : v1);
+        } else {
+          store(y, at + e, e == 0 ? v0 : v1);
+        }
+      });
+    }
+  };
+  // With os, after every warp's stores to ys: the plane leaves in 16-byte chunks.
+  const auto leave_stage = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in) {
+    if (!stage_out) return;
+    // (An image past the batch wrote nothing to ys: its chunks read the previous image's outputs, never stored. A
+    // work-group's first image is always in the batch, so ys is written before any read.)
+    k.barrier();
+    for_group_rounds(k, lid, G, P * Q / 8, "os", true, [&](const Val<u32>& ch, std::uint32_t r) {
+      const auto v = load_vec(*ys, ch * 8u, 8);
+      if_(image_live, [&] { store_vec(y, k.let("os_at" + std::to_string(r), y_plane_in + ch * 8u), v); });
+    });
+  };
   const auto plane_tiles = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
     const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
     struct Tile {
@@ -259,37 +338,69 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
       auto q0 = k.let(rt + "q", t.x0 + tl * 2u);
       for (std::uint32_t h = 0; h < 2; ++h) {
         auto p = k.let(rt + "p" + std::to_string(h), t.y0 + gl + 8 * h);
-        auto at = k.let(rt + "y" + std::to_string(h), y_plane + p * Q + q0);
-        if (Q % 2 == 0) {
-          if_(t.live && p < P && q0 < Q, [&] {
-            const std::vector<Val<f32>> pair{t.acc[2 * h], t.acc[2 * h + 1]};
-            if (stage_out) {
-              store_vec(*ys, at, pair);
-            } else {
-              store_vec(y, at, pair);
-            }
-          });
-        } else {
+        store_pair(t.live, y_plane, p, q0, t.acc[2 * h], t.acc[2 * h + 1], rt + "y" + std::to_string(h));
+      }
+    }
+    leave_stage(image_live, y_plane_in);
+  };
+  // Row pairs (rp): task = band * ns + strip; the band's pairs p0 + i (output rows 2(p0 + i), + 1) over columns
+  // 64 strip .. + 64. Lane l's load_matrix row: layout row 2 p0 + R + l / 16 (R even), columns of group l % 8 (clamped
+  // to the last, tw - 1), + 8 ((l / 8) % 2): values 0-3 are H(R) (k 2t, 2t+1, 2t+8, 2t+9 of group g), 4-7 H(R + 1).
+  // il pairs' chains run side by side, tap row by tap row; each layout row is loaded once, when first read.
+  const auto plane_pairs = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
+    const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
+    auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
+    auto lane_col = k.let("lane_col", ((lid / 8u) % 2u) * 8u);
+    auto lane_group = k.let("lane_group", lid % 8u);
+    for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
+      const std::string rt = "r" + std::to_string(r) + "_";
+      Val<bool> live = image_live;
+      if ((r + 1) * plan.warps > plan.tasks)
+        live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
+      auto y0 = k.let(rt + "y0", (task / plan.ns) * (2 * plan.pb));
+      auto x0 = k.let(rt + "x0", (task % plan.ns) * 64u);
+      auto at = k.let(rt + "a",
+                      (y0 + lane_row) * L.ws + min(x0 + lane_group * 8u, 8 * (plan.tw - 1)) + lane_col + col0 + buf);
+      auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
+      std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R) of this band, loaded in pairs of rows
+      const auto row = [&](std::uint32_t R) -> const std::array<Val<T>, 4>& {
+        while (h.size() <= R) {
+          const auto R0 = static_cast<std::uint32_t>(h.size());
+          const auto m = load_matrix(xs, R0 == 0 ? at : Val<u32>(at + R0 * L.ws));
+          h.push_back({m[0], m[1], m[2], m[3]});
+          h.push_back({m[4], m[5], m[6], m[7]});
+        }
+        return h[R];
+      };
+      for (std::uint32_t i0 = 0; i0 < plan.pb; i0 += o.il) {
+        const std::uint32_t n = std::min(o.il, plan.pb - i0);
+        std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
+        for (std::uint32_t ky = 0; ky < KH; ++ky) {
+          for (std::uint32_t j = 0; j < n; ++j) {
+            const std::uint32_t R = 2 * (i0 + j) + ky;
+            const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
+            const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
+                                            cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+            acc[j] = mma_m16n8k16<T>(k, a, bfrag[ky], acc[j]);
+          }
+        }
+        // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
+        for (std::uint32_t j = 0; j < n; ++j) {
+          const std::string pt = rt + std::to_string(i0 + j) + "_";
           for (std::uint32_t e = 0; e < 2; ++e) {
-            if_(t.live && p < P && q0 + e < Q, [&] {
-              if (stage_out) {
-                store(*ys, at + e, t.acc[2 * h + e]);
-              } else {
-                store(y, at + e, t.acc[2 * h + e]);
-              }
-            });
+            auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * (i0 + j) + e));
+            store_pair(live, y_plane, p, q0, acc[j][2 * e], acc[j][2 * e + 1], pt + "y" + std::to_string(e));
           }
         }
       }
-    }
-    if (stage_out) {  // every warp's outputs are in ys: the plane leaves in 16-byte chunks
-      // (An image past the batch wrote nothing to ys: its chunks read the previous image's outputs, never stored. A
-      // work-group's first image is always in the batch, so ys is written before any read.)
-      k.barrier();
-      for_group_rounds(k, lid, G, P * Q / 8, "os", true, [&](const Val<u32>& ch, std::uint32_t r) {
-        const auto v = load_vec(*ys, ch * 8u, 8);
-        if_(image_live, [&] { store_vec(y, k.let("os_at" + std::to_string(r), y_plane_in + ch * 8u), v); });
-      });
+    });
+    leave_stage(image_live, y_plane_in);
+  };
+  const auto plane_work = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
+    if (plan.rp) {
+      plane_pairs(image_live, y_plane_in, buf);
+    } else {
+      plane_tiles(image_live, y_plane_in, buf);
     }
   };
 
@@ -303,7 +414,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
         k, x, xs, L, lid, G, images, [&](const Val<u32>& img) { return plane_of(img).second * (H * Wd); },
         [&](const Val<u32>& img, const Val<u32>& buf) {
           const auto cur = plane_of(img);
-          plane_tiles(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
+          plane_work(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
         });
     return;
   }
@@ -321,7 +432,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, std::ui
     store_plane(k, xs, L, got, lid, G);
     k.barrier();
     if (img + 1 < images) got = load_plane(k, x, L, k.let("x_plane", plane[img + 1] * (H * Wd)), lid, G);
-    plane_tiles(image_ok[img], k.let("y_plane", plane[img] * (P * Q)), Val<u32>(0u));
+    plane_work(image_ok[img], k.let("y_plane", plane[img] * (P * Q)), Val<u32>(0u));
     if (img + 1 < images) k.barrier();  // every warp is done with the plane (and ys) before the next one lands
   }
 }
