@@ -55,11 +55,13 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // (a case that names a tile of the tiled kernels runs them)
   bool tiled = false;
   for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
-  // (f16 also for shorter windows: 3x3 N32 C384 56x56 f16 on the H200, 2026-12-03 fifteenth session: the tuned
-  // tensor-core schedule with its outputs through shared memory 76.4% of copy against 73.0% for the 2x8 tile; bf16
-  // 76.7% against 78.1%, so bf16 keeps the tile.)
-  const bool mma_default =
-      !tiled && (sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, dtype_size(t)).empty();
+  // (Every window where row-pair tiles apply, since 2026-12-03 sixteenth session: 3x3 N32 C384 56x56 on the H200
+  // bf16 84.4% of copy against 78.4% for the 2x8 tile, f16 84.9% against 76.3% for the 16x8 tensor-core tiles; 7x7
+  // 75.4% against 54.6%. Before: windows of 5 or more rows, and f16 any window: 3x3 f16 76.4% against 73.0% for the
+  // 2x8 tile, bf16 76.7% against 78.1%.)
+  const bool mma_default = !tiled && dtype_size(t) == 2 &&
+                           (depthwise_conv2d_mma_refusal(sp, 2, true).empty() ||
+                            ((sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, 2).empty()));
   const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, mma_default ? 1 : 0, "depthwise_conv2d") == 1;
   if (mma && (smem || shfl == Shuffle::On)) {
     throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");
@@ -107,11 +109,33 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   }
   return on && lm;
 }
+// Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
+// pairs whose mma chains run side by side (default 2, at most the pairs of a band). rp defaults to 1 in the tuned
+// schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane does not fit (H200, 2026-12-03 sixteenth
+// session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427 against 0.0470; il 1: 0.0494 and 0.0431, il
+// 4: 0.0485 and 0.0474). Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm); il
+// refused without rp.
+bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
+  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  if (p.count("rp") && !tile.mma && !mma_asked) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: rp (row-pair tiles) applies to the tensor-core kernel (mma = 1, f16/bf16); drop rp");
+  }
+  const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
+                    depthwise_conv2d_mma_refusal(sp, 2, true).empty();
+  const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
+  if (p.count("il") && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: il (row pairs interleaved) applies to row-pair tiles (mma = 1, rp = 1); drop il");
+  }
+  return rp;
+}
 // The tensor-core kernel's outputs through shared memory, leaving each plane as 16-byte vectors: "os" (0 or 1, default
-// 1 for windows of fewer than 5 rows, else 0; applies where P * Q % 8 == 0 and the plane and its outputs fit shared
-// memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against 0.0677 without (the
-// fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers against 78: fewer
-// work-groups per SM). Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm).
+// 1 for 16 x 8 tiles of windows of fewer than 5 rows, else 0; applies where P * Q % 8 == 0 and the plane and its
+// outputs fit shared memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against
+// 0.0677 without (the fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers
+// against 78: fewer work-groups per SM). Row pairs store whole 128-byte rows (7x7 with os: 0.0553 ms against 0.0478).
+// Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("os") && !tile.mma && !mma_asked) {
@@ -119,26 +143,11 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
         "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16); "
         "drop os");
   }
-  return tile.mma && bounded_param(p, "os", 0, 1, sp.ksize[0] < 5 ? 1 : 0, "depthwise_conv2d") == 1;
-}
-// Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1, default 0; implies lm), and
-// "il", the pairs whose mma chains run side by side (default 2, at most the pairs of a band). Refused unless the case
-// asks for tensor cores (ignored for f32 with mma = 1, like lm); il refused without rp.
-bool mma_row_pairs(const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
-  if (p.count("rp") && !tile.mma && !mma_asked) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: rp (row-pair tiles) applies to the tensor-core kernel (mma = 1, f16/bf16); drop rp");
-  }
-  const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, 0, "depthwise_conv2d") == 1;
-  if (p.count("il") && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: il (row pairs interleaved) applies to row-pair tiles (mma = 1, rp = 1); drop il");
-  }
-  return rp;
+  const bool dflt = sp.ksize[0] < 5 && !mma_row_pairs(sp, tile, p);
+  return tile.mma && bounded_param(p, "os", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool rp = mma_row_pairs(tile, p);
+  const bool rp = mma_row_pairs(sp, tile, p);
   return mma_tuned(tile, p) &&
          plane_copies_async<bf16>(depthwise_conv2d_mma_geometry(sp, 2, 0, mma_load_matrix(tile, p), rp).plane);
 }
@@ -187,7 +196,7 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   o.lm = mma_load_matrix(tile, p);
   o.lm_first = mma_lm_first(tile, p);
   o.os = mma_output_stage(sp, tile, p);
-  o.rp = mma_row_pairs(tile, p);
+  o.rp = mma_row_pairs(sp, tile, p);
   if (o.rp && (o.lm_first || (p.count("lm") && param(p, "lm") == 0))) {
     throw std::invalid_argument(
         "depthwise_conv2d: row-pair tiles (rp = 1) load A by load_matrix once per row: drop lmfirst and lm = 0");
@@ -423,6 +432,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"1x1_batch2_mma", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
+    p["rp"] = 0;  // the tuned schedule's 16 x 8 tiles (row pairs: the rp cases below)
     s.tests.push_back({name, p});
   }
   {
@@ -637,9 +647,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
     // The tuned schedule (mma_tuned: 4 warps, load_matrix, 4 images through two buffers), the 7x7 default.
-    if (shape == "3x3") {
+    if (shape == "3x3") {  // (16 x 8 tiles: the default before 2026-12-03 sixteenth session, row pairs now)
       auto q = conv_params(f, c);
       q["mma"] = 1;
+      q["rp"] = 0;
       s.bench.push_back({"N32_C384_56x56_3x3_mma", q});
     }
     // (Naming mw, async or imgs leaves lm at 0: {4, 4} is the tuned schedule without load_matrix; {0, 0}: 7 warps, one
@@ -665,6 +676,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["lmfirst"] = 1;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_lmfirst", q});
     q.erase("lmfirst");
+    q["rp"] = 0;
     q["minb"] = 8;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_minb8", q});
   }
@@ -673,6 +685,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     auto q = conv_params(f, c);
     q["mma"] = 1;
+    q["rp"] = 0;
     q["os"] = 0;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_os0", q});
   }
@@ -680,17 +693,25 @@ void register_depthwise_conv2d(harness::Registry& r) {
   {
     auto q = conv_params(f, b7);
     q["mma"] = 1;
+    q["rp"] = 0;
     q["os"] = 1;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_os1", q});
     q["minb"] = 6;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_os1_minb6", q});
   }
-  // Row-pair tiles (rp) in the tuned schedule: 2 rows x 64 columns per mma, each layout row loaded once per band
-  // (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 / 8 warps (bands of 14 / 7 / 4 pairs),
-  // with the output stage.
+  // Row-pair tiles (rp; the default since 2026-12-03 sixteenth session) in the tuned schedule: 2 rows x 64 columns per
+  // mma, each layout row loaded once per band (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 /
+  // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 images per work-group, with the output stage.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
-    for (const auto& [mw, il, os] :
-         std::vector<std::tuple<int, int, int>>{{0, 0, 0}, {0, 1, 0}, {0, 4, 0}, {2, 0, 0}, {8, 0, 0}, {0, 0, 1}}) {
+    for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, 0},
+                                                                                      {0, 0, 1, 0},
+                                                                                      {0, 0, 3, 0},
+                                                                                      {0, 0, 4, 0},
+                                                                                      {2, 4, 0, 0},
+                                                                                      {8, 4, 0, 0},
+                                                                                      {4, 2, 0, 0},
+                                                                                      {4, 8, 0, 0},
+                                                                                      {0, 0, 0, 1}}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
       q["rp"] = 1;
@@ -698,8 +719,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
       if (mw) {
         q["mw"] = mw;
         q["async"] = 1;  // (naming mw leaves the tuned schedule: name its planes)
-        q["imgs"] = 4;
-        name += "_mw" + std::to_string(mw);
+        q["imgs"] = imgs;
+        name += "_mw" + std::to_string(mw) + "_imgs" + std::to_string(imgs);
       }
       if (il) {
         q["il"] = il;
@@ -782,11 +803,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
       });
     }
     const auto tile = tile_of(t, sp, p);
-    (void)plane_async(sp, tile, p);  // refuses async without the tensor-core or staged-plane kernel
-    (void)mma_warps(tile, p);        // refuses mw without the tensor-core kernel
-    (void)mma_load_matrix(tile, p);  // refuses lm without the tensor-core kernel
-    (void)mma_lm_first(tile, p);     // refuses lmfirst without load_matrix
-    (void)mma_row_pairs(tile, p);    // refuses rp without the tensor-core kernel, il without rp
+    (void)plane_async(sp, tile, p);    // refuses async without the tensor-core or staged-plane kernel
+    (void)mma_warps(tile, p);          // refuses mw without the tensor-core kernel
+    (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
+    (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
+    (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
@@ -822,7 +843,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
       const std::uint32_t group = depthwise_conv2d_mma_plan(sp, dtype_size(t), mma_warps(tile, p),
-                                                            mma_load_matrix(tile, p), mma_row_pairs(tile, p))
+                                                            mma_load_matrix(tile, p), mma_row_pairs(sp, tile, p))
                                       .group();
       return runtime::grid_1d(
           depthwise_conv2d_mma_groups(sp, static_cast<std::uint64_t>(param(p, "B")), mma_images(sp, tile, p)) * group,

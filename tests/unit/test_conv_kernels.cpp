@@ -602,7 +602,10 @@ TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
     ASSERT_EQ(build_with(reg, name, DType::f32, {{"minb", 6}}, &k), "") << name;
     EXPECT_EQ(k.bounds, (ir::LaunchBounds{256, 6})) << name;
     ASSERT_EQ(build_with(reg, name, DType::bf16, {}, &k), "") << name;
-    EXPECT_EQ(k.bounds, ir::LaunchBounds{}) << name;
+    // (the NCHW 16-bit default is the tensor-core kernel: declared 256-thread bounds, no minimum)
+    const ir::LaunchBounds want =
+        std::string(name) == "depthwise_conv2d" ? ir::LaunchBounds{256, 0} : ir::LaunchBounds{};
+    EXPECT_EQ(k.bounds, want) << name;
     for (const std::int64_t bad : {0, 33}) {
       EXPECT_NE(build_with(reg, name, DType::f32, {{"minb", bad}}).find("must be in [1, 32]"), std::string::npos)
           << name << " minb=" << bad;
@@ -699,6 +702,52 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, capped, &k7), "");
     EXPECT_EQ(k7.bounds, (ir::LaunchBounds{128, 8}));
   }
+  {
+    // Row pairs (rp, the tuned schedule's default): each layout row loaded once per band — a 56x56 plane in 4 bands of
+    // 7 pairs loads 10 pairs of rows per band (7x7) against 49 load_matrix for the 16 x 8 tiles' 7 rounds.
+    const auto count = [](const ir::Kernel& kk, const std::string& what) {
+      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
+      std::size_t n = 0;
+      for (std::size_t at = cu.find(what); at != std::string::npos; at = cu.find(what, at + 1)) ++n;
+      return n;
+    };
+    ir::Kernel pairs, tiles;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &pairs), "");
+    Params p0 = p;
+    p0["rp"] = 0;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p0, &tiles), "");
+    EXPECT_EQ(count(pairs, "mma.sync"), count(tiles, "mma.sync"));
+    EXPECT_EQ(count(tiles, "ldmatrix") - count(pairs, "ldmatrix"), 49u - 10u);
+    // 8 warps: 7 bands of 4 pairs (Q = 56: one strip; no empty band), so 7 warps; il up to the pairs of a band
+    Params w = p;
+    w["rp"] = 1, w["mw"] = 8, w["async"] = 1, w["imgs"] = 4;
+    EXPECT_EQ(dw.geometry(DType::bf16, w).group_size[0], 224u);
+    w["il"] = 4;
+    EXPECT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, w), "");
+    w["il"] = 5;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, w).find("il = 5 must be in [1, 4]"), std::string::npos);
+    w["mw"] = 2, w["W"] = 130;  // 3 strips of 64 columns x 1 band (the 2 warps take 2 of the 3 tasks per round)
+    w.erase("il");
+    EXPECT_EQ(dw.geometry(DType::bf16, w).group_size[0], 64u);
+    // refusals: il without rp, rp on the tiled kernel, lmfirst or lm = 0 with rp
+    Params bad = p;
+    bad["il"] = 2, bad["rp"] = 0;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("il (row pairs interleaved) applies"),
+              std::string::npos);
+    bad = p, bad["VH"] = 2, bad["rp"] = 1;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("rp (row-pair tiles) applies"),
+              std::string::npos);
+    for (const char* key : {"lmfirst", "lm"}) {
+      bad = p, bad["rp"] = 1, bad[key] = std::string(key) == "lm" ? 0 : 1;
+      EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop lmfirst and lm = 0"),
+                std::string::npos)
+          << key;
+    }
+    // f32 with mma = 1 and rp = 1 runs the tiled kernel (like lm)
+    bad = p, bad["mma"] = 1, bad["rp"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, bad, &k7), "");
+    EXPECT_FALSE(ir::has_mma(k7));
+  }
   // f32 and a case naming a tile run the tiled kernel
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, p, &k7), "");
   EXPECT_FALSE(ir::has_mma(k7));
@@ -706,10 +755,13 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   tiled["VH"] = 2;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, tiled, &k7), "");
   EXPECT_FALSE(ir::has_mma(k7));
-  // 3x3 stays on the tiled kernel unless asked; 2 images per work-group halve the groups (rounded up)
+  // 3x3 16-bit: tensor cores with row pairs too (f32 keeps the tiled kernel); 2 images per work-group halve the groups
+  // (rounded up)
   Params p3 = p;
   p3["kh"] = 3, p3["kw"] = 3, p3["pad_h"] = 1, p3["pad_w"] = 1;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p3, &k7), "");
+  EXPECT_TRUE(ir::has_mma(k7));
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, p3, &k7), "");
   EXPECT_FALSE(ir::has_mma(k7));
   p3["mma"] = 1, p3["imgs"] = 2;
   EXPECT_EQ(dw.geometry(DType::f16, p3).total_threads(), 5u * 2 * 224);
@@ -744,10 +796,14 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
 // tiling parameters refused with the reason.
 TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   const Registry reg = builtin_registry();
-  // NCHW 3x3 default: 2x8 tiles, one thread per tile of each (b, c) plane: 4*64 planes * 28*7 tiles
+  // NCHW 3x3 16-bit default: tensor cores, one work-group of 4 warps per channel and 4 images; f32: 1x8 tiles, one
+  // thread per tile of each (b, c) plane: 4*64 planes * 56*7 tiles; a named 2x8 tile: 28*7
   Params p = spec(reg, "depthwise_conv2d").tests.at(0).params;
   p["B"] = 4, p["C"] = 64, p["H"] = 56, p["W"] = 56, p["kh"] = 3, p["kw"] = 3, p["pad_h"] = 1, p["pad_w"] = 1;
   p["bias"] = 0, p["stride_h"] = 1, p["stride_w"] = 1, p["dil_h"] = 1, p["dil_w"] = 1;
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 64u * 128);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::f32, p).total_threads(), 4u * 64 * 56 * 7);
+  p["VH"] = 2;  // naming a tile runs the tiled kernel in 16-bit too
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 28 * 7);
   p["VH"] = 1;
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 56 * 7);
