@@ -153,10 +153,14 @@ bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const 
 }
 
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
-// (default 1, 4 for the tensor-core kernel's tuned schedule (mma_tuned_async); without async, 2, 4 and
-// 8 measured 1.6-6x slower on the H200, 2026-12-01 fourth session), at most the batch.
+// (default 1; in the tensor-core kernel's tuned schedule (mma_tuned_async) 4, and with row pairs 2 for windows under 5
+// rows, else 8: H200 2026-12-03 sixteenth session, N32 C384 56x56 bf16, 3x3 85.3% of copy with 2 against 84.1% with 4
+// and 81.3% with 8, 7x7 77.1% with 8 against 75.4% with 4 and 70.2% with 2; without async, 2, 4 and 8 measured 1.6-6x
+// slower on the H200, 2026-12-01 fourth session), at most the batch.
 std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, mma_tuned_async(sp, tile, p) ? 4 : 1, "depthwise_conv2d");
+  std::uint32_t dflt = 1;
+  if (mma_tuned_async(sp, tile, p)) dflt = !mma_row_pairs(sp, tile, p) ? 4 : sp.ksize[0] < 5 ? 2 : 8;
+  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, dflt, "depthwise_conv2d");
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
@@ -701,16 +705,19 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   // Row-pair tiles (rp; the default since 2026-12-03 sixteenth session) in the tuned schedule: 2 rows x 64 columns per
   // mma, each layout row loaded once per band (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 /
-  // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 images per work-group, with the output stage.
+  // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 images per work-group, with the output stage (os 1, the 3x3
+  // default) and without (os 0, the 7x7 default); -1: the default.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
-    for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, 0},
-                                                                                      {0, 0, 1, 0},
-                                                                                      {0, 0, 3, 0},
-                                                                                      {0, 0, 4, 0},
-                                                                                      {2, 4, 0, 0},
-                                                                                      {8, 4, 0, 0},
-                                                                                      {4, 2, 0, 0},
-                                                                                      {4, 8, 0, 0},
+    for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, -1},
+                                                                                      {0, 0, 1, -1},
+                                                                                      {0, 0, 3, -1},
+                                                                                      {0, 0, 4, -1},
+                                                                                      {2, 4, 0, -1},
+                                                                                      {8, 4, 0, -1},
+                                                                                      {4, 2, 0, -1},
+                                                                                      {4, 4, 0, -1},
+                                                                                      {4, 8, 0, -1},
+                                                                                      {0, 0, 0, 0},
                                                                                       {0, 0, 0, 1}}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
@@ -726,9 +733,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
         q["il"] = il;
         name += "_il" + std::to_string(il);
       }
-      if (os) {
-        q["os"] = 1;
-        name += "_os";
+      if (os >= 0) {
+        q["os"] = os;
+        name += "_os" + std::to_string(os);
       }
       s.bench.push_back({name, q});
     }

@@ -643,8 +643,8 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   const auto& dw = spec(reg, "depthwise_conv2d");
   Params p{{"B", 3},     {"C", 5},    {"H", 56},       {"W", 56},       {"kh", 7},    {"kw", 7},   {"pad_h", 3},
            {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
-  // 7x7 bf16: tensor cores by default, with the tuned schedule: work-groups of 4 warps (4 bands x 7 column groups =
-  // 28 tiles, 7 rounds per warp), up to 4 images of one channel per work-group through two buffers (here all 3).
+  // 7x7 bf16: tensor cores by default, with the tuned schedule and row pairs: work-groups of 4 warps (4 bands of 7 row
+  // pairs), up to 8 images of one channel per work-group through two buffers (here all 3).
   ir::Kernel k7;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k7), "");
   EXPECT_TRUE(ir::has_mma(k7));
@@ -652,9 +652,9 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   EXPECT_EQ(dw.geometry(DType::bf16, p).total_threads(), 5u * 128);
   EXPECT_EQ(dw.geometry(DType::bf16, p).group_size[0], 128u);
   {
-    Params b9 = p;  // 9 images: 3 work-groups of 4 images per channel, the last with one
+    Params b9 = p;  // 9 images: 2 work-groups of 8 images per channel (row pairs, 7x7), the last with one
     b9["B"] = 9;
-    EXPECT_EQ(dw.geometry(DType::bf16, b9).total_threads(), 5u * 3 * 128);
+    EXPECT_EQ(dw.geometry(DType::bf16, b9).total_threads(), 5u * 2 * 128);
     Params odd = p;  // rows of 55 elements admit no vector copy: one plane per work-group, synchronously
     odd["W"] = 55;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &k7), "");
@@ -796,12 +796,12 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
 // tiling parameters refused with the reason.
 TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   const Registry reg = builtin_registry();
-  // NCHW 3x3 16-bit default: tensor cores, one work-group of 4 warps per channel and 4 images; f32: 1x8 tiles, one
+  // NCHW 3x3 16-bit default: tensor cores, work-groups of 4 warps per channel and 2 images; f32: 1x8 tiles, one
   // thread per tile of each (b, c) plane: 4*64 planes * 56*7 tiles; a named 2x8 tile: 28*7
   Params p = spec(reg, "depthwise_conv2d").tests.at(0).params;
   p["B"] = 4, p["C"] = 64, p["H"] = 56, p["W"] = 56, p["kh"] = 3, p["kw"] = 3, p["pad_h"] = 1, p["pad_w"] = 1;
   p["bias"] = 0, p["stride_h"] = 1, p["stride_w"] = 1, p["dil_h"] = 1, p["dil_w"] = 1;
-  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 64u * 128);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 64u * 2 * 128);
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::f32, p).total_threads(), 4u * 64 * 56 * 7);
   p["VH"] = 2;  // naming a tile runs the tiled kernel in 16-bit too
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 28 * 7);
