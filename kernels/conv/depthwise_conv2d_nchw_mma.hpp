@@ -32,6 +32,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -156,6 +157,80 @@ inline std::uint64_t depthwise_conv2d_mma_groups(const ConvSpec& s, std::uint64_
   return static_cast<std::uint64_t>(s.in_channels) * ((batch + images - 1) / images);
 }
 
+// This lane's taps of the banded weight matrices B_ky[k][n] = w[ky][k - n - s] (depthwise_conv2d_nchw_mma.hpp): b_i is
+// B[k_i][gl], k_i = 2 tl + i % 2 + 8 (i / 2), tap kx = k_i - gl - s when ok[i] (else 0). Lane-constant: computed once.
+struct MmaBandTaps {
+  std::array<dsl::Val<bool>, 4> ok;
+  std::array<dsl::Val<u32>, 4> kx;  // clamped to 0 where !ok
+};
+inline MmaBandTaps mma_band_taps(dsl::KernelBuilder& k, const dsl::Val<u32>& gl, const dsl::Val<u32>& tl,
+                                 std::uint32_t KW, std::uint32_t s) {
+  using namespace ingot::dsl;
+  MmaBandTaps taps;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    auto kx = k.let("kx" + std::to_string(i),
+                    cast<i32>(tl * 2u + (i % 2 + 8 * (i / 2))) - cast<i32>(gl) - static_cast<std::int32_t>(s));
+    taps.ok[i] = k.let("kx_ok" + std::to_string(i), cast<u32>(kx) < KW);  // negative wraps
+    taps.kx[i] = k.let("kx_at" + std::to_string(i), select(taps.ok[i], cast<u32>(kx), 0u));
+  }
+  return taps;
+}
+
+// The B fragments of one channel's kh tap rows, its weights w[at .. at + KH*KW) (row-major [kh][kw]).
+template <class T, class WB>
+std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights(dsl::KernelBuilder& k, const WB& w, const dsl::Val<u32>& at,
+                                                           std::uint32_t KH, std::uint32_t KW, const MmaBandTaps& taps,
+                                                           const std::string& tag) {
+  using namespace ingot::dsl;
+  std::vector<std::array<Val<f32>, 4>> b(KH);
+  for (std::uint32_t ky = 0; ky < KH; ++ky) {
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      auto wv = load(w, at + (ky * KW) + taps.kx[i]);
+      b[ky][i] = cast<f32>(
+          k.let(tag + "b" + std::to_string(ky) + "_" + std::to_string(i), select(taps.ok[i], wv, Val<T>(0.0f))));
+    }
+  }
+  return b;
+}
+
+// The products of pb row pairs (rp tiles, above) of one channel whose layout rows start at xs[at] (this lane's
+// load_matrix row for R = 0: the band's first layout row + l / 16, its column group's A columns) with row stride ws: il
+// pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read). After
+// each group of il pairs, done(i, d) for each of its pairs i: d_0, d_1 at (row 2i, columns 8 gl + 2 tl, + 1), d_2, d_3
+// at row 2i + 1.
+template <class T>
+void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
+                       std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
+                       const dsl::Val<f32>& init,
+                       const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done) {
+  using namespace ingot::dsl;
+  const auto KH = static_cast<std::uint32_t>(b.size());
+  std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R), loaded in pairs of rows
+  const auto row = [&](std::uint32_t R) {
+    while (h.size() <= R) {
+      const auto R0 = static_cast<std::uint32_t>(h.size());
+      const auto m = load_matrix(xs, R0 == 0 ? at : Val<u32>(at + R0 * ws));
+      h.push_back({m[0], m[1], m[2], m[3]});
+      h.push_back({m[4], m[5], m[6], m[7]});
+    }
+    return h[R];
+  };
+  for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
+    const std::uint32_t n = std::min(il, pb - i0);
+    std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
+    for (std::uint32_t ky = 0; ky < KH; ++ky) {
+      for (std::uint32_t j = 0; j < n; ++j) {
+        const std::uint32_t R = 2 * (i0 + j) + ky;
+        const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
+        const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
+                                        cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+        acc[j] = mma_m16n8k16<T>(k, a, b[ky], acc[j]);
+      }
+    }
+    for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
+  }
+}
+
 // images: planes of one channel per work-group (images b0 .. b0 + images - 1 of channel c), so the
 // weights and the border are set up once and the next plane's loads are in flight during the
 // current plane's arithmetic.
@@ -216,22 +291,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   }
 
   // B fragments: b_i = B_ky[k_i][gl], k_i = 2tl + i%2 + 8(i/2): weight w[c][ky][k_i - gl - s] or 0.
-  std::array<Val<bool>, 4> kx_ok;
-  std::array<Val<u32>, 4> kx_at;
-  for (std::uint32_t i = 0; i < 4; ++i) {
-    auto kx = k.let("kx" + std::to_string(i),
-                    cast<i32>(tl * 2u + (i % 2 + 8 * (i / 2))) - cast<i32>(gl) - static_cast<std::int32_t>(plan.s));
-    kx_ok[i] = k.let("kx_ok" + std::to_string(i), cast<u32>(kx) < KW);  // negative wraps
-    kx_at[i] = k.let("kx_at" + std::to_string(i), select(kx_ok[i], cast<u32>(kx), 0u));
-  }
-  std::vector<std::array<Val<f32>, 4>> bfrag(KH);
-  for (std::uint32_t ky = 0; ky < KH; ++ky) {
-    for (std::uint32_t i = 0; i < 4; ++i) {
-      auto wv = load(w, c * (KH * KW) + ky * KW + kx_at[i]);
-      bfrag[ky][i] =
-          cast<f32>(k.let("b" + std::to_string(ky) + "_" + std::to_string(i), select(kx_ok[i], wv, Val<T>(0.0f))));
-    }
-  }
+  const auto bfrag =
+      mma_band_weights<T>(k, w, k.let("w_at", c * (KH * KW)), KH, KW, mma_band_taps(k, gl, tl, KW, plan.s), "");
   Val<f32> init = 0.0f;
   if (s.bias) init = k.let("bias_c", cast<f32>(load(bias, c)));
 
@@ -362,37 +423,15 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto at = k.let(rt + "a",
                       (y0 + lane_row) * L.ws + min(x0 + lane_group * 8u, 8 * (plan.tw - 1)) + lane_col + col0 + buf);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-      std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R) of this band, loaded in pairs of rows
-      const auto row = [&](std::uint32_t R) -> const std::array<Val<T>, 4>& {
-        while (h.size() <= R) {
-          const auto R0 = static_cast<std::uint32_t>(h.size());
-          const auto m = load_matrix(xs, R0 == 0 ? at : Val<u32>(at + R0 * L.ws));
-          h.push_back({m[0], m[1], m[2], m[3]});
-          h.push_back({m[4], m[5], m[6], m[7]});
-        }
-        return h[R];
-      };
-      for (std::uint32_t i0 = 0; i0 < plan.pb; i0 += o.il) {
-        const std::uint32_t n = std::min(o.il, plan.pb - i0);
-        std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
-        for (std::uint32_t ky = 0; ky < KH; ++ky) {
-          for (std::uint32_t j = 0; j < n; ++j) {
-            const std::uint32_t R = 2 * (i0 + j) + ky;
-            const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
-            const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
-                                            cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
-            acc[j] = mma_m16n8k16<T>(k, a, bfrag[ky], acc[j]);
-          }
-        }
-        // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
-        for (std::uint32_t j = 0; j < n; ++j) {
-          const std::string pt = rt + std::to_string(i0 + j) + "_";
-          for (std::uint32_t e = 0; e < 2; ++e) {
-            auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * (i0 + j) + e));
-            store_pair(live, y_plane, p, q0, acc[j][2 * e], acc[j][2 * e + 1], pt + "y" + std::to_string(e));
-          }
-        }
-      }
+      // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
+      row_pair_products<T>(k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
+                           [&](std::uint32_t i, const std::array<Val<f32>, 4>& d) {
+                             const std::string pt = rt + std::to_string(i) + "_";
+                             for (std::uint32_t e = 0; e < 2; ++e) {
+                               auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
+                               store_pair(live, y_plane, p, q0, d[2 * e], d[2 * e + 1], pt + "y" + std::to_string(e));
+                             }
+                           });
     });
     leave_stage(image_live, y_plane_in);
   };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "depthwise_conv2d.hpp"
+#include "depthwise_conv2d_nhwc_mma.hpp"
 #include "depthwise_conv2d_nhwc_stream.hpp"
 #include "register.hpp"
 
@@ -74,6 +75,38 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
   return depthwise_nhwc_stream_refusal(sp, stream_of(t, sp, p), static_cast<std::uint32_t>(dtype_size(t))).empty();
 }
 
+// mma = 1: the tensor-core kernel (depthwise_conv2d_nhwc_mma.hpp; f16/bf16, f32 runs the other kernels) with mr
+// (output rows per work-group, default 8), mc (channels per work-group, 8 or 16; default 16 where C allows, else 8), mw
+// (warps, default 8) and il (row pairs side by side, default 2). Its keys are refused without it, the other kernels'
+// keys with it. Default off.
+bool uses_mma(DType t, const Params& p) {
+  const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  if (!asked) {
+    for (const char* key : {"mr", "mc", "mw", "il"}) {
+      if (p.count(key)) {
+        throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
+                                    " applies to the tensor-core kernel: set mma = 1 (or drop it)");
+      }
+    }
+    return false;
+  }
+  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"}) {
+    if (p.count(key)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
+                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il); drop it");
+    }
+  }
+  return dtype_size(t) == 2;
+}
+DepthwiseNhwcMma mma_of(const ConvSpec& sp, const Params& p) {
+  const DepthwiseNhwcMma d;
+  const std::uint32_t mc_default = sp.in_channels % 16 == 0 ? 16 : 8;
+  const std::uint32_t rows = bounded_param(p, "mr", 2, 64, d.rows, "depthwise_conv2d_nhwc");
+  return {rows, bounded_param(p, "mc", 8, 16, mc_default, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "mw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "il", 1, 32, std::min(d.il, rows / 2), "depthwise_conv2d_nhwc")};
+}
+
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
   p["V"] = V;
   if (VC) p["VC"] = VC;
@@ -109,6 +142,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
+  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
+  s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
+  s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
+  s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group
+  s.spec_params.emplace_back("il");       // tensor cores: row pairs whose mma chains run side by side
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -207,6 +245,29 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({name, p});
   }
 
+  // mma = 1 (tensor cores; f32 runs the default kernels): a partial last band (P = 13, 8 rows per work-group), Q over
+  // 64 (two strips) with two channel blocks, 8 channels per work-group with Q odd and kh != kw, an 8-wide window, 1x1,
+  // bias, several rounds of tasks per warp (the last clamped) with one pair at a time, more rows per work-group than P.
+  for (const auto& [name, c, extra] : std::vector<std::tuple<std::string, ConvCase, Params>>{
+           {"mma_c16_13x16_7x7_pad3_bias",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {}},
+           {"mma_c32_9x70_3x3_pad1", {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}}, {}},
+           {"mma_c8_9x17_5x4_pad2_mc8", {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {}},
+           {"mma_c16_6x11_2x8_pad0x4", {.B = 1, .C = 16, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {}},
+           {"mma_c16_4x5_1x1_b2", {.B = 2, .C = 16, .size = {4, 5}, .k = {1, 1}}, {}},
+           {"mma_c16_12x20_7x7_pad3_b3_mr4_mw3_il1",
+            {.B = 3, .C = 16, .size = {12, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mw", 3}, {"il", 1}}},
+           {"mma_c32_5x9_3x3_pad1_mr6_il3_mc8",
+            {.B = 2, .C = 32, .size = {5, 9}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mr", 6}, {"il", 3}, {"mc", 8}}}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    for (const auto& [key, v] : extra) p[key] = v;
+    s.tests.push_back({name, p});
+  }
+
   // Bench: the first two cases are the reference shapes with the defaults (the stream kernel,
   // depthwise_nhwc_stream_default); the variants let one GPU run compare. Measured worse and
   // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
@@ -292,6 +353,34 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
+  // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session): (mr, mc, mw, il; 0: the
+  // default).
+  for (const auto& [c, shape, tl] :
+       std::vector<std::tuple<ConvCase, std::string, std::array<int, 4>>>{{k7, "7x7", {0, 0, 0, 0}},
+                                                                          {k7, "7x7", {6, 0, 0, 0}},
+                                                                          {k7, "7x7", {4, 0, 0, 0}},
+                                                                          {k7, "7x7", {16, 8, 4, 0}},
+                                                                          {k7, "7x7", {8, 8, 4, 0}},
+                                                                          {k7, "7x7", {0, 0, 4, 0}},
+                                                                          {k7, "7x7", {0, 0, 0, 4}},
+                                                                          {k3, "3x3", {0, 0, 0, 0}},
+                                                                          {k3, "3x3", {16, 8, 4, 0}}}) {
+    auto p = conv_params(f, c);
+    p["mma"] = 1;
+    std::string name = "N32_C384_56x56_" + shape + "_mma";
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      if (!tl[i]) continue;
+      const char* key = std::array<const char*, 4>{"mr", "mc", "mw", "il"}[i];
+      p[key] = tl[i];
+      name += std::string("_") + key + std::to_string(tl[i]);
+    }
+    s.bench.push_back({name, p});
+    if (shape == "7x7" && tl == std::array<int, 4>{0, 0, 0, 0}) {  // registers capped for 3 work-groups per SM
+      p["minb"] = 3;
+      s.bench.push_back({name + "_minb3", p});
+    }
+  }
+
   // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us
   // per image in 16-bit (92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups per
   // SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap. N1 and N4 (inference): 5.7 us
@@ -305,8 +394,21 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    const bool mma = uses_mma(t, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
+      if constexpr (sizeof(T) == 2) {
+        if (mma) {
+          const DepthwiseNhwcMma o = mma_of(sp, p);
+          if (const std::string why = depthwise_nhwc_mma_refusal(sp, sizeof(T), o); !why.empty()) {
+            throw std::invalid_argument(sp.name + ": the tensor-core kernel (depthwise_conv2d_nhwc mma = 1) " + why +
+                                        "; use mma = 0");
+          }
+          apply_launch_bounds(k, p, depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G(), true);
+          depthwise_conv2d_nhwc_mma<T>(k, sp, o);
+          return;
+        }
+      }
       if (streams(t, sp, p)) {
         const DepthwiseNhwcStream st = stream_of(t, sp, p);
         apply_launch_bounds(k, p, depthwise_nhwc_stream_group(sp, st, sizeof(T)), true);
@@ -320,6 +422,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     const auto B = static_cast<std::uint64_t>(param(p, "B"));
+    if (uses_mma(t, p)) {
+      const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(sp, dtype_size(t), mma_of(sp, p));
+      return runtime::grid_1d(depthwise_nhwc_mma_groups(L, B) * L.G(), L.G());
+    }
     if (streams(t, sp, p)) {
       const DepthwiseNhwcStream st = stream_of(t, sp, p);
       const auto es = static_cast<std::uint32_t>(dtype_size(t));

@@ -1,0 +1,265 @@
+// kernels/conv/depthwise_conv2d_nhwc_mma.hpp — depthwise 2-D convolution, NHWC, f16/bf16, on the sub-group matrix
+// multiply-accumulate (tensor cores on CUDA) with row-pair tiles (depthwise_conv2d_nhwc with mma = 1).
+//
+//   x [B, H, W, C], w [C, kh, kw], optional bias [C] -> y [B, P, Q, C] (as depthwise_conv2d_nhwc.hpp).
+//
+// Why: a depthwise product needs one channel per matrix product (the weights differ per channel), and NHWC stores the
+// channels innermost, so the transposed matrix loads would put channels along M or N. This kernel transposes: a
+// work-group takes one image b, one band of `rows` output rows and one block of CB (8 or 16) channels, and
+// 1. stages the band's input rows (rows + kh of them, the last possibly past what is read) as CB channel planes in
+//    shared memory: each thread loads 8 channels of one pixel (16 bytes; a pixel's 16 channels are one 32-byte
+//    sector) and stores them to 8 planes; the zero border (padding, rows or columns outside the input) is written by
+//    the same pass, so every element any load_matrix reads is written;
+// 2. runs the NCHW kernel's row-pair tiles on each plane (depthwise_conv2d_nchw_mma.hpp, row_pair_products: 2 output
+//    rows x 64 columns per mma, each layout row loaded once by load_matrix), a warp taking two channels of one
+//    64-column strip, so that D's values of both channels at a pixel leave as one 4-byte store;
+// 3. stores D to an output stage of the band in NHWC order (rows x Q pixels x CB channels, 16-byte chunks of 8
+//    channels permuted within each 128 bytes: chunk k at k ^ ((k / 8) % 8), so a warp's 4-byte stores spread over 8
+//    banks (4-way conflicts, 16-way without) and 8 lanes' 16-byte reads of consecutive chunks over all 32), then the
+//    stage leaves as 16-byte vectors: whole 32-byte sectors where CB = 16.
+// Planes: channel ch of the block at plane 2 (ch % 8) + ch / 8 (CB = 16; ch where CB = 8), plane stride ps = 32 mod
+// 64 elements, so the fill's two 8-channel halves of 16 pixels store to disjoint banks.
+//
+// Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
+// (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
+// work-group past the batch reads image 0 and stores nothing; rows past P and columns past Q are not stored; f32
+// accumulation of the bf16/f16 products (rounded once to T). std::invalid_argument (depthwise_nhwc_mma_refusal) for
+// a spec it does not take: not 16-bit, stride or dilation other than 1, a window wider than 8 columns, C not a
+// multiple of CB, odd rows, shared memory over kPlaneSmemBytes.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "depthwise_conv2d_nchw_mma.hpp"
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+#include "plane_smem.hpp"
+
+namespace ingot::kernels {
+
+// The kernel's choices (depthwise_conv2d_nhwc's spec parameters mr, mc, mw, il).
+struct DepthwiseNhwcMma {
+  std::uint32_t rows = 8;       // output rows per work-group (even)
+  std::uint32_t channels = 16;  // channels per work-group (8 or 16)
+  std::uint32_t warps = 8;      // warps per work-group (at most the tasks: channel pairs x 64-column strips)
+  std::uint32_t il = 2;         // row pairs whose mma chains run side by side (at most rows / 2)
+};
+
+// The geometry of a spec and options (trace time).
+struct NhwcMmaLayout {
+  std::uint32_t s = 0;      // columns of A left of the window's first (the shift making layout column 0 aligned)
+  std::uint32_t off = 0;    // layout column of input column 0 (= PW + s)
+  std::uint32_t tw = 0;     // 8-column groups of an output row
+  std::uint32_t ns = 0;     // 64-column strips
+  std::uint32_t pb = 0;     // row pairs per work-group
+  std::uint32_t nrl = 0;    // layout rows per plane (2 pb + kh)
+  std::uint32_t ws = 0;     // layout row stride (elements)
+  std::uint32_t ps = 0;     // plane stride (elements)
+  std::uint32_t CB = 0;     // channels per work-group
+  std::uint32_t NB = 0;     // bands of output rows
+  std::uint32_t CBn = 0;    // channel blocks
+  std::uint32_t tasks = 0;  // channel pairs x strips
+  std::uint32_t warps = 0;  // warps per work-group
+  std::uint64_t xs = 0;     // staged planes (elements)
+  std::uint64_t ys = 0;     // output stage (elements)
+  std::uint64_t bytes = 0;  // shared memory
+  [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
+};
+
+// The layout, whether the kernel applies or not (see the refusal).
+inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t elem_bytes, const DepthwiseNhwcMma& o) {
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  const std::int64_t PW = s.pad[1];
+  NhwcMmaLayout L;
+  // the shift in [0, 9 - kw] whose PW + shift has the most trailing zero bits (layout column 0 = A's column 0)
+  const auto zeros = [](std::int64_t v) { return v == 0 ? 64 : std::countr_zero(static_cast<std::uint64_t>(v)); };
+  for (std::int64_t sh = 1; sh <= 9 - static_cast<std::int64_t>(s.ksize[1]); ++sh) {
+    if (zeros(PW + sh) > zeros(PW + L.s)) L.s = static_cast<std::uint32_t>(sh);
+  }
+  L.off = static_cast<std::uint32_t>(PW) + L.s;
+  L.tw = (Q + 7) / 8;
+  L.ns = (Q + 63) / 64;
+  L.pb = std::max<std::uint32_t>(o.rows / 2, 1);
+  L.nrl = 2 * L.pb + s.ksize[0];
+  const std::uint64_t width = std::max<std::uint64_t>(std::uint64_t{L.off} + s.in_size[1], 8ull * (L.tw - 1) + 16);
+  L.ws = static_cast<std::uint32_t>((width + 7) / 8 * 8);
+  std::uint64_t ps = std::uint64_t{L.nrl} * L.ws;
+  while (ps % 64 != 32) ps += 8;
+  L.ps = static_cast<std::uint32_t>(ps);
+  L.CB = o.channels;
+  L.NB = (P + 2 * L.pb - 1) / (2 * L.pb);
+  L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
+  L.tasks = L.CB / 2 * L.ns;
+  L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
+  L.xs = std::uint64_t{L.CB} * L.ps;
+  L.ys = std::uint64_t{2 * L.pb} * Q * L.CB;
+  L.bytes = (L.xs + L.ys) * elem_bytes;
+  return L;
+}
+
+// Why the kernel cannot run spec s (a valid depthwise NHWC spec) with options o ("" when it can).
+inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t elem_bytes, const DepthwiseNhwcMma& o) {
+  if (elem_bytes != 2) return "needs f16 or bf16 elements";
+  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
+    return "needs stride 1 and dilation 1";
+  }
+  if (s.ksize[1] > 8) return "needs a window at most 8 columns wide (has " + std::to_string(s.ksize[1]) + ")";
+  if (o.channels != 8 && o.channels != 16) {
+    return "takes 8 or 16 channels per work-group (mc), not " + std::to_string(o.channels);
+  }
+  if (s.in_channels % o.channels != 0) {
+    return "needs C a multiple of the " + std::to_string(o.channels) +
+           " channels per work-group (C = " + std::to_string(s.in_channels) + "; mc = 8 takes multiples of 8)";
+  }
+  if (o.rows < 2 || o.rows % 2 != 0 || o.rows > 64) {
+    return "takes an even number of output rows per work-group (mr) in [2, 64], not " + std::to_string(o.rows);
+  }
+  if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (mw), not " + std::to_string(o.warps);
+  if (o.il < 1 || o.il > o.rows / 2) {
+    return "interleaves 1 to " + std::to_string(o.rows / 2) + " row pairs (il, at most mr / 2), not " +
+           std::to_string(o.il);
+  }
+  if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > kPlaneSmemBytes) {
+    return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
+           std::to_string(s.in_size[1]) + " columns) and their outputs in shared memory: " + std::to_string(bytes) +
+           " bytes, more than " + std::to_string(kPlaneSmemBytes) + "; use fewer rows (mr) or channels (mc)";
+  }
+  return "";
+}
+
+// Work-groups for a batch of `batch` images.
+inline std::uint64_t depthwise_nhwc_mma_groups(const NhwcMmaLayout& L, std::uint64_t batch) {
+  return batch * L.NB * L.CBn;
+}
+
+template <class T>
+void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseNhwcMma& o) {
+  using namespace ingot::dsl;
+  static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
+  s.validate();
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast || s.groups != s.in_channels ||
+      s.out_channels != s.in_channels) {
+    throw std::invalid_argument(s.name +
+                                ": depthwise_conv2d_nhwc_mma needs a 2-D NHWC depthwise spec (groups = C = O)");
+  }
+  if (const std::string why = depthwise_nhwc_mma_refusal(s, sizeof(T), o); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d_nhwc mma = 1) " + why +
+                                "; use mma = 0");
+  }
+  const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, sizeof(T), o);
+  const std::uint32_t G = L.G();
+  if (k.kernel().bounds.max_group_threads < G || k.kernel().bounds.max_group_threads % 32 != 0) {
+    throw std::invalid_argument(s.name +
+                                ": the tensor-core kernel needs launch bounds of a multiple of 32 threads, at least " +
+                                std::to_string(G));
+  }
+  const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1];
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], CB = L.CB, H8 = CB / 8;
+
+  const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
+  const auto& x = prm.io.x;
+  const auto& y = prm.io.y;
+  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(L.xs));
+  auto ys = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
+
+  // Group g = (b * NB + band) * CBn + cb; a group past the batch reads image 0 and stores nothing.
+  auto g = k.let("g", k.group_id(0));
+  auto cb = k.let("cb", g % L.CBn);
+  auto band = k.let("band", (g / L.CBn) % L.NB);
+  auto b_raw = k.let("b_raw", g / (L.CBn * L.NB));
+  auto img_ok = k.let("img_ok", b_raw < prm.io.batch);
+  auto b = k.let("b", select(img_ok, b_raw, 0u));
+  auto y0 = k.let("y0", band * (2 * L.pb));
+  auto c0 = k.let("c0", cb * CB);
+  auto lid = k.let("lid", k.local_id(0));
+  auto warp = k.let("warp", lid / 32u);
+  auto gl = k.let("gl", (lid % 32u) / 4u);
+  auto tl = k.let("tl", lid % 4u);
+
+  // 1. The planes: item it = (u * ws + j) * H8 + h: layout row u (input row y0 - PH + u), layout column j (input
+  // column j - off), channels c0 + 8h .. + 8 (zeros outside the input).
+  auto x_img = k.let("x_img", b * (H * Wd * C) + c0);
+  for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+    const std::string rt = "f" + std::to_string(r) + "_";
+    auto h = k.let(rt + "h", it % H8);
+    auto j = k.let(rt + "j", (it / H8) % L.ws);
+    auto u = k.let(rt + "u", it / (H8 * L.ws));
+    auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
+    auto iw = k.let(rt + "iw", j - L.off);
+    auto ok = k.let(rt + "ok", ih < H && iw < Wd);
+    const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
+    auto at = k.let(rt + "at", u * L.ws + j);
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      // channel 8h + i: plane 2i + h (CB = 16) or i (CB = 8, h = 0)
+      const Val<u32> plane = CB == 16 ? Val<u32>(h + 2 * i) : Val<u32>(i);
+      store(xs, at + plane * L.ps, select(ok, v[i], Val<T>(0.0f)));
+    }
+  });
+  k.barrier();
+
+  // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
+  const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
+  auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
+  auto lane_col = k.let("lane_col", ((lid / 8u) % 2u) * 8u);
+  auto lane_group = k.let("lane_group", lid % 8u);
+  for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
+    const std::string rt = "r" + std::to_string(r) + "_";
+    Val<bool> live = img_ok;
+    if ((r + 1) * L.warps > L.tasks) live = k.let(rt + "live", img_ok && warp + r * L.warps < L.tasks);
+    auto cp = k.let(rt + "cp", task % (CB / 2));
+    auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
+    auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
+    auto col = k.let(rt + "col", min(x0 + lane_group * 8u, 8 * (L.tw - 1)) + lane_col + lane_row * L.ws);
+    // d[e][i]: channel 2 cp + e, pair i
+    std::array<std::vector<std::array<Val<f32>, 4>>, 2> d;
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      const std::string et = rt + "c" + std::to_string(e) + "_";
+      auto ch = k.let(et + "ch", cp * 2u + e);
+      auto c = k.let(et + "c", c0 + ch);
+      const auto bfrag = mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
+      Val<f32> init = 0.0f;
+      if (s.bias) init = k.let(et + "bias", cast<f32>(load(prm.io.bias, c)));
+      // the plane of channel ch: 2 (ch % 8) + ch / 8 where CB = 16 (ch = 2 cp + e, so ch % 8 = (2 cp) % 8 + e)
+      const Val<u32> plane = CB == 16 ? Val<u32>(((cp * 2u) % 8u) * 2u + 2u * e + (cp * 2u) / 8u) : Val<u32>(ch);
+      auto at = k.let(et + "at", plane * L.ps + col);
+      d[e].resize(L.pb);
+      row_pair_products<T>(k, xs, at, L.ws, L.pb, o.il, bfrag, init,
+                           [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; });
+    }
+    // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store.
+    for (std::uint32_t i = 0; i < L.pb; ++i) {
+      for (std::uint32_t e = 0; e < 2; ++e) {
+        const std::uint32_t row = 2 * i + e;
+        for (std::uint32_t f = 0; f < 2; ++f) {
+          if_(live && q0 + f < Q && y0 + row < P, [&] {
+            auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
+            auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+            const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
+            store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
+          });
+        }
+      }
+    }
+  });
+  k.barrier();
+
+  // 3b. The stage leaves as 16-byte chunks: chunk q = (row * Q + column) * H8 + h of the band.
+  for_group_rounds(k, lid, G, 2 * L.pb * Q * H8, "oc", true, [&](const Val<u32>& q, std::uint32_t r) {
+    const std::string rt = "o" + std::to_string(r) + "_";
+    auto p = k.let(rt + "p", q / H8);
+    auto row = k.let(rt + "row", p / Q);
+    if_(img_ok && y0 + row < P, [&] {  // (the stage holds only the band's rows inside the output)
+      const auto v = load_vec(ys, (q ^ ((q / 8u) % 8u)) * 8u, 8);
+      store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + p % Q) * C + c0 + (q % H8) * 8u), v);
+    });
+  });
+}
+
+}  // namespace ingot::kernels
