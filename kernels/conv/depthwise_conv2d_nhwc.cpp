@@ -78,7 +78,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 // mma = 1: the tensor-core kernel (depthwise_conv2d_nhwc_mma.hpp; f16/bf16, f32 runs the other kernels) with mr
 // (output rows per work-group, default 8), mc (channels per work-group, 8 or 16; default 16 where C allows, else 8), mw
 // (warps, default 8) and il (row pairs side by side, default 2). Its keys are refused without it, the other kernels'
-// keys with it. Default off.
+// keys with it. Default off (H200, 2026-12-03 sixteenth session: 7x7 bf16 0.1113 ms against the stream kernel's
+// 0.1121, 3x3 0.0831 against 0.0435).
 bool uses_mma(DType t, const Params& p) {
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
@@ -354,7 +355,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   }
 
   // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session): (mr, mc, mw, il; 0: the
-  // default).
+  // default). H200, the same session, bf16: 7x7 0.1113 ms (32.5% of copy, the stream kernel 0.1121 in the same run),
+  // minb 3 0.1142, mr 6 0.1308, mr 4 0.1470, mw 4 0.1213, il 4 0.1151, mc 8 with mr 16 / 8 0.1706 / 0.1512; 3x3 0.0831
+  // against the stream kernel's 0.0435. Not the default: the transposition (16-byte loads of 16 channels, 8 scalar
+  // shared stores each), 32 bytes per pixel per work-group (every warp access spans 16 lines) and the output stage's
+  // 4-way conflicts cost more than the FMAs they replace (docs/performance.md, step 18).
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::array<int, 4>>>{{k7, "7x7", {0, 0, 0, 0}},
                                                                           {k7, "7x7", {6, 0, 0, 0}},

@@ -19,6 +19,12 @@
 //    stage leaves as 16-byte vectors: whole 32-byte sectors where CB = 16.
 // Planes: channel ch of the block at plane 2 (ch % 8) + ch / 8 (CB = 16; ch where CB = 8), plane stride ps = 32 mod
 // 64 elements, so the fill's two 8-channel halves of 16 pixels store to disjoint banks.
+// Measured (H200, 2026-12-03 sixteenth session, N32 C384 56x56 bf16): 7x7 0.1113 ms, no faster than the FMA stream
+// kernel (0.1121); 3x3 0.0831 against 0.0435. Per 128 outputs the memory instructions cost about as many shared-memory
+// and L1 cycles as the FMAs did: ~6 scalar stores of the fill, 8 wavefronts of D's 4-way-conflicted stores, 1.4-2.5
+// load_matrix, and global accesses of 32 bytes per pixel (16 lines per warp instruction). Not the default; what would
+// change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
+// load_matrix_trans, D through a conflict-free layout.
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "conv/depthwise_conv2d_nhwc_mma.hpp"
+#include "conv/direct_conv_registry.hpp"
 #include "conv/winograd_conv2d.hpp"
 #include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
@@ -879,6 +881,54 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
 
 // NHWC stream = 1: one work-group per (image, channel block, band, strip) with CL*NQ threads (declared as launch
 // bounds), and the tilings it cannot run refused with what to change.
+// The NHWC tensor-core kernel (depthwise_conv2d_nhwc mma = 1): one work-group per (image, band of mr rows, block of mc
+// channels), 8 warps by default (8 channel pairs of one strip); its refusals and its keys' scope.
+TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
+  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 7},    {"kw", 7},   {"pad_h", 3},
+           {"pad_w", 3}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"mma", 1}};
+  // 7 bands of 8 rows x 24 blocks of 16 channels per image, 256 threads; the stage and planes fit 48 KB
+  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 7 * 24 * 256);
+  ir::Kernel k;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
+  EXPECT_TRUE(ir::has_mma(k));
+  EXPECT_TRUE(ir::has_load_matrix(k));
+  EXPECT_EQ(k.bounds.max_group_threads, 256u);
+  namespace kn = ingot::kernels;
+  const kn::ConvForm form{"depthwise_conv2d_nhwc", 2, kn::ConvLayout::ChannelsLast, kn::ConvChannels::Depthwise};
+  const kn::NhwcMmaLayout L = kn::depthwise_nhwc_mma_geometry(kn::conv_spec(form, p), 2, kn::DepthwiseNhwcMma{});
+  EXPECT_EQ(L.ps % 64, 32u);  // the fill's two channel halves in disjoint banks
+  EXPECT_LE(L.bytes, kn::kPlaneSmemBytes);
+  // f32 with mma = 1 runs the default kernel; 8 channels per work-group where C is not a multiple of 16
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, p, &k), "");
+  EXPECT_FALSE(ir::has_mma(k));
+  Params c8 = p;
+  c8["C"] = 24;
+  EXPECT_EQ(s.geometry(DType::f16, c8).total_threads(), 3u * 7 * 3 * 256 / 2);  // 4 channel pairs: 4 warps
+  // refusals with the reason
+  const auto why = [&](Params q, DType t = DType::bf16) { return build_with(reg, "depthwise_conv2d_nhwc", t, q); };
+  Params bad = p;
+  bad["C"] = 12;
+  EXPECT_NE(why(bad).find("needs C a multiple of the 8 channels per work-group"), std::string::npos);
+  bad = p, bad["mr"] = 16;
+  EXPECT_NE(why(bad).find("use fewer rows (mr) or channels (mc)"), std::string::npos);
+  bad = p, bad["mr"] = 5;
+  EXPECT_NE(why(bad).find("even number of output rows"), std::string::npos);
+  bad = p, bad["mc"] = 12;
+  EXPECT_NE(why(bad).find("8 or 16 channels per work-group"), std::string::npos);
+  bad = p, bad["il"] = 5;
+  EXPECT_NE(why(bad).find("interleaves 1 to 4 row pairs"), std::string::npos);
+  bad = p, bad["stride_w"] = 2;
+  EXPECT_NE(why(bad).find("needs stride 1 and dilation 1; use mma = 0"), std::string::npos);
+  bad = p, bad["kw"] = 9, bad["pad_w"] = 4;
+  EXPECT_NE(why(bad).find("at most 8 columns wide"), std::string::npos);
+  bad = p, bad["V"] = 4;
+  EXPECT_NE(why(bad).find("V does not apply to mma = 1"), std::string::npos);
+  bad = p, bad.erase("mma"), bad["mr"] = 8;
+  EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
+}
+
 TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   const Registry reg = builtin_registry();
   const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
