@@ -3,7 +3,8 @@
 # (bench/probes/copy_probe.cu), runs the probe, then Nsight Compute on chosen bench cases at the
 # card's own clocks (caches flushed before each launch, as the bench's rotation leaves them cold),
 # and optionally a bench of chosen cases. Logs go to $OUT (or ./gpu-out).
-# Usage: bash scripts/gpu-profile.sh
+# Usage: bash scripts/gpu-profile.sh (write the local commit to .commit first: the device copy's git metadata may be
+# older than the working tree it runs)
 #   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
 #   INGOT_BENCH="filter|dtype|case-regex;..."             cases to bench (median of 30 after 5)
 #   INGOT_PROBE=1                                         also build and run the copy probe
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 export INGOT_CACHE_DIR=$PWD/.ingot-cache
 t0=$(date +%s)
-{ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+{ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "commit: $(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"
   git status --short 2>/dev/null | head -20
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1; } > "$out/env.txt"
 # (at most 8 files come back from a device call: the build's and ncu's raw logs stay in $tmp)
