@@ -385,8 +385,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         } else {
           for (std::uint32_t q = 0; q < 4; ++q) {  // a_{2q}, a_{2q+1}: row gl + 8(q%2), column pair 2tl + 8(q/2)
             const auto pair = load_vec(xs, t.at0 + ((ky + 8 * (q % 2)) * L.ws + 8 * (q / 2)), 2);
-            a[2 * q] = cast<f32>(pair[0]);
-            a[2 * q + 1] = cast<f32>(pair[1]);
+            a[std::size_t{2} * q] = cast<f32>(pair[0]);
+            a[std::size_t{2} * q + 1] = cast<f32>(pair[1]);
           }
         }
         t.acc = mma_m16n8k16<T>(k, a, bfrag[ky], t.acc);
@@ -429,7 +429,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                              const std::string pt = rt + std::to_string(i) + "_";
                              for (std::uint32_t e = 0; e < 2; ++e) {
                                auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
-                               store_pair(live, y_plane, p, q0, d[2 * e], d[2 * e + 1], pt + "y" + std::to_string(e));
+                               store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
+                                          pt + "y" + std::to_string(e));
                              }
                            });
     });

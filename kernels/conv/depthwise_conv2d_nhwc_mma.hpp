@@ -104,7 +104,7 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
   L.xs = std::uint64_t{L.CB} * L.ps;
-  L.ys = std::uint64_t{2 * L.pb} * Q * L.CB;
+  L.ys = std::uint64_t{2} * L.pb * Q * L.CB;
   L.bytes = (L.xs + L.ys) * elem_bytes;
   return L;
 }

@@ -907,7 +907,9 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   c8["C"] = 24;
   EXPECT_EQ(s.geometry(DType::f16, c8).total_threads(), 3u * 7 * 3 * 256 / 2);  // 4 channel pairs: 4 warps
   // refusals with the reason
-  const auto why = [&](Params q, DType t = DType::bf16) { return build_with(reg, "depthwise_conv2d_nhwc", t, q); };
+  const auto why = [&](const Params& q, DType t = DType::bf16) {
+    return build_with(reg, "depthwise_conv2d_nhwc", t, q);
+  };
   Params bad = p;
   bad["C"] = 12;
   EXPECT_NE(why(bad).find("needs C a multiple of the 8 channels per work-group"), std::string::npos);
