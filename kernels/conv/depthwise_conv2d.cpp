@@ -110,12 +110,12 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   return on && lm;
 }
 // Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
-// pairs whose mma chains run side by side (default 2 for windows under 5 rows, else 3; at most the pairs of a band).
-// rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane does not
-// fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427 against
-// 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8 images,
-// 0.0460 / 0.0468). Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm); il refused
-// without rp.
+// pairs whose mma chains run side by side (default 2, at most the pairs of a band). rp defaults to 1 in the tuned
+// schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane does not fit (H200, 2026-12-03 sixteenth
+// session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427 against 0.0470; il 1: 0.0494 and 0.0431, il
+// 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8 images, 0.0460 / 0.0468 — a candidate default
+// for windows of 5 or more rows, not taken: the baseline of record, 4daa466, ran il 2). Refused unless the case asks
+// for tensor cores (ignored for f32 with mma = 1, like lm); il refused without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -208,7 +208,7 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   }
   if (o.rp) {
     const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
-    o.il = bounded_param(p, "il", 1, pb, std::min(sp.ksize[0] < 5 ? 2u : 3u, pb), "depthwise_conv2d");
+    o.il = bounded_param(p, "il", 1, pb, std::min(2u, pb), "depthwise_conv2d");
   }
   return o;
 }
