@@ -262,7 +262,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {{"mr", 4}, {"mw", 3}, {"il", 1}}},
            {"mma_c32_5x9_3x3_pad1_mr6_il3_mc8",
             {.B = 2, .C = 32, .size = {5, 9}, .k = {3, 3}, .pad = {1, 1}},
-            {{"mr", 6}, {"il", 3}, {"mc", 8}}}}) {
+            {{"mr", 6}, {"il", 3}, {"mc", 8}}},
+           // 6 x 9 pixels of 8 channels: 54 chunks of the stage, the last group of 8 partial and every row stored
+           {"mma_c8_6x9_3x3_pad1_mr6", {.B = 1, .C = 8, .size = {6, 9}, .k = {3, 3}, .pad = {1, 1}}, {{"mr", 6}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;

@@ -73,7 +73,7 @@ struct NhwcMmaLayout {
   std::uint32_t tasks = 0;  // channel pairs x strips
   std::uint32_t warps = 0;  // warps per work-group
   std::uint64_t xs = 0;     // staged planes (elements)
-  std::uint64_t ys = 0;     // output stage (elements)
+  std::uint64_t ys = 0;     // output stage (elements, whole groups of 8 16-byte chunks)
   std::uint64_t bytes = 0;  // shared memory
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -104,7 +104,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
   L.xs = std::uint64_t{L.CB} * L.ps;
-  L.ys = std::uint64_t{2} * L.pb * Q * L.CB;
+  // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
+  L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
   L.bytes = (L.xs + L.ys) * elem_bytes;
   return L;
 }
