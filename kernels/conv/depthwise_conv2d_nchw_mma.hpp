@@ -193,6 +193,23 @@ std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights(dsl::KernelBuilder& k
   return b;
 }
 
+// This lane's place in a row-pair load_matrix (lane-constant): lanes 0-15 name layout row R, 16-31 row R + 1; lane l
+// names column group l % 8 of the strip and its columns + 8 ((l / 8) % 2).
+struct RowPairLanes {
+  dsl::Val<u32> row, col, group;
+};
+inline RowPairLanes row_pair_lanes(dsl::KernelBuilder& k, const dsl::Val<u32>& lid) {
+  using namespace ingot::dsl;
+  return {k.let("lane_row", (lid % 32u) / 16u), k.let("lane_col", ((lid / 8u) % 2u) * 8u),
+          k.let("lane_group", lid % 8u)};
+}
+// The lane's column in a plane row for the strip whose first output column is x0 (groups past the last of tw clamped to
+// it), relative to A's column 0 of group 0.
+inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u32>& x0, std::uint32_t tw) {
+  using namespace ingot::dsl;
+  return min(x0 + lanes.group * 8u, 8 * (tw - 1)) + lanes.col;
+}
+
 // The products of pb row pairs (rp tiles, above) of one channel whose layout rows start at xs[at] (this lane's
 // load_matrix row for R = 0: the band's first layout row + l / 16, its column group's A columns) with row stride ws: il
 // pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read). After
@@ -410,9 +427,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // il pairs' chains run side by side, tap row by tap row; each layout row is loaded once, when first read.
   const auto plane_pairs = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
     const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
-    auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
-    auto lane_col = k.let("lane_col", ((lid / 8u) % 2u) * 8u);
-    auto lane_group = k.let("lane_group", lid % 8u);
+    const RowPairLanes lanes = row_pair_lanes(k, lid);
     for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = image_live;
@@ -420,8 +435,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         live = k.let(rt + "live", image_live && warp + r * plan.warps < plan.tasks);
       auto y0 = k.let(rt + "y0", (task / plan.ns) * (2 * plan.pb));
       auto x0 = k.let(rt + "x0", (task % plan.ns) * 64u);
-      auto at = k.let(rt + "a",
-                      (y0 + lane_row) * L.ws + min(x0 + lane_group * 8u, 8 * (plan.tw - 1)) + lane_col + col0 + buf);
+      auto at = k.let(rt + "a", (y0 + lanes.row) * L.ws + row_pair_column(lanes, x0, plan.tw) + col0 + buf);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
       // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
       row_pair_products<T>(k, xs, at, L.ws, plan.pb, o.il, bfrag, init,

@@ -213,9 +213,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
 
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
   const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
-  auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
-  auto lane_col = k.let("lane_col", ((lid / 8u) % 2u) * 8u);
-  auto lane_group = k.let("lane_group", lid % 8u);
+  const RowPairLanes lanes = row_pair_lanes(k, lid);
   for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
     const std::string rt = "r" + std::to_string(r) + "_";
     Val<bool> live = img_ok;
@@ -223,7 +221,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     auto cp = k.let(rt + "cp", task % (CB / 2));
     auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
     auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-    auto col = k.let(rt + "col", min(x0 + lane_group * 8u, 8 * (L.tw - 1)) + lane_col + lane_row * L.ws);
+    auto col = k.let(rt + "col", row_pair_column(lanes, x0, L.tw) + lanes.row * L.ws);
     // d[e][i]: channel 2 cp + e, pair i
     std::array<std::vector<std::array<Val<f32>, 4>>, 2> d;
     for (std::uint32_t e = 0; e < 2; ++e) {
