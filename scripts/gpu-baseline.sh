@@ -5,7 +5,7 @@
 # bench extra variants with the time left. Every step is cut at a global deadline; at most 8 files come
 # back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log.
 # Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
-#              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16
+#              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
 # Write the local commit to .commit (untracked) first: the device copy's git metadata may be older.
 set -uo pipefail
@@ -52,9 +52,17 @@ memcheck() {  # compute-sanitizer memcheck of ingot test --backend cuda over ING
 }
 memcheck "${INGOT_MEMCHECK_CAP:-150}"
 if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
-  timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$INGOT_VARIANT_FILTER" \
-    ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${INGOT_VARIANT_DTYPE:+--dtype "$INGOT_VARIANT_DTYPE"} \
-    --json "$out/variants.json" > "$out/variants.log" 2>&1
-  log "variants rc=$? ($(( $(date +%s) - t0 )) s)"
+  # INGOT_VARIANT_DTYPE may name several dtypes (comma list): one bench per dtype, in that order, appended to
+  # variants.log; variants.json holds the last one's.
+  IFS=, read -ra vdts <<< "${INGOT_VARIANT_DTYPE:-}"
+  [[ ${#vdts[@]} -eq 0 ]] && vdts=("")
+  : > "$out/variants.log"
+  for vdt in "${vdts[@]}"; do
+    (( $(left) > 30 )) || break
+    timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$INGOT_VARIANT_FILTER" \
+      ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${vdt:+--dtype "$vdt"} \
+      --json "$out/variants.json" >> "$out/variants.log" 2>&1
+    log "variants ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
+  done
 fi
 log "total: $(( $(date +%s) - t0 )) s"
