@@ -802,7 +802,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // f32 7x7 (seventeenth session): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and the
   // 7x8 plane with four images through two buffers.
   for (const auto& [vh, vw, smem, imgs] : std::vector<std::tuple<int, int, int, int>>{
-           {4, 8, 0, 0}, {7, 8, 0, 0}, {4, 8, 1, 0}, {7, 8, 1, 0}, {8, 8, 1, 0}, {7, 14, 1, 0}, {7, 8, 1, 4}}) {
+           {4, 8, 0, 0}, {7, 8, 0, 0}, {4, 8, 1, 0}, {7, 8, 1, 0}, {8, 8, 1, 0}, {7, 14, 1, 0}, {7, 8, 1, 4}, {7, 7, 1, 0},
+           {7, 7, 1, 2}}) {
     auto p = with_tile(conv_params(f, b7), vh, vw);
     p["preload"] = 0;
     std::string name = "N32_C384_56x56_7x7_t" + std::to_string(vh) + "x" + std::to_string(vw);
