@@ -111,11 +111,11 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 }
 // Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
 // pairs whose mma chains run side by side (default 3 for windows of 5 or more rows, else 2; at most the pairs of a
-// band). rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane does
-// not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427 against
-// 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8 images,
-// 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma = 1,
-// like lm); il refused without rp.
+// band). rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane
+// does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
+// against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
+// images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
+// = 1, like lm); il refused without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -801,9 +801,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   // f32 7x7 (seventeenth session): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and the
   // 7x8 plane with four images through two buffers.
-  for (const auto& [vh, vw, smem, imgs] : std::vector<std::tuple<int, int, int, int>>{
-           {4, 8, 0, 0}, {7, 8, 0, 0}, {4, 8, 1, 0}, {7, 8, 1, 0}, {8, 8, 1, 0}, {7, 14, 1, 0}, {7, 8, 1, 4}, {7, 7, 1, 0},
-           {7, 7, 1, 2}}) {
+  for (const auto& [vh, vw, smem, imgs] : std::vector<std::tuple<int, int, int, int>>{{4, 8, 0, 0},
+                                                                                      {7, 8, 0, 0},
+                                                                                      {4, 8, 1, 0},
+                                                                                      {7, 8, 1, 0},
+                                                                                      {8, 8, 1, 0},
+                                                                                      {7, 14, 1, 0},
+                                                                                      {7, 8, 1, 4},
+                                                                                      {7, 7, 1, 0},
+                                                                                      {7, 7, 1, 2}}) {
     auto p = with_tile(conv_params(f, b7), vh, vw);
     p["preload"] = 0;
     std::string name = "N32_C384_56x56_7x7_t" + std::to_string(vh) + "x" + std::to_string(vw);

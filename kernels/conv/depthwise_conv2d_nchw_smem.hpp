@@ -31,6 +31,7 @@
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
 #include "plane_smem.hpp"
+#include "smem_banks.hpp"
 #include "tile_columns.hpp"
 #include "vector_width.hpp"
 
@@ -67,6 +68,15 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
       plane_smem_layout(s.name + ": smem = 1 (depthwise_conv2d)", H, Wd, elem_bytes, -PH, row_hi, col_lo, col_hi, L.wv);
   L.tiles = static_cast<std::uint64_t>(TH * TW);
   L.group = static_cast<std::uint32_t>(std::min<std::uint64_t>(256, (L.tiles + 31) / 32 * 32));
+  // The row stride with the fewest bank conflicts for the tiles' row reads (a warp's 32 tiles span rows of tiles:
+  // with 64 elements per row, 7-column tiles of 4 tile rows hit each bank 4 times; 72 makes it conflict-free), within
+  // the shared-memory limit; copies in row-aligned rounds.
+  const auto ws_max = static_cast<std::uint32_t>(kPlaneSmemBytes / (elem_bytes * L.plane.rows));
+  const std::uint32_t ws = bank_friendly_row_stride(
+      L.plane.ws, ws_max, std::max(L.plane.vc, L.wv), es, L.wv * es, L.tiles, static_cast<std::uint32_t>(TW),
+      static_cast<std::uint64_t>(t.vh * SH), static_cast<std::uint64_t>(t.vw * SW));
+  L.plane = with_row_stride(L.plane, ws, elem_bytes);
+  L.plane.row_rounds = true;
   return L;
 }
 
@@ -100,6 +110,12 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
                                 std::to_string(Wd) + " elements admit none; use async = 0");
   }
   const std::uint32_t buffers = async && images > 1 ? 2 : 1;
+  if (buffers * L.plane.bytes > kPlaneSmemBytes) {
+    throw std::invalid_argument(s.name + ": async = 1 with " + std::to_string(images) +
+                                " images (depthwise_conv2d smem) stages two planes of " +
+                                std::to_string(L.plane.bytes) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+                                " in all; use imgs = 1 or async = 0");
+  }
   auto xs = k.shared<T>("xs", u(L.plane.elements()) * buffers);
 
   // Without async: group g takes plane g (a group past the planes, from a launch larger than the

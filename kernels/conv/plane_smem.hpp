@@ -39,8 +39,31 @@ struct PlaneSmem {
   std::uint32_t left = 0;      // zero columns left of the plane
   std::uint32_t right = 0;     // zero columns right of the plane
   std::uint64_t bytes = 0;     // size of the array
+  // Copies in row-aligned rounds (load_plane, store_plane, copy_plane_async): where a work-group has at least a row's
+  // chunks of threads, thread lid copies chunk lid % per_row of rows lid / per_row + r * (G / per_row), so its
+  // addresses move by a constant from round to round (no division per round; G % per_row threads idle). Else, and by
+  // default, chunk lid + r * G of the plane.
+  bool row_rounds = false;
   [[nodiscard]] std::uint64_t elements() const { return static_cast<std::uint64_t>(rows) * ws; }
 };
+
+// L with row stride ws (a multiple of L.vc, at least L.ws) and its size.
+inline PlaneSmem with_row_stride(PlaneSmem L, std::uint32_t ws, std::size_t elem_bytes) {
+  L.ws = ws;
+  L.bytes = L.elements() * elem_bytes;
+  return L;
+}
+
+// Row-aligned rounds of layout L for G threads: rows per round (0 where they do not apply) and rounds.
+struct PlaneRowRounds {
+  std::uint32_t per_row = 0, rows = 0, rounds = 0;
+};
+inline PlaneRowRounds plane_row_rounds(const PlaneSmem& L, std::uint32_t G) {
+  const std::uint32_t per_row = L.W / L.vc;
+  if (!L.row_rounds || per_row == 0 || G < per_row) return {};
+  const std::uint32_t rows = G / per_row;
+  return {per_row, rows, (L.H + rows - 1) / rows};
+}
 
 // The layout for windows that read input rows [row_lo, row_hi] and columns [col_lo, col_hi]
 // (zero outside the plane) with reads aligned to `align` elements (a power of two), whatever its
@@ -114,10 +137,25 @@ std::vector<std::vector<dsl::Val<T>>> load_plane(dsl::KernelBuilder& k, const ds
                                                  std::uint32_t G) {
   using namespace ingot::dsl;
   std::vector<std::vector<Val<T>>> got;
-  for_group_rounds(k, lid, G, L.H * (L.W / L.vc), "ld", false, [&](const Val<u32>& ch, std::uint32_t) {
-    const auto at = x_plane + ch * L.vc;
+  const auto load_at = [&](const Val<u32>& at) {
     got.push_back(L.vc == 1 ? std::vector<Val<T>>{load(x, at)} : load_vec(x, at, L.vc));
-  });
+  };
+  if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
+    // row lid / per_row + r * rows (clamped in a partial last round), chunk lid % per_row
+    auto row0 = k.let("ld_row", lid / rr.per_row);
+    auto at0 = k.let("ld_at", x_plane + row0 * L.W + (lid % rr.per_row) * L.vc);
+    for (std::uint32_t r = 0; r < rr.rounds; ++r) {
+      if ((r + 1) * rr.rows <= L.H && (G % rr.per_row == 0 || (r + 2) * rr.rows <= L.H)) {
+        load_at(k.let("ld" + std::to_string(r), at0 + r * rr.rows * L.W));
+      } else {  // rows past H here, or idle threads (row0 = rows) reading the next round's row
+        auto row = k.let("ldrow" + std::to_string(r), min(row0 + r * rr.rows, L.H - 1));
+        load_at(k.let("ld" + std::to_string(r), x_plane + row * L.W + (lid % rr.per_row) * L.vc));
+      }
+    }
+    return got;
+  }
+  for_group_rounds(k, lid, G, L.H * (L.W / L.vc), "ld", false,
+                   [&](const Val<u32>& ch, std::uint32_t) { load_at(x_plane + ch * L.vc); });
   return got;
 }
 
@@ -154,13 +192,28 @@ void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSme
                  const std::vector<std::vector<dsl::Val<T>>>& got, const dsl::Val<u32>& lid, std::uint32_t G) {
   using namespace ingot::dsl;
   const std::uint32_t per_row = L.W / L.vc;
-  for_group_rounds(k, lid, G, L.H * per_row, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
-    auto at = k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off);
+  const auto store_at = [&](const Val<u32>& at, std::uint32_t r) {
     if (L.vc == 1) {
       store(xs, at, got[r][0]);
     } else {
       store_vec(xs, at, got[r]);
     }
+  };
+  if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
+    auto row0 = k.let("st_row", lid / per_row);
+    auto at0 = k.let("st_at", (row0 + L.top) * L.ws + (lid % per_row) * L.vc + L.off);
+    for (std::uint32_t r = 0; r < rr.rounds; ++r) {
+      auto at = k.let("st" + std::to_string(r), at0 + r * rr.rows * L.ws);
+      if ((r + 1) * rr.rows <= L.H && G % per_row == 0) {
+        store_at(at, r);
+      } else {  // idle threads (row0 = rows) and rows past H store nothing
+        if_(row0 < rr.rows && row0 + r * rr.rows < L.H, [&] { store_at(at, r); });
+      }
+    }
+    return;
+  }
+  for_group_rounds(k, lid, G, L.H * per_row, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
+    store_at(k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off), r);
   });
 }
 
@@ -183,6 +236,23 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
                                 " elements admit no vector copy of 4, 8 or 16 bytes");
   }
   const std::uint32_t per_row = L.W / L.vc;
+  if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
+    auto row0 = k.let("cp_row", lid / per_row);
+    auto src0 = k.let("cp_src", x_plane + row0 * L.W + (lid % per_row) * L.vc);
+    auto at0 = k.let("cp_at", (row0 + L.top) * L.ws + (lid % per_row) * L.vc + L.off + base);
+    for (std::uint32_t r = 0; r < rr.rounds; ++r) {
+      const auto copy = [&] {
+        copy_async(xs, k.let("cp_dst" + std::to_string(r), at0 + r * rr.rows * L.ws), x,
+                   k.let("cp_src" + std::to_string(r), src0 + r * rr.rows * L.W), L.vc, Val<bool>(true));
+      };
+      if ((r + 1) * rr.rows <= L.H && G % per_row == 0) {
+        copy();
+      } else {  // idle threads (row0 = rows) and rows past H copy nothing
+        if_(row0 < rr.rows && row0 + r * rr.rows < L.H, copy);
+      }
+    }
+    return;
+  }
   for_group_rounds(k, lid, G, L.H * per_row, "cp", true, [&](const Val<u32>& ch, std::uint32_t) {
     auto at = k.let("cp_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off + base);
     copy_async(xs, at, x, x_plane + ch * L.vc, L.vc, Val<bool>(true));
