@@ -45,8 +45,11 @@ using harness::Params;
 // session: 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: see mma_default below).
 DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
-  const DepthwiseConv2dTile d =
+  DepthwiseConv2dTile d =
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"), dtype_size(t));
+  // (the staged-plane default where the plane does not fit, or smem = 0: 2x8 row by row)
+  const bool no_smem = p.count("smem") ? param(p, "smem") == 0 : !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
+  if (d.smem && no_smem) d = {2u, 8u, false};
   using Shuffle = DepthwiseConv2dTile::Shuffle;
   Shuffle shfl = d.halo_shuffle;
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;

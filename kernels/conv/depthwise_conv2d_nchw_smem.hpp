@@ -80,6 +80,16 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
   return L;
 }
 
+// Whether the staged-plane kernel takes spec s with tile t (its plane within kPlaneSmemBytes, the tile in range).
+inline bool depthwise_conv2d_smem_fits(const ConvSpec& s, const DepthwiseConv2dTile& t, std::size_t elem_bytes) {
+  try {
+    (void)depthwise_conv2d_smem_layout(s, t, elem_bytes);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 // Work-groups for a batch of `batch` images: one per plane, or with async one per channel and
 // `images` images.
 inline std::uint64_t depthwise_conv2d_smem_groups(const ConvSpec& s, std::uint64_t batch, std::uint32_t images,

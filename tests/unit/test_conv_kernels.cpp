@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "conv/depthwise_conv2d_nchw_smem.hpp"
 #include "conv/depthwise_conv2d_nhwc_mma.hpp"
 #include "conv/direct_conv_registry.hpp"
+#include "conv/smem_banks.hpp"
 #include "conv/winograd_conv2d.hpp"
 #include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
@@ -640,6 +642,51 @@ TEST(ConvKernels, SizesBeyond32BitIndicesAreRefused) {
 
 // The work-group-per-plane kernels of depthwise_conv2d: tensor cores (the 16-bit default for windows
 // of 5 or more rows, mma) and the shared-memory tiles (smem): their launches, and refusals with the reason.
+TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
+  namespace kn = ingot::kernels;
+  std::vector<std::uint64_t> lanes(32);
+  for (std::uint32_t l = 0; l < 32; ++l) lanes[l] = 4ull * l;  // consecutive words: one wavefront
+  EXPECT_EQ(kn::shared_wavefronts(lanes, 4), 1u);
+  for (std::uint32_t l = 0; l < 32; ++l) lanes[l] = 128ull * l;  // one bank, 32 words
+  EXPECT_EQ(kn::shared_wavefronts(lanes, 4), 32u);
+  for (std::uint32_t l = 0; l < 32; ++l) lanes[l] = 0;  // one word: a broadcast
+  EXPECT_EQ(kn::shared_wavefronts(lanes, 4), 1u);
+  for (std::uint32_t l = 0; l < 32; ++l) lanes[l] = 16ull * l;  // aligned 16-byte vectors: one per quarter warp
+  EXPECT_EQ(kn::shared_wavefronts(lanes, 16), 4u);
+  // 7x7 tiles of a 56x56 f32 plane (8 per row, a warp spans 4 tile rows): a row stride of 64 hits each bank 4 times,
+  // 72 none; so the staged-plane kernel's layout takes 72 (and the copies in row-aligned rounds).
+  EXPECT_EQ(kn::bank_friendly_row_stride(64, 200, 1, 4, 4, 64, 8, 7, 7), 72u);
+  EXPECT_EQ(kn::bank_friendly_row_stride(64, 70, 1, 4, 4, 64, 8, 7, 7), 68u);  // within the limit: 2-way, not 4
+  kn::ConvSpec sp;
+  sp.name = "dw7";
+  sp.in_channels = sp.out_channels = sp.groups = 5;
+  sp.in_size = {56, 56};
+  sp.ksize = {7, 7};
+  sp.stride = {1, 1};
+  sp.pad = {3, 3};
+  sp.dilation = {1, 1};
+  const kn::DepthwiseSmemLayout L = kn::depthwise_conv2d_smem_layout(sp, {7u, 7u, false}, 4);
+  EXPECT_EQ(L.plane.ws, 72u);
+  EXPECT_TRUE(L.plane.row_rounds);
+  EXPECT_EQ(L.group, 64u);
+  // f32 windows of 5 or more rows run 7x8 tiles from the staged plane by default, 2x8 from global memory where the
+  // plane does not fit (or with smem = 0)
+  const Registry reg = builtin_registry();
+  const auto& dw = spec(reg, "depthwise_conv2d");
+  Params p{{"B", 2},     {"C", 3},    {"H", 56},       {"W", 56},       {"kh", 7},    {"kw", 7},   {"pad_h", 3},
+           {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}};
+  EXPECT_EQ(dw.geometry(DType::f32, p).group_size[0], 64u);  // 56 tiles of 7x8
+  EXPECT_EQ(dw.geometry(DType::f32, p).total_threads(), 6u * 64);
+  Params big = p;
+  big["H"] = 120;
+  big["W"] = 120;
+  const auto groups_of_256 = [](std::uint64_t n) { return (n + 255) / 256 * 256; };
+  EXPECT_EQ(dw.geometry(DType::f32, big).total_threads(), groups_of_256(2u * 3 * 60 * 15));  // 2x8 tiles
+  Params off = p;
+  off["smem"] = 0;
+  EXPECT_EQ(dw.geometry(DType::f32, off).total_threads(), groups_of_256(2u * 3 * 28 * 7));
+}
+
 TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   const Registry reg = builtin_registry();
   const auto& dw = spec(reg, "depthwise_conv2d");
