@@ -142,13 +142,18 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
 // Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
-  if (p.count("os") && !tile.mma && !mma_asked) {
+  if (p.count("os") && !tile.mma && !mma_asked && !tile.smem) {
     throw std::invalid_argument(
-        "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16); "
-        "drop os");
+        "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16) "
+        "and the staged-plane kernel (smem = 1); drop os");
   }
   const bool dflt = sp.ksize[0] < 5 && !mma_row_pairs(sp, tile, p);
   return tile.mma && bounded_param(p, "os", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
+}
+// The staged-plane kernel's outputs through its plane buffer, leaving as vectors: "os" (0 or 1, default 0; refused
+// where a plane has more tiles than the work-group has threads).
+bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
+  return tile.smem && !tile.mma && bounded_param(p, "os", 0, 1, 0, "depthwise_conv2d") == 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool rp = mma_row_pairs(sp, tile, p);
@@ -393,6 +398,37 @@ void register_depthwise_conv2d(harness::Registry& r) {
             8}}) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["smem"] = 1;
+    s.tests.push_back({name, p});
+  }
+  // The staged plane's outputs through its buffer (os): partial tiles in both axes with bias (13 x 19 outputs of 7x7
+  // tiles), rows of 16-byte vectors (7x7 tiles of 14 x 28, 8 per row: whole rows per round), Q odd (scalar chunks),
+  // a stride with 7x8 tiles, and five images three per work-group through two buffers (a buffer reused: its border
+  // restored; the last work-group with one image past the batch).
+  for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
+           {"c2_13x19_7x7_pad3_bias_smem_os_t7x7",
+            {.B = 2, .C = 2, .size = {13, 19}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            7,
+            7,
+            0},
+           {"c3_14x28_7x7_pad3_smem_os_t7x7", {.B = 1, .C = 3, .size = {14, 28}, .k = {7, 7}, .pad = {3, 3}}, 7, 7, 0},
+           {"c2_9x15_3x5_pad1x2_smem_os_t2x8", {.B = 1, .C = 2, .size = {9, 15}, .k = {3, 5}, .pad = {1, 2}}, 2, 8, 0},
+           {"c2_20x32_5x5_s2_pad2_smem_os_t7x8",
+            {.B = 1, .C = 2, .size = {20, 32}, .k = {5, 5}, .stride = {2, 2}, .pad = {2, 2}},
+            7,
+            8,
+            0},
+           {"c3_14x28_7x7_pad3_b5_imgs3_async_smem_os_t7x7",
+            {.B = 5, .C = 3, .size = {14, 28}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            7,
+            7,
+            3}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["smem"] = 1;
+    p["os"] = 1;
+    if (imgs) {
+      p["async"] = 1;
+      p["imgs"] = imgs;
+    }
     s.tests.push_back({name, p});
   }
   // The staged plane with halo columns by shuffle: rows of 2 to 7 tiles (warps span rows), two
@@ -812,13 +848,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
                                                                                       {7, 14, 1, 0},
                                                                                       {7, 8, 1, 4},
                                                                                       {7, 7, 1, 0},
-                                                                                      {7, 7, 1, 2}}) {
+                                                                                      {7, 7, 1, 2},
+                                                                                      {7, 7, 2, 0},
+                                                                                      {7, 8, 2, 0},
+                                                                                      {4, 8, 2, 0},
+                                                                                      {7, 7, 2, 2}}) {
     auto p = with_tile(conv_params(f, b7), vh, vw);
     p["preload"] = 0;
     std::string name = "N32_C384_56x56_7x7_t" + std::to_string(vh) + "x" + std::to_string(vw);
-    if (smem) {
+    if (smem) {  // 2: with the output stage
       p["smem"] = 1;
       name += "_smem";
+      if (smem == 2) {
+        p["os"] = 1;
+        name += "_os";
+      }
     }
     if (imgs) {
       p["async"] = 1;
@@ -875,7 +919,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
       if (tile.smem) {
-        depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p));
+        depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p),
+                                      smem_output_stage(tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }

@@ -44,6 +44,9 @@ struct DepthwiseSmemLayout {
   std::uint32_t base = 0;   // a tile's columns are relative to cbase = ow0*SW - base (tile_columns.hpp)
   std::uint32_t group = 0;  // G: threads per work-group (a multiple of 32, at most 256)
   std::uint64_t tiles = 0;  // tiles per plane
+  // The output stage (os): output (oh, ow) at oh * ows of the plane's buffer once every tile has read it, leaving as
+  // vectors of ov elements; ows = 0 where it does not apply (more tiles than threads, or the outputs do not fit).
+  std::uint32_t ows = 0, ov = 1;
 };
 
 // Throws std::invalid_argument (check_depthwise_conv2d_nchw's, or the padded plane exceeding
@@ -77,6 +80,15 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
       static_cast<std::uint64_t>(t.vh * SH), static_cast<std::uint64_t>(t.vw * SW));
   L.plane = with_row_stride(L.plane, ws, elem_bytes);
   L.plane.row_rounds = true;
+  // The output stage: rows of whole vectors of ov (the widest of 16, 8 or 4 bytes dividing Q), the stride with the
+  // fewest conflicts for the tiles' scalar stores.
+  L.ov = row_vector_width(es, static_cast<std::uint32_t>(Q), static_cast<std::uint32_t>(Q));
+  const auto q_vec = static_cast<std::uint32_t>((Q + L.ov - 1) / L.ov * L.ov);
+  const auto ows_max = static_cast<std::uint32_t>(L.plane.elements() / static_cast<std::uint64_t>(P));
+  if (L.tiles <= L.group && q_vec <= ows_max) {
+    L.ows = bank_friendly_row_stride(q_vec, ows_max, L.ov, es, es, L.tiles, static_cast<std::uint32_t>(TW),
+                                     static_cast<std::uint64_t>(t.vh) * 1, static_cast<std::uint64_t>(t.vw));
+  }
   return L;
 }
 
@@ -100,9 +112,16 @@ inline std::uint64_t depthwise_conv2d_smem_groups(const ConvSpec& s, std::uint64
 
 template <class T>
 void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseConv2dTile& tile,
-                                std::uint32_t images = 1, bool async = false) {
+                                std::uint32_t images = 1, bool async = false, bool output_stage = false) {
   using namespace ingot::dsl;
   const DepthwiseSmemLayout L = depthwise_conv2d_smem_layout(s, tile, sizeof(T));
+  if (output_stage && L.ows == 0) {
+    throw std::invalid_argument(s.name +
+                                ": os = 1 (depthwise_conv2d smem) stages a plane's outputs in its buffer "
+                                "after one round of tiles: it needs at most " +
+                                std::to_string(L.group) + " tiles per plane (has " + std::to_string(L.tiles) +
+                                ") and the outputs within the buffer; use os = 0 or a larger tile");
+  }
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
@@ -202,7 +221,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
             for (std::uint32_t e = 0; e < KW; ++e) sum = fma(xrow.at(tc.col(j, e)), wv[a * KW + e], sum);
             acc[i][j] = sum;
           }
-          if (a != KH - 1) continue;  // output row i is complete after its last input row
+          if (a != KH - 1 || output_stage) continue;  // output row i is complete after its last input row
           Val<bool> row_live = live;
           if (P % VH != 0) row_live = live && oh0 + i < P;
           auto at = k.let(rt + "y" + std::to_string(i), y_plane + (oh0 + i) * Q + ow0);
@@ -210,7 +229,54 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
                          [&](std::uint32_t q) { return Val<f32>(acc[i][q]); });
         }
       }
+      if (!output_stage) return;
+      // (one round: every tile of the plane is done when all threads pass the barrier)
+      k.barrier();
+      for (std::uint32_t i = 0; i < VH; ++i) {
+        for (std::uint32_t j = 0; j < VW; ++j) {
+          Val<bool> in = Val<bool>(true);
+          if (P % VH != 0) in = in && oh0 + i < P;
+          if (Q % VW != 0) in = in && ow0 + j < Q;
+          const auto put = [&] { store(xs, buf + (oh0 + i) * L.ows + ow0 + j, cast<T>(Val<f32>(acc[i][j]))); };
+          if (P % VH != 0 || Q % VW != 0) {
+            if_(in, put);
+          } else {
+            put();
+          }
+        }
+      }
     });
+    if (!output_stage) return;
+    k.barrier();
+    // the stage leaves in vectors of ov: row lid / per_row + r * rows, chunk lid % per_row (row-aligned rounds where a
+    // row's chunks fit the work-group, else one chunk per thread and round)
+    const std::uint32_t per_row = Q / L.ov, rows = std::max<std::uint32_t>(1, G / per_row);
+    const bool aligned = G >= per_row;
+    auto row0 = k.let("oc_row", aligned ? lid / per_row : Val<u32>(0u));
+    auto ch0 = k.let("oc_ch", aligned ? lid % per_row : lid);
+    const std::uint32_t rounds = aligned ? (P + rows - 1) / rows : (P * per_row + G - 1) / G;
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      Val<u32> row = row0 + r * rows, chunk = ch0;
+      if (!aligned) {
+        auto c = k.let("oc_c" + std::to_string(r), ch0 + r * G);
+        row = k.let("oc_r" + std::to_string(r), c / per_row);
+        chunk = k.let("oc_k" + std::to_string(r), c % per_row);
+      }
+      Val<bool> ok = live_plane;
+      if (aligned && G % per_row != 0) ok = ok && row0 < rows;
+      if (aligned ? (r + 1) * rows > P : (r + 1) * G > P * per_row) ok = ok && row < P;
+      if_(ok, [&] {
+        if (L.ov == 1) {
+          store(y, y_plane + row * Q + chunk, load(xs, buf + row * L.ows + chunk));
+        } else {
+          store_vec(y, y_plane + row * Q + chunk * L.ov, load_vec(xs, buf + row * L.ows + chunk * L.ov, L.ov));
+        }
+      });
+    }
+    if (async && images > 2) {  // the buffer's border, zeroed once by for_planes_async, is read again: restore it
+      k.barrier();
+      zero_plane_border(k, xs, L.plane, lid, G, buf);
+    }
   };
 
   if (async) {

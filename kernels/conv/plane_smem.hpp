@@ -159,10 +159,11 @@ std::vector<std::vector<dsl::Val<T>>> load_plane(dsl::KernelBuilder& k, const ds
   return got;
 }
 
-// Writes the border zeros of layout L at xs[base ..) (the copies never overwrite them).
-template <class T>
+// Writes the border zeros of layout L at xs[base ..) (the copies never overwrite them; base a trace-time offset or a
+// run-time one).
+template <class T, class Base = std::uint32_t>
 void zero_plane_border(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSmem& L, const dsl::Val<u32>& lid,
-                       std::uint32_t G, std::uint32_t base = 0) {
+                       std::uint32_t G, const Base& base = Base{0}) {
   using namespace ingot::dsl;
   const std::uint32_t H = L.H, Wd = L.W;
   // zero rows: `top` above, the rest below (whole rows, in vectors of vc where that is >= 4 bytes)
