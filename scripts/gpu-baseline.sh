@@ -7,7 +7,8 @@
 # Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
-# Write the local commit to .commit (untracked) first: the device copy's git metadata may be older.
+# Write the local commit to .commit first and name it in the run call's carry (.commit is git-ignored: without carry
+# it does not reach the device copy, whose git metadata may be older).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)

@@ -3,8 +3,8 @@
 # (bench/probes/copy_probe.cu), runs the probe, then Nsight Compute on chosen bench cases at the
 # card's own clocks (caches flushed before each launch, as the bench's rotation leaves them cold),
 # and optionally a bench of chosen cases. Logs go to $OUT (or ./gpu-out).
-# Usage: bash scripts/gpu-profile.sh (write the local commit to .commit first: the device copy's git metadata may be
-# older than the working tree it runs)
+# Usage: bash scripts/gpu-profile.sh (write the local commit to .commit first and name it in the run call's carry:
+# .commit is git-ignored, and the device copy's git metadata may be older than the working tree it runs)
 #   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
 #   INGOT_BENCH="filter|dtype|case-regex;..."             cases to bench (median of 30 after 5)
 #   INGOT_PROBE=1                                         also build and run the copy probe

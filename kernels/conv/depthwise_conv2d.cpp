@@ -47,8 +47,12 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   DepthwiseConv2dTile d =
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"), dtype_size(t));
-  // (the staged-plane default where the plane does not fit, or smem = 0: 2x8 row by row)
-  const bool no_smem = p.count("smem") ? param(p, "smem") == 0 : !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
+  // The staged-plane default (f32, windows of 5 or more rows) gives way to 2x8 row by row where the plane does not fit,
+  // with smem = 0, and where the case names a tiling key without smem (the tiled kernels' own variants).
+  bool names_tiling = false;
+  for (const char* key : {"VH", "VW", "preload", "shfl", "ahead"}) names_tiling = names_tiling || p.count(key) > 0;
+  const bool no_smem =
+      p.count("smem") ? param(p, "smem") == 0 : names_tiling || !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
   if (d.smem && no_smem) d = {2u, 8u, false};
   using Shuffle = DepthwiseConv2dTile::Shuffle;
   Shuffle shfl = d.halo_shuffle;

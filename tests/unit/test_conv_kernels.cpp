@@ -685,6 +685,11 @@ TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
   Params off = p;
   off["smem"] = 0;
   EXPECT_EQ(dw.geometry(DType::f32, off).total_threads(), groups_of_256(2u * 3 * 28 * 7));
+  Params named = p;  // a tile named without smem: the tiled kernel from global memory, as before the default
+  named["VH"] = 2;
+  EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), groups_of_256(2u * 3 * 28 * 7));
+  named["smem"] = 1;  // with smem: 2x8 tiles of the staged plane, 196 per work-group of 224
+  EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), 6u * 224);
 }
 
 TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
