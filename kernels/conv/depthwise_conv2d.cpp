@@ -5,7 +5,7 @@
 // depthwise_conv2d_default_tile, per window height and element size), depthwise_conv2d_nchw_mma.hpp
 // (f16/bf16 on tensor cores, "mma", "imgs", "lm", "os", ...; the default for windows of 5 or more rows, and for f16
 // any window, where it applies, tile_of) and depthwise_conv2d_nchw_smem.hpp (a plane per work-group in shared memory,
-// "smem").
+// "smem", "os"; the f32 default for windows of 5 or more rows where the plane fits).
 #include "depthwise_conv2d.hpp"
 
 #include <algorithm>
