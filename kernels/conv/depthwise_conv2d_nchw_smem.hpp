@@ -237,17 +237,14 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
       if (!output_stage) return;
       // (one round: every tile of the plane is done when all threads pass the barrier)
       k.barrier();
+      // (threads past the plane's tiles hold a clamped copy of the last tile: they store nothing, nor does a plane
+      // past the batch)
       for (std::uint32_t i = 0; i < VH; ++i) {
         for (std::uint32_t j = 0; j < VW; ++j) {
-          Val<bool> in = Val<bool>(true);
+          Val<bool> in = live;
           if (P % VH != 0) in = in && oh0 + i < P;
           if (Q % VW != 0) in = in && ow0 + j < Q;
-          const auto put = [&] { store(xs, buf + (oh0 + i) * L.ows + ow0 + j, cast<T>(Val<f32>(acc[i][j]))); };
-          if (P % VH != 0 || Q % VW != 0) {
-            if_(in, put);
-          } else {
-            put();
-          }
+          if_(in, [&] { store(xs, buf + (oh0 + i) * L.ows + ow0 + j, cast<T>(Val<f32>(acc[i][j]))); });
         }
       }
     });

@@ -681,13 +681,13 @@ TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
   big["H"] = 120;
   big["W"] = 120;
   const auto groups_of_256 = [](std::uint64_t n) { return (n + 255) / 256 * 256; };
-  EXPECT_EQ(dw.geometry(DType::f32, big).total_threads(), groups_of_256(2u * 3 * 60 * 15));  // 2x8 tiles
+  EXPECT_EQ(dw.geometry(DType::f32, big).total_threads(), groups_of_256(std::uint64_t{2} * 3 * 60 * 15));  // 2x8 tiles
   Params off = p;
   off["smem"] = 0;
-  EXPECT_EQ(dw.geometry(DType::f32, off).total_threads(), groups_of_256(2u * 3 * 28 * 7));
+  EXPECT_EQ(dw.geometry(DType::f32, off).total_threads(), groups_of_256(std::uint64_t{2} * 3 * 28 * 7));
   Params named = p;  // a tile named without smem: the tiled kernel from global memory, as before the default
   named["VH"] = 2;
-  EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), groups_of_256(2u * 3 * 28 * 7));
+  EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), groups_of_256(std::uint64_t{2} * 3 * 28 * 7));
   named["smem"] = 1;  // with smem: 2x8 tiles of the staged plane, 196 per work-group of 224
   EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), 6u * 224);
 }
