@@ -47,21 +47,19 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   DepthwiseConv2dTile d =
       depthwise_conv2d_default_tile(bounded_param(p, "kh", 1, 1 << 20, 1, "depthwise_conv2d"), dtype_size(t));
+  // (a case that names a tile of the tiled kernels runs them)
+  bool tiled = false;
+  for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
   // The staged-plane default (f32, windows of 5 or more rows) gives way to 2x8 row by row where the plane does not fit,
   // with smem = 0, and where the case names a tiling key without smem (the tiled kernels' own variants).
-  bool names_tiling = false;
-  for (const char* key : {"VH", "VW", "preload", "shfl", "ahead"}) names_tiling = names_tiling || p.count(key) > 0;
   const bool no_smem =
-      p.count("smem") ? param(p, "smem") == 0 : names_tiling || !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
+      p.count("smem") ? param(p, "smem") == 0 : tiled || !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
   if (d.smem && no_smem) d = {2u, 8u, false};
   using Shuffle = DepthwiseConv2dTile::Shuffle;
   Shuffle shfl = d.halo_shuffle;
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
   const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
   if (smem && shfl != Shuffle::On) shfl = Shuffle::Off;  // (shfl = 1: halos by shuffle from the staged rows)
-  // (a case that names a tile of the tiled kernels runs them)
-  bool tiled = false;
-  for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
   // (Every window where row-pair tiles apply, since 2026-12-03 sixteenth session: 3x3 N32 C384 56x56 on the H200
   // bf16 84.4% of copy against 78.4% for the 2x8 tile, f16 84.9% against 76.3% for the 16x8 tensor-core tiles; 7x7
   // 75.4% against 54.6%. Before: windows of 5 or more rows, and f16 any window: 3x3 f16 76.4% against 73.0% for the
@@ -751,8 +749,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
   }
   // Row-pair tiles (rp; the default since 2026-12-03 sixteenth session) in the tuned schedule: 2 rows x 64 columns per
   // mma, each layout row loaded once per band (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 /
-  // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 / 16 images per work-group, with the output stage (os 1, the 3x3
-  // default) and without (os 0, the 7x7 default); -1: the default.
+  // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 / 16 images per work-group (also with il 3), with the output stage
+  // (os 1, the 3x3 default) and without (os 0, the 7x7 default); -1: the default.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, -1},
                                                                                       {0, 0, 1, -1},
@@ -765,6 +763,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
                                                                                       {4, 4, 0, -1},
                                                                                       {4, 8, 0, -1},
                                                                                       {4, 16, 0, -1},
+                                                                                      {4, 4, 3, -1},
+                                                                                      {4, 16, 3, -1},
                                                                                       {0, 0, 0, 0},
                                                                                       {0, 0, 0, 1}}) {
       auto q = conv_params(f, c);
@@ -874,17 +874,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       name += "_async_imgs" + std::to_string(imgs);
     }
     s.bench.push_back({name, p});
-  }
-  // Row pairs with three pairs side by side and 4 / 16 images per work-group (16-bit 7x7).
-  for (const int imgs : {4, 16}) {
-    auto q = conv_params(f, b7);
-    q["mma"] = 1;
-    q["rp"] = 1;
-    q["mw"] = 4;
-    q["async"] = 1;
-    q["imgs"] = imgs;
-    q["il"] = 3;
-    s.bench.push_back({"N32_C384_56x56_7x7_mma_rp_mw4_imgs" + std::to_string(imgs) + "_il3", q});
   }
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);

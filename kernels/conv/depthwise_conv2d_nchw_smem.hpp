@@ -92,7 +92,7 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
   const auto ows_max = static_cast<std::uint32_t>(L.plane.elements() / static_cast<std::uint64_t>(P));
   if (L.tiles <= L.group && q_vec <= ows_max) {
     L.ows = bank_friendly_row_stride(q_vec, ows_max, L.ov, es, es, L.tiles, static_cast<std::uint32_t>(TW),
-                                     static_cast<std::uint64_t>(t.vh) * 1, static_cast<std::uint64_t>(t.vw));
+                                     static_cast<std::uint64_t>(t.vh), static_cast<std::uint64_t>(t.vw));
   }
   return L;
 }
@@ -250,30 +250,24 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
     });
     if (!output_stage) return;
     k.barrier();
-    // the stage leaves in vectors of ov: row lid / per_row + r * rows, chunk lid % per_row (row-aligned rounds where a
-    // row's chunks fit the work-group, else one chunk per thread and round)
-    const std::uint32_t per_row = Q / L.ov, rows = std::max<std::uint32_t>(1, G / per_row);
-    const bool aligned = G >= per_row;
-    auto row0 = k.let("oc_row", aligned ? lid / per_row : Val<u32>(0u));
-    auto ch0 = k.let("oc_ch", aligned ? lid % per_row : lid);
-    const std::uint32_t rounds = aligned ? (P + rows - 1) / rows : (P * per_row + G - 1) / G;
-    for (std::uint32_t r = 0; r < rounds; ++r) {
-      Val<u32> row = row0 + r * rows, chunk = ch0;
-      if (!aligned) {
-        auto c = k.let("oc_c" + std::to_string(r), ch0 + r * G);
-        row = k.let("oc_r" + std::to_string(r), c / per_row);
-        chunk = k.let("oc_k" + std::to_string(r), c % per_row);
-      }
-      Val<bool> ok = live_plane;
-      if (aligned && G % per_row != 0) ok = ok && row0 < rows;
-      if (aligned ? (r + 1) * rows > P : (r + 1) * G > P * per_row) ok = ok && row < P;
-      if_(ok, [&] {
+    // the stage leaves in vectors of ov: row-aligned rounds where a row's chunks fit the work-group
+    const std::uint32_t per_row = Q / L.ov;
+    const auto out = [&](const Val<u32>& row, const Val<u32>& chunk) {
+      if_(live_plane, [&] {
         if (L.ov == 1) {
           store(y, y_plane + row * Q + chunk, load(xs, buf + row * L.ows + chunk));
         } else {
           store_vec(y, y_plane + row * Q + chunk * L.ov, load_vec(xs, buf + row * L.ows + chunk * L.ov, L.ov));
         }
       });
+    };
+    if (G >= per_row) {
+      for_row_rounds(k, lid, G, P, per_row, "oc", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
+        out(row0 + r * (G / per_row), ch);
+      });
+    } else {
+      for_group_rounds(k, lid, G, P * per_row, "oc", true,
+                       [&](const Val<u32>& c, std::uint32_t) { out(c / per_row, c % per_row); });
     }
     if (async && images > 2) {  // the buffer's border, zeroed once by for_planes_async, is read again: restore it
       k.barrier();

@@ -129,6 +129,28 @@ inline void for_group_rounds(dsl::KernelBuilder& k, const dsl::Val<u32>& lid, st
   }
 }
 
+// Row-aligned rounds over `rows` rows of per_row chunks (G >= per_row): body(row0, chunk, r) for round r, where
+// thread lid takes chunk lid % per_row of row row0 + r * (G / per_row), row0 = lid / per_row — its addresses move by a
+// constant from round to round. A round holding rows past `rows`, or a work-group with G % per_row idle threads
+// (row0 = G / per_row), runs body under an if that keeps those threads out.
+inline void for_row_rounds(dsl::KernelBuilder& k, const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t rows,
+                           std::uint32_t per_row, const std::string& tag,
+                           const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&, std::uint32_t)>& body) {
+  using namespace ingot::dsl;
+  if (per_row == 0 || G < per_row)
+    throw std::invalid_argument("for_row_rounds: needs at least a row's chunks of threads");
+  const std::uint32_t per_round = G / per_row;
+  auto row0 = k.let(tag + "_row", lid / per_row);
+  auto chunk = k.let(tag + "_ch", lid % per_row);
+  for (std::uint32_t r = 0; r * per_round < rows; ++r) {
+    if ((r + 1) * per_round <= rows && G % per_row == 0) {
+      body(row0, chunk, r);
+    } else {
+      if_(row0 < per_round && row0 + r * per_round < rows, [&] { body(row0, chunk, r); });
+    }
+  }
+}
+
 // The plane's chunks at x[x_plane ..), loaded by the G threads of the work-group (lid: local
 // id): round r of this thread in element r (a partial last round loads a clamped chunk).
 template <class T, dsl::Access A>
@@ -201,16 +223,9 @@ void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSme
     }
   };
   if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
-    auto row0 = k.let("st_row", lid / per_row);
-    auto at0 = k.let("st_at", (row0 + L.top) * L.ws + (lid % per_row) * L.vc + L.off);
-    for (std::uint32_t r = 0; r < rr.rounds; ++r) {
-      auto at = k.let("st" + std::to_string(r), at0 + r * rr.rows * L.ws);
-      if ((r + 1) * rr.rows <= L.H && G % per_row == 0) {
-        store_at(at, r);
-      } else {  // idle threads (row0 = rows) and rows past H store nothing
-        if_(row0 < rr.rows && row0 + r * rr.rows < L.H, [&] { store_at(at, r); });
-      }
-    }
+    for_row_rounds(k, lid, G, L.H, per_row, "st", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
+      store_at(k.let("st" + std::to_string(r), (row0 + r * rr.rows + L.top) * L.ws + ch * L.vc + L.off), r);
+    });
     return;
   }
   for_group_rounds(k, lid, G, L.H * per_row, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
@@ -238,20 +253,11 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
   }
   const std::uint32_t per_row = L.W / L.vc;
   if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
-    auto row0 = k.let("cp_row", lid / per_row);
-    auto src0 = k.let("cp_src", x_plane + row0 * L.W + (lid % per_row) * L.vc);
-    auto at0 = k.let("cp_at", (row0 + L.top) * L.ws + (lid % per_row) * L.vc + L.off + base);
-    for (std::uint32_t r = 0; r < rr.rounds; ++r) {
-      const auto copy = [&] {
-        copy_async(xs, k.let("cp_dst" + std::to_string(r), at0 + r * rr.rows * L.ws), x,
-                   k.let("cp_src" + std::to_string(r), src0 + r * rr.rows * L.W), L.vc, Val<bool>(true));
-      };
-      if ((r + 1) * rr.rows <= L.H && G % per_row == 0) {
-        copy();
-      } else {  // idle threads (row0 = rows) and rows past H copy nothing
-        if_(row0 < rr.rows && row0 + r * rr.rows < L.H, copy);
-      }
-    }
+    for_row_rounds(k, lid, G, L.H, per_row, "cp", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
+      const std::string rt = std::to_string(r);
+      copy_async(xs, k.let("cp_dst" + rt, (row0 + r * rr.rows + L.top) * L.ws + ch * L.vc + L.off + base), x,
+                 k.let("cp_src" + rt, x_plane + (row0 + r * rr.rows) * L.W + ch * L.vc), L.vc, Val<bool>(true));
+    });
     return;
   }
   for_group_rounds(k, lid, G, L.H * per_row, "cp", true, [&](const Val<u32>& ch, std::uint32_t) {
