@@ -120,8 +120,7 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
 // against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
 // images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
-// = 1, like lm); il refused without rp. "cs" (0 or 1, default 1): the output columns shifted where that makes the plane's
-// copies 16-byte vectors (DepthwiseMmaPlan::dx), refused without rp.
+// = 1, like lm); il refused without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -131,12 +130,9 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  for (const char* key : {"il", "cs"}) {
-    if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") +
-                                  (std::string(key) == "il" ? "il (row pairs interleaved)" : "cs (shifted column groups)") +
-                                  " applies to row-pair tiles (mma = 1, rp = 1); drop it");
-    }
+  if (p.count("il") && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: il (row pairs interleaved) applies to row-pair tiles (mma = 1, rp = 1); drop il");
   }
   return rp;
 }
@@ -220,9 +216,8 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     throw std::invalid_argument(
         "depthwise_conv2d: row-pair tiles (rp = 1) load A by load_matrix once per row: drop lmfirst and lm = 0");
   }
-  o.shift = bounded_param(p, "cs", 0, 1, 1, "depthwise_conv2d") == 1;
   if (o.rp) {
-    const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true, o.shift).pb;
+    const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
     // (3 for windows of 5 or more rows: 68 registers against 62, faster in four H200 calls, see mma_row_pairs)
     const std::uint32_t il = sp.ksize[0] >= 5 ? 3u : 2u;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
@@ -243,8 +238,7 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "cs"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -289,7 +283,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
-  s.spec_params.emplace_back("cs");      // tensor cores with rp: shifted column groups for 16-byte copies (default 1)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");      // stream: planes per work-group
@@ -794,13 +787,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       s.bench.push_back({name, q});
     }
-    // The default without its shifted column groups (cs = 0: the plane copied in 8-byte vectors, the default before
-    // 2026-12-04 eighteenth session).
-    auto q = conv_params(f, c);
-    q["mma"] = 1;
-    q["rp"] = 1;
-    q["cs"] = 0;
-    s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_cs0", q});
   }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against

@@ -26,9 +26,6 @@
 // while kh pairs use it), not kh times: per 128 outputs, 1 load_matrix of 512 bytes and kh mma, against kh load_matrix
 // (7x7: 3.5 KB of shared-memory reads per 128 outputs, the tuned schedule's bound). D's pairs of a row are 64
 // contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
-// Where PW + s cannot be a multiple of 8 (3x3: PW + s <= 7; 7x7: s <= 2), the groups start dx (even) columns left of
-// the plane (group j: output columns 8j - dx .. + 8, A from input column 8j - dx - PW - s), so that input column 0 lands
-// 16-byte aligned in the layout and the plane is copied in 16-byte vectors, not 8-byte ones.
 #pragma once
 
 #include <algorithm>
@@ -59,7 +56,6 @@ struct DepthwiseMmaOptions {
   bool os = false;           // outputs through shared memory, 16-byte stores
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
-  bool shift = true;         // rp: output columns shifted (DepthwiseMmaPlan::dx) where it makes 16-byte plane copies
 };
 
 struct DepthwiseMmaPlan {
@@ -69,12 +65,8 @@ struct DepthwiseMmaPlan {
   std::uint32_t ns = 0;     // rp: 64-column strips
   std::uint32_t pb = 0;     // rp: row pairs per band
   std::uint32_t s = 0;      // columns of A left of the window's first: PW % 2, or with lm the s <= 9 - kw making PW + s
-                            // (rp: PW + s + dx) the most aligned (A's column 0 at layout column off - PW - s - dx = 0
-                            // mod 8)
-  std::uint32_t dx = 0;     // rp: output columns left of the plane in the first column group (even; the groups cover
-                            // output columns 8j - dx .. + 8), so that PW + s + dx = 0 mod 8 where s alone cannot make it:
-                            // input column 0 then lands 16-byte aligned and the plane's copies are 16-byte vectors
-  std::uint32_t tw = 0;     // 8-column groups per plane (rp: of Q + dx columns)
+                            // the most aligned (A's column 0 at layout column off - PW - s = 0 mod 8)
+  std::uint32_t tw = 0;     // 8-column groups per plane
   std::uint32_t tasks = 0;  // tiles (16-row bands x 8-column groups; rp: strips x bands) per plane
   std::uint32_t warps = 0;  // warps per work-group
   [[nodiscard]] std::uint32_t group() const { return 32 * warps; }
@@ -82,10 +74,9 @@ struct DepthwiseMmaPlan {
 
 // The plan for a valid depthwise NCHW spec, whether the kernel applies or not (see the refusal).
 // warps: warps per work-group (1..8; 0: as few as give the least tiles per warp, at most 8; rp: 4 bands); lm: A
-// fragments by load_matrix; rp: row-pair tiles (implies lm); shift: rp's dx where it aligns the copies.
+// fragments by load_matrix; rp: row-pair tiles (implies lm).
 inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::size_t elem_bytes,
-                                                      std::uint32_t warps = 0, bool lm = false, bool rp = false,
-                                                      bool shift = true) {
+                                                      std::uint32_t warps = 0, bool lm = false, bool rp = false) {
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::int64_t PH = s.pad[0], PW = s.pad[1], KH = s.ksize[0];
   lm = lm || rp;
@@ -94,34 +85,19 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   plan.lm = lm;
   plan.rp = rp;
   if (lm) {  // the shift in [0, 9 - kw] whose PW + shift has the most trailing zero bits (a multiple of 8 best)
-    const auto zeros = [](std::int64_t v) {
-      return std::min(v == 0 ? 64 : std::countr_zero(static_cast<std::uint64_t>(v)), 3);  // (8 elements: 16 bytes)
-    };
+    const auto zeros = [](std::int64_t v) { return v == 0 ? 64 : std::countr_zero(static_cast<std::uint64_t>(v)); };
     plan.s = 0;
     for (std::int64_t sh = 1; sh <= 9 - static_cast<std::int64_t>(s.ksize[1]); ++sh) {
       if (zeros(PW + sh) > zeros(PW + plan.s)) plan.s = static_cast<std::uint32_t>(sh);
     }
-    // Row pairs: where no s alone makes PW + s a multiple of 8, the least even dx (2, 4, 6) with an s that does, if
-    // the strips of Q + dx columns are no more than Q's (their mma cover 64 columns whatever Q).
-    for (std::uint32_t d = 2; rp && shift && zeros(PW + plan.s) < 3 && d <= 6; d += 2) {
-      if ((Q + d + 63) / 64 != (Q + 63) / 64) break;
-      for (std::int64_t sh = 0; sh <= 9 - static_cast<std::int64_t>(s.ksize[1]); ++sh) {
-        if (zeros(PW + sh + d) == 3) {
-          plan.s = static_cast<std::uint32_t>(sh);
-          plan.dx = d;
-          break;
-        }
-      }
-      if (plan.dx != 0) break;
-    }
   }
   const std::uint32_t tm = (P + 15) / 16;
-  plan.tw = (Q + plan.dx + 7) / 8;
+  plan.tw = (Q + 7) / 8;
   plan.tasks = tm * plan.tw;
   std::int64_t row_hi = 16 * static_cast<std::int64_t>(tm) - 1 + KH - 1 - PH;
   if (rp) {  // bands of pb pairs: about `warps` (default 4) tasks over the strips, no empty band
     const std::uint32_t np = (P + 1) / 2;
-    plan.ns = (Q + plan.dx + 63) / 64;
+    plan.ns = (Q + 63) / 64;
     const std::uint32_t want = warps == 0 ? 4u : std::min(warps, 8u);
     const std::uint32_t nb = std::clamp((want + plan.ns - 1) / plan.ns, 1u, np);
     plan.pb = (np + nb - 1) / nb;
@@ -134,7 +110,7 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_geometry(const ConvSpec& s, std::si
   const std::uint32_t most = warps == 0 ? 8u : std::min(warps, 8u);
   const std::uint32_t per = (plan.tasks + most - 1) / most;
   plan.warps = (plan.tasks + per - 1) / per;
-  const std::int64_t col_lo = -PW - plan.s - plan.dx, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
+  const std::int64_t col_lo = -PW - plan.s, col_hi = 8 * (static_cast<std::int64_t>(plan.tw) - 1) + col_lo + 15;
   plan.plane = lm ? plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 8, true)
                   : plane_smem_geometry(s.in_size[0], s.in_size[1], elem_bytes, -PH, row_hi, col_lo, col_hi, 2);
   if (lm) {  // rows 16 bytes apart modulo 128: the 8 rows of each ldmatrix phase in distinct banks
@@ -163,7 +139,7 @@ inline std::string depthwise_conv2d_mma_refusal(const ConvSpec& s, std::size_t e
 
 // Throws std::invalid_argument with the reason unless the kernel applies with `warps` (0: the default).
 inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t warps = 0,
-                                                  bool lm = false, bool rp = false, bool shift = true) {
+                                                  bool lm = false, bool rp = false) {
   check_depthwise_conv2d_nchw(s, DepthwiseConv2dTile{});
   if (warps > 8) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) takes 1 to 8 warps per " +
@@ -173,7 +149,7 @@ inline DepthwiseMmaPlan depthwise_conv2d_mma_plan(const ConvSpec& s, std::size_t
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d mma = 1) " + why +
                                 "; use mma = 0");
   }
-  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps, lm, rp, shift);
+  return depthwise_conv2d_mma_geometry(s, elem_bytes, warps, lm, rp);
 }
 
 // Work-groups for a batch of `batch` images taking `images` images each (DepthwiseMmaPlan).
@@ -279,7 +255,7 @@ template <class T>
 void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseMmaOptions& o) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
-  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), o.warps, o.lm, o.rp, o.shift);
+  const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), o.warps, o.lm, o.rp);
   const std::uint32_t images = o.images;
   const bool async = o.async, lm_first = o.lm_first && !o.rp, os = o.os;
   if (o.rp && (o.il < 1 || o.il > plan.pb)) {
@@ -340,7 +316,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // Tiles: band tb = task / tw (rows 16tb ..), column group task % tw (columns 8(task % tw) ..).
   // Input row ih = y0 + m + ky - PH is layout row y0 + m + ky (top = PH); the A block's column k is
   // input column x0 - PW - s + k, layout column off + x0 - PW - s + k (off >= PW + s).
-  const std::uint32_t col0 = L.off - PW - plan.s - plan.dx;
+  const std::uint32_t col0 = L.off - PW - plan.s;
   // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
   // Every round's tile is set up first, then the products run tap row by tap row across the rounds
   // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (On the H200 ptxas
@@ -460,9 +436,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto y0 = k.let(rt + "y0", (task / plan.ns) * (2 * plan.pb));
       auto x0 = k.let(rt + "x0", (task % plan.ns) * 64u);
       auto at = k.let(rt + "a", (y0 + lanes.row) * L.ws + row_pair_column(lanes, x0, plan.tw) + col0 + buf);
-      // (Group columns v = q + dx: a pair left of the plane, v < dx, gets q0 = Q and stores nothing.)
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-      if (plan.dx != 0) q0 = k.let(rt + "qd", select(q0 >= plan.dx, q0 - plan.dx, Val<u32>(Q)));
       // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
       row_pair_products<T>(k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
                            [&](std::uint32_t i, const std::array<Val<f32>, 4>& d) {

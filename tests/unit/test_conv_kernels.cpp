@@ -788,36 +788,9 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     bad["il"] = 2, bad["rp"] = 0;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("il (row pairs interleaved) applies"),
               std::string::npos);
-    bad["cs"] = 0, bad.erase("il");
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("cs (shifted column groups) applies"),
-              std::string::npos);
     bad = p, bad["VH"] = 2, bad["rp"] = 1;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("rp (row-pair tiles) applies"),
               std::string::npos);
-    // Shifted column groups (cs, default 1): PW + s + dx = 0 mod 8 makes the plane's copies 16-byte vectors (.cg);
-    // without the shift (cs = 0) no s <= 9 - kw aligns 3x3's PW = 1 or 7x7's PW = 3 past 8 bytes.
-    for (const std::uint32_t kk : {3u, 7u}) {
-      Params c = p;
-      c["kh"] = kk, c["kw"] = kk, c["pad_h"] = kk / 2, c["pad_w"] = kk / 2;
-      kernels::ConvSpec sp;
-      sp.in_channels = sp.out_channels = sp.groups = 5;
-      sp.in_size = {56, 56}, sp.ksize = {kk, kk}, sp.stride = {1, 1}, sp.pad = {kk / 2, kk / 2}, sp.dilation = {1, 1};
-      const auto plan = kernels::depthwise_conv2d_mma_geometry(sp, 2, 0, true, true);
-      EXPECT_EQ((sp.pad[1] + plan.s + plan.dx) % 8, 0) << kk;
-      EXPECT_EQ(plan.dx, kk == 3 ? 2u : 4u) << kk;
-      EXPECT_EQ(plan.ns, 1u) << kk;
-      EXPECT_EQ(kernels::depthwise_conv2d_mma_geometry(sp, 2, 0, true, true, false).dx, 0u) << kk;
-      ir::Kernel shifted, plain;
-      ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, c, &shifted), "") << kk;
-      c["cs"] = 0;
-      ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, c, &plain), "") << kk;
-      EXPECT_GT(count(shifted, "cp.async.cg.shared.global [%0], [%1], 16"), 0u) << kk;
-      EXPECT_EQ(count(shifted, "cp.async.ca"), 0u) << kk;
-      EXPECT_GT(count(plain, "cp.async.ca.shared.global [%0], [%1], 8"), 0u) << kk;
-      // a shift that would add a strip is not taken: Q = 63 + dx > 64
-      sp.in_size = {56, 63};
-      EXPECT_EQ(kernels::depthwise_conv2d_mma_geometry(sp, 2, 0, true, true).dx, 0u) << kk;
-    }
     for (const char* key : {"lmfirst", "lm"}) {
       bad = p, bad["rp"] = 1, bad[key] = std::string(key) == "lm" ? 0 : 1;
       EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop lmfirst and lm = 0"),
