@@ -56,7 +56,6 @@ struct DepthwiseMmaOptions {
   bool os = false;           // outputs through shared memory, 16-byte stores
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
-  std::uint32_t chains = 1;  // rp: accumulator chains per pair (1, or 2: tap rows split in two halves, summed at the end)
 };
 
 struct DepthwiseMmaPlan {
@@ -215,22 +214,14 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 // load_matrix row for R = 0: the band's first layout row + l / 16, its column group's A columns) with row stride ws: il
 // pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read). After
 // each group of il pairs, done(i, d) for each of its pairs i: d_0, d_1 at (row 2i, columns 8 gl + 2 tl, + 1), d_2, d_3
-// at row 2i + 1. chains = 2: each pair accumulates tap rows [0, half) from init and [half, kh) from zero (half = (kh + 1)
-// / 2)
-// in two independent mma chains, side by side, and done() gets their sum: half the dependent mma latency per pair.
+// at row 2i + 1.
 template <class T>
 void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
                        std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
                        const dsl::Val<f32>& init,
-                       const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done,
-                       std::uint32_t chains = 1) {
+                       const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done) {
   using namespace ingot::dsl;
   const auto KH = static_cast<std::uint32_t>(b.size());
-  if (chains < 1 || chains > 2 || (chains == 2 && KH < 2)) {
-    throw std::invalid_argument("row-pair products: chains must be 1, or 2 with at least 2 tap rows (has " +
-                                std::to_string(chains) + " for " + std::to_string(KH) + " rows)");
-  }
-  const std::uint32_t half = chains == 2 ? (KH + 1) / 2 : KH;  // chain 0: tap rows [0, half); chain 1: [half, KH)
   std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R), loaded in pairs of rows
   const auto row = [&](std::uint32_t R) {
     while (h.size() <= R) {
@@ -241,30 +232,19 @@ void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const ds
     }
     return h[R];
   };
-  const Val<f32> zero = 0.0f;
   for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
     const std::uint32_t n = std::min(il, pb - i0);
     std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
-    std::vector<std::array<Val<f32>, 4>> acc2(n, {zero, zero, zero, zero});
-    const auto step = [&](std::uint32_t j, std::uint32_t ky, std::array<Val<f32>, 4>& c) {
-      const std::uint32_t R = 2 * (i0 + j) + ky;
-      const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
-      const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
-                                      cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
-      c = mma_m16n8k16<T>(k, a, b[ky], c);
-    };
-    for (std::uint32_t ky = 0; ky < half; ++ky) {
+    for (std::uint32_t ky = 0; ky < KH; ++ky) {
       for (std::uint32_t j = 0; j < n; ++j) {
-        step(j, ky, acc[j]);
-        if (half + ky < KH) step(j, half + ky, acc2[j]);
+        const std::uint32_t R = 2 * (i0 + j) + ky;
+        const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
+        const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
+                                        cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+        acc[j] = mma_m16n8k16<T>(k, a, b[ky], acc[j]);
       }
     }
-    for (std::uint32_t j = 0; j < n; ++j) {
-      if (chains == 2) {
-        for (std::uint32_t e = 0; e < 4; ++e) acc[j][e] = acc[j][e] + acc2[j][e];
-      }
-      done(i0 + j, acc[j]);
-    }
+    for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
   }
 }
 
@@ -466,8 +446,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                                store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
                                           pt + "y" + std::to_string(e));
                              }
-                           },
-                           o.chains);
+                           });
     });
     leave_stage(image_live, y_plane_in);
   };

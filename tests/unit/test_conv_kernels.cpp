@@ -788,19 +788,6 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     bad["il"] = 2, bad["rp"] = 0;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("il (row pairs interleaved) applies"),
               std::string::npos);
-    bad.erase("il"), bad["ch"] = 2;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("ch (chains per pair) applies"),
-              std::string::npos);
-    // Two chains per pair (ch 2): the same mma, 4 more additions per pair; ch 3 refused.
-    Params two = p;
-    two["ch"] = 2;
-    ir::Kernel split;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, two, &split), "");
-    EXPECT_EQ(count(split, "mma.sync"), count(pairs, "mma.sync"));
-    EXPECT_EQ(count(split, "ldmatrix"), count(pairs, "ldmatrix"));
-    two["ch"] = 3;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, two).find("ch = 3 must be in [1, 2]"),
-              std::string::npos);
     bad = p, bad["VH"] = 2, bad["rp"] = 1;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("rp (row-pair tiles) applies"),
               std::string::npos);
