@@ -120,7 +120,8 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
 // against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
 // images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
-// = 1, like lm); il refused without rp.
+// = 1, like lm); il refused without rp. "lq" (0, 1 or 2, default 0): how the rows are loaded (RowPairLoads: pairs,
+// pairs in A's register order, every row's A), refused without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -130,9 +131,12 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  if (p.count("il") && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: il (row pairs interleaved) applies to row-pair tiles (mma = 1, rp = 1); drop il");
+  for (const char* key : {"il", "lq"}) {
+    if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
+      throw std::invalid_argument(std::string("depthwise_conv2d: ") +
+                                  (std::string(key) == "il" ? "il (row pairs interleaved)" : "lq (row loads)") +
+                                  " applies to row-pair tiles (mma = 1, rp = 1); drop it");
+    }
   }
   return rp;
 }
@@ -221,6 +225,7 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // (3 for windows of 5 or more rows: 68 registers against 62, faster in four H200 calls, see mma_row_pairs)
     const std::uint32_t il = sp.ksize[0] >= 5 ? 3u : 2u;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
+    o.lq = bounded_param(p, "lq", 0, 2, 0, "depthwise_conv2d");
   }
   return o;
 }
@@ -238,7 +243,8 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il"}) {
+  for (const char* key :
+       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -283,6 +289,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
   s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
+  s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");      // stream: planes per work-group
@@ -558,7 +565,22 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_5x40_3x3_pad1_b3_rp_mw8", {.B = 3, .C = 2, .size = {5, 40}, .k = {3, 3}, .pad = {1, 1}}, {{"mw", 8}}},
            {"c2_14x24_3x3_pad1_bias_b5_rp_os",
             {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}}}}) {
+            {{"os", 1}}},
+           // rows in A's register order (lq 1) and every row's A (lq 2): odd kh with bias, kh 2, the tuned schedule
+           // with il 3, partial bands, two strips
+           {"c2_13x16_7x7_pad3_bias_rp_lq1",
+            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"imgs", 1}, {"lq", 1}}},
+           {"c2_13x16_7x7_pad3_bias_rp_lq2",
+            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"imgs", 1}, {"lq", 2}}},
+           {"c4_6x11_2x8_pad0x4_rp_lq2", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {{"lq", 2}}},
+           {"c3_21x72_3x3_pad1_b3_rp_il3_lq1",
+            {.B = 3, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
+            {{"il", 3}, {"lq", 1}}},
+           {"c3_23x16_5x5_pad2_bias_b3_rp_lq2",
+            {.B = 3, .C = 3, .size = {23, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+            {{"lq", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;
@@ -786,6 +808,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
         name += "_os" + std::to_string(os);
       }
       s.bench.push_back({name, q});
+    }
+    // The rows loaded in A's register order (lq 1: pairs, lq 2: every row's A).
+    for (const int lq : {1, 2}) {
+      auto q = conv_params(f, c);
+      q["mma"] = 1;
+      q["rp"] = 1;
+      q["lq"] = lq;
+      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_lq" + std::to_string(lq), q});
     }
   }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register

@@ -56,6 +56,7 @@ struct DepthwiseMmaOptions {
   bool os = false;           // outputs through shared memory, 16-byte stores
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
+  std::uint32_t lq = 0;      // rp: row loads (RowPairLoads: 0 pairs, 1 pairs in A's register order, 2 every row's A)
 };
 
 struct DepthwiseMmaPlan {
@@ -193,13 +194,26 @@ std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights(dsl::KernelBuilder& k
   return b;
 }
 
+// How row_pair_products loads layout rows. pairs: one load_matrix per two rows R, R + 1 (R even), its four matrices
+// (R, k 0-7), (R, k 8-15), (R + 1, k 0-7), (R + 1, k 8-15); every mma's A is assembled from two rows' registers.
+// pairs_in_a_order: the same loads with the matrices (R, k 0-7), (R + 1, k 0-7), (R, k 8-15), (R + 1, k 8-15), which is
+// the register order of A for the pair (R, R + 1): half the mma take a load's registers as they are. quads: one
+// load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
+enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
+
 // This lane's place in a row-pair load_matrix (lane-constant): lanes 0-15 name layout row R, 16-31 row R + 1; lane l
-// names column group l % 8 of the strip and its columns + 8 ((l / 8) % 2).
+// names column group l % 8 of the strip and its columns + 8 ((l / 8) % 2). In A's order (RowPairLoads other than
+// pairs): lanes 8 m .. 8 m + 7 name row R + m % 2 and columns + 8 (m / 2).
 struct RowPairLanes {
   dsl::Val<u32> row, col, group;
 };
-inline RowPairLanes row_pair_lanes(dsl::KernelBuilder& k, const dsl::Val<u32>& lid) {
+inline RowPairLanes row_pair_lanes(dsl::KernelBuilder& k, const dsl::Val<u32>& lid,
+                                   RowPairLoads loads = RowPairLoads::pairs) {
   using namespace ingot::dsl;
+  if (loads != RowPairLoads::pairs) {
+    return {k.let("lane_row", (lid / 8u) % 2u), k.let("lane_col", ((lid % 32u) / 16u) * 8u),
+            k.let("lane_group", lid % 8u)};
+  }
   return {k.let("lane_row", (lid % 32u) / 16u), k.let("lane_col", ((lid / 8u) % 2u) * 8u),
           k.let("lane_group", lid % 8u)};
 }
@@ -215,22 +229,34 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 // pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read). After
 // each group of il pairs, done(i, d) for each of its pairs i: d_0, d_1 at (row 2i, columns 8 gl + 2 tl, + 1), d_2, d_3
 // at row 2i + 1.
+// loads: how the rows are loaded (RowPairLoads; the lanes' addresses in `at` must follow row_pair_lanes of the same).
 template <class T>
 void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
                        std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
                        const dsl::Val<f32>& init,
-                       const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done) {
+                       const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done,
+                       RowPairLoads loads = RowPairLoads::pairs) {
   using namespace ingot::dsl;
   const auto KH = static_cast<std::uint32_t>(b.size());
-  std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R), loaded in pairs of rows
+  const auto load_at = [&](std::uint32_t R) { return load_matrix(xs, R == 0 ? at : Val<u32>(at + R * ws)); };
+  std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R) (k 0-1 of 2t, k 8-9 of 2t), loaded in pairs of rows
   const auto row = [&](std::uint32_t R) {
     while (h.size() <= R) {
-      const auto R0 = static_cast<std::uint32_t>(h.size());
-      const auto m = load_matrix(xs, R0 == 0 ? at : Val<u32>(at + R0 * ws));
-      h.push_back({m[0], m[1], m[2], m[3]});
-      h.push_back({m[4], m[5], m[6], m[7]});
+      const auto m = load_at(static_cast<std::uint32_t>(h.size()));
+      if (loads == RowPairLoads::pairs) {
+        h.push_back({m[0], m[1], m[2], m[3]});
+        h.push_back({m[4], m[5], m[6], m[7]});
+      } else {
+        h.push_back({m[0], m[1], m[4], m[5]});
+        h.push_back({m[2], m[3], m[6], m[7]});
+      }
     }
     return h[R];
+  };
+  std::vector<std::array<Val<T>, 8>> q;  // quads: q[R], A of the pair (R, R + 1) in register order
+  const auto quad = [&](std::uint32_t R) {
+    while (q.size() <= R) q.push_back(load_at(static_cast<std::uint32_t>(q.size())));
+    return q[R];
   };
   for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
     const std::uint32_t n = std::min(il, pb - i0);
@@ -238,9 +264,15 @@ void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const ds
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
       for (std::uint32_t j = 0; j < n; ++j) {
         const std::uint32_t R = 2 * (i0 + j) + ky;
-        const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
-        const std::array<Val<f32>, 8> a{cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
-                                        cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+        std::array<Val<f32>, 8> a;
+        if (loads == RowPairLoads::quads) {
+          const auto m = quad(R);
+          for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(m[e]);
+        } else {
+          const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
+          a = {cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
+               cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+        }
         acc[j] = mma_m16n8k16<T>(k, a, b[ky], acc[j]);
       }
     }
@@ -427,7 +459,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // il pairs' chains run side by side, tap row by tap row; each layout row is loaded once, when first read.
   const auto plane_pairs = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
     const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
-    const RowPairLanes lanes = row_pair_lanes(k, lid);
+    const auto loads = static_cast<RowPairLoads>(o.lq);
+    const RowPairLanes lanes = row_pair_lanes(k, lid, loads);
     for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = image_live;
@@ -446,7 +479,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                                store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
                                           pt + "y" + std::to_string(e));
                              }
-                           });
+                           },
+                           loads);
     });
     leave_stage(image_live, y_plane_in);
   };
