@@ -120,7 +120,7 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
 // against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
 // images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
-// = 1, like lm); il refused without rp. "lq" (0, 1 or 2, default 0): how the rows are loaded (RowPairLoads: pairs,
+// = 1, like lm); il refused without rp. "lq" (0, 1 or 2, default 1): how the rows are loaded (RowPairLoads: pairs,
 // pairs in A's register order, every row's A), refused without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
@@ -225,7 +225,10 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // (3 for windows of 5 or more rows: 68 registers against 62, faster in four H200 calls, see mma_row_pairs)
     const std::uint32_t il = sp.ksize[0] >= 5 ? 3u : 2u;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
-    o.lq = bounded_param(p, "lq", 0, 2, 0, "depthwise_conv2d");
+    // (1: the rows' matrices in A's register order, H200 2026-12-04 eighteenth session, bf16 N32 C384 56x56: 7x7
+    // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
+    // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
+    o.lq = bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d");
   }
   return o;
 }
@@ -566,18 +569,18 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_14x24_3x3_pad1_bias_b5_rp_os",
             {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"os", 1}}},
-           // rows in A's register order (lq 1) and every row's A (lq 2): odd kh with bias, kh 2, the tuned schedule
-           // with il 3, partial bands, two strips
-           {"c2_13x16_7x7_pad3_bias_rp_lq1",
+           // rows loaded in pairs (lq 0; the default, 1, loads them in A's register order) and every row's A (lq 2):
+           // odd kh with bias, kh 2, the tuned schedule with il 3, partial bands, two strips
+           {"c2_13x16_7x7_pad3_bias_rp_lq0",
             {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"lq", 1}}},
+            {{"imgs", 1}, {"lq", 0}}},
            {"c2_13x16_7x7_pad3_bias_rp_lq2",
             {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"imgs", 1}, {"lq", 2}}},
            {"c4_6x11_2x8_pad0x4_rp_lq2", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {{"lq", 2}}},
-           {"c3_21x72_3x3_pad1_b3_rp_il3_lq1",
+           {"c3_21x72_3x3_pad1_b3_rp_il3_lq0",
             {.B = 3, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
-            {{"il", 3}, {"lq", 1}}},
+            {{"il", 3}, {"lq", 0}}},
            {"c3_23x16_5x5_pad2_bias_b3_rp_lq2",
             {.B = 3, .C = 3, .size = {23, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
             {{"lq", 2}}}}) {
@@ -809,8 +812,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       s.bench.push_back({name, q});
     }
-    // The rows loaded in A's register order (lq 1: pairs, lq 2: every row's A).
-    for (const int lq : {1, 2}) {
+    // How the rows are loaded (lq 0: pairs, the default before 2026-12-04 eighteenth session; 1: pairs in A's register
+    // order, the default; 2: every row's A).
+    for (const int lq : {0, 2}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
       q["rp"] = 1;

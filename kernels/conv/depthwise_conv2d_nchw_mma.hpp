@@ -471,16 +471,17 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto at = k.let(rt + "a", (y0 + lanes.row) * L.ws + row_pair_column(lanes, x0, plan.tw) + col0 + buf);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
       // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
-      row_pair_products<T>(k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
-                           [&](std::uint32_t i, const std::array<Val<f32>, 4>& d) {
-                             const std::string pt = rt + std::to_string(i) + "_";
-                             for (std::uint32_t e = 0; e < 2; ++e) {
-                               auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
-                               store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
-                                          pt + "y" + std::to_string(e));
-                             }
-                           },
-                           loads);
+      row_pair_products<T>(
+          k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
+          [&](std::uint32_t i, const std::array<Val<f32>, 4>& d) {
+            const std::string pt = rt + std::to_string(i) + "_";
+            for (std::uint32_t e = 0; e < 2; ++e) {
+              auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
+              store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
+                         pt + "y" + std::to_string(e));
+            }
+          },
+          loads);
     });
     leave_stage(image_live, y_plane_in);
   };

@@ -772,6 +772,22 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p0, &tiles), "");
     EXPECT_EQ(count(pairs, "mma.sync"), count(tiles, "mma.sync"));
     EXPECT_EQ(count(tiles, "ldmatrix") - count(pairs, "ldmatrix"), 49u - 10u);
+    // lq: rows in pairs (0), pairs in A's register order (1, the default: the same loads), every row's A (2: one
+    // load_matrix per layout row, 19 for a band of 7 pairs); 3 refused, and lq without rp.
+    for (const auto& [lq, loads] : std::vector<std::pair<int, std::size_t>>{{0, 10}, {1, 10}, {2, 19}}) {
+      Params l = p;
+      l["lq"] = lq;
+      ir::Kernel kl;
+      ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, l, &kl), "") << lq;
+      EXPECT_EQ(count(kl, "ldmatrix"), loads) << lq;
+      EXPECT_EQ(count(kl, "mma.sync"), count(pairs, "mma.sync")) << lq;
+    }
+    Params lq3 = p;
+    lq3["lq"] = 3;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lq3).find("lq = 3 must be in [0, 2]"),
+              std::string::npos);
+    lq3["lq"] = 1, lq3["rp"] = 0;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lq3).find("lq (row loads) applies"), std::string::npos);
     // 8 warps: 7 bands of 4 pairs (Q = 56: one strip; no empty band), so 7 warps; il up to the pairs of a band
     Params w = p;
     w["rp"] = 1, w["mw"] = 8, w["async"] = 1, w["imgs"] = 4;
