@@ -115,7 +115,7 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   return on && lm;
 }
 // Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
-// pairs whose mma chains run side by side (default 3 for windows of 5 or more rows, else 2; at most the pairs of a
+// pairs whose mma chains run side by side (default 3, before lq 1 2 for windows under 5 rows; at most the pairs of a
 // band). rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane
 // does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
 // against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
@@ -222,8 +222,9 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   }
   if (o.rp) {
     const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
-    // (3 for windows of 5 or more rows: 68 registers against 62, faster in four H200 calls, see mma_row_pairs)
-    const std::uint32_t il = sp.ksize[0] >= 5 ? 3u : 2u;
+    // (3: for windows of 5 or more rows 68 registers against 62, faster in four H200 calls, see mma_row_pairs; under 5
+    // rows 2 until lq 1, H200 2026-12-04 eighteenth session: 3x3 bf16 il 3 0.0419 ms against 0.0425 with il 2)
+    const std::uint32_t il = 3;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
     // (1: the rows' matrices in A's register order, H200 2026-12-04 eighteenth session, bf16 N32 C384 56x56: 7x7
     // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
