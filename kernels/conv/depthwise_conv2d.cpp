@@ -570,18 +570,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_14x24_3x3_pad1_bias_b5_rp_os",
             {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"os", 1}}},
-           // rows loaded in pairs (lq 0; the default, 1, loads them in A's register order) and every row's A (lq 2):
-           // odd kh with bias, kh 2, the tuned schedule with il 3, partial bands, two strips
+           // rows loaded in pairs (lq 0; the default, 1, loads them in A's register order: every case above) and
+           // every row's A (lq 2): odd kh with bias, kh 2, the tuned schedule, partial bands
            {"c2_13x16_7x7_pad3_bias_rp_lq0",
             {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"imgs", 1}, {"lq", 0}}},
-           {"c2_13x16_7x7_pad3_bias_rp_lq2",
-            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"lq", 2}}},
            {"c4_6x11_2x8_pad0x4_rp_lq2", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {{"lq", 2}}},
-           {"c3_21x72_3x3_pad1_b3_rp_il3_lq0",
-            {.B = 3, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
-            {{"il", 3}, {"lq", 0}}},
            {"c3_23x16_5x5_pad2_bias_b3_rp_lq2",
             {.B = 3, .C = 3, .size = {23, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
             {{"lq", 2}}}}) {

@@ -26,6 +26,9 @@
 // while kh pairs use it), not kh times: per 128 outputs, 1 load_matrix of 512 bytes and kh mma, against kh load_matrix
 // (7x7: 3.5 KB of shared-memory reads per 128 outputs, the tuned schedule's bound). D's pairs of a row are 64
 // contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
+// By default (lq 1, RowPairLoads) a load's four matrices come in A's register order, (R, k 0-7), (R + 1, k 0-7),
+// (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in the
+// SASS against 80).
 #pragma once
 
 #include <algorithm>
