@@ -571,13 +571,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
             {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"os", 1}}},
            // rows loaded in pairs (lq 0; the default, 1, loads them in A's register order: every case above) and
-           // every row's A (lq 2): odd kh with bias, kh 2, the tuned schedule, partial bands
+           // every row's A (lq 2): odd kh with bias, the tuned schedule, partial bands
            {"c2_13x16_7x7_pad3_bias_rp_lq0",
             {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"imgs", 1}, {"lq", 0}}},
-           {"c4_6x11_2x8_pad0x4_rp_lq2", {.B = 1, .C = 4, .size = {6, 11}, .k = {2, 8}, .pad = {0, 4}}, {{"lq", 2}}},
-           {"c3_23x16_5x5_pad2_bias_b3_rp_lq2",
-            {.B = 3, .C = 3, .size = {23, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+           {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
+            {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
             {{"lq", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;

@@ -27,8 +27,8 @@
 // (7x7: 3.5 KB of shared-memory reads per 128 outputs, the tuned schedule's bound). D's pairs of a row are 64
 // contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
 // By default (lq 1, RowPairLoads) a load's four matrices come in A's register order, (R, k 0-7), (R + 1, k 0-7),
-// (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in the
-// SASS against 80).
+// (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in
+// the SASS against 80).
 #pragma once
 
 #include <algorithm>
@@ -293,6 +293,10 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), o.warps, o.lm, o.rp);
   const std::uint32_t images = o.images;
   const bool async = o.async, lm_first = o.lm_first && !o.rp, os = o.os;
+  if (o.rp && o.lq > static_cast<std::uint32_t>(RowPairLoads::quads)) {
+    throw std::invalid_argument(s.name + ": lq (row loads, depthwise_conv2d rp = 1) must be 0, 1 or 2, not " +
+                                std::to_string(o.lq));
+  }
   if (o.rp && (o.il < 1 || o.il > plan.pb)) {
     throw std::invalid_argument(s.name + ": il (row pairs interleaved, depthwise_conv2d rp = 1) must be 1 to " +
                                 std::to_string(plan.pb) + " (the pairs of a band), not " + std::to_string(o.il));

@@ -27,7 +27,7 @@
 namespace ingot::kernels {
 
 // Largest shared array the kernels use (the portable static limit of CUDA, HIP and OpenCL devices).
-inline constexpr std::uint64_t kPlaneSmemBytes = 48 * 1024;
+inline constexpr std::uint64_t kPlaneSmemBytes = std::uint64_t{48} * 1024;
 
 struct PlaneSmem {
   std::uint32_t H = 0, W = 0;  // the plane
