@@ -131,11 +131,10 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  for (const char* key : {"il", "lq"}) {
+  for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"}}) {
     if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") +
-                                  (std::string(key) == "il" ? "il (row pairs interleaved)" : "lq (row loads)") +
-                                  " applies to row-pair tiles (mma = 1, rp = 1); drop it");
+      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key + " (" + what +
+                                  ") applies to row-pair tiles (mma = 1, rp = 1); drop it");
     }
   }
   return rp;
@@ -229,7 +228,7 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // (1: the rows' matrices in A's register order, H200 2026-12-04 eighteenth session, bf16 N32 C384 56x56: 7x7
     // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
     // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
-    o.lq = bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d");
+    o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
   }
   return o;
 }

@@ -49,7 +49,14 @@
 
 namespace ingot::kernels {
 
-// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il).
+// How row_pair_products loads layout rows. pairs: one load_matrix per two rows R, R + 1 (R even), its four matrices
+// (R, k 0-7), (R, k 8-15), (R + 1, k 0-7), (R + 1, k 8-15); every mma's A is assembled from two rows' registers.
+// pairs_in_a_order: the same loads with the matrices (R, k 0-7), (R + 1, k 0-7), (R, k 8-15), (R + 1, k 8-15), which is
+// the register order of A for the pair (R, R + 1): half the mma take a load's registers as they are. quads: one
+// load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
+enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
+
+// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq).
 struct DepthwiseMmaOptions {
   std::uint32_t images = 1;  // planes of one channel per work-group
   bool async = false;        // planes through two buffers by asynchronous copies
@@ -59,7 +66,7 @@ struct DepthwiseMmaOptions {
   bool os = false;           // outputs through shared memory, 16-byte stores
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
-  std::uint32_t lq = 0;      // rp: row loads (RowPairLoads: 0 pairs, 1 pairs in A's register order, 2 every row's A)
+  RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
 };
 
 struct DepthwiseMmaPlan {
@@ -197,13 +204,6 @@ std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights(dsl::KernelBuilder& k
   return b;
 }
 
-// How row_pair_products loads layout rows. pairs: one load_matrix per two rows R, R + 1 (R even), its four matrices
-// (R, k 0-7), (R, k 8-15), (R + 1, k 0-7), (R + 1, k 8-15); every mma's A is assembled from two rows' registers.
-// pairs_in_a_order: the same loads with the matrices (R, k 0-7), (R + 1, k 0-7), (R, k 8-15), (R + 1, k 8-15), which is
-// the register order of A for the pair (R, R + 1): half the mma take a load's registers as they are. quads: one
-// load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
-enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
-
 // This lane's place in a row-pair load_matrix (lane-constant): lanes 0-15 name layout row R, 16-31 row R + 1; lane l
 // names column group l % 8 of the strip and its columns + 8 ((l / 8) % 2). In A's order (RowPairLoads other than
 // pairs): lanes 8 m .. 8 m + 7 name row R + m % 2 and columns + 8 (m / 2).
@@ -229,7 +229,8 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 
 // The products of pb row pairs (rp tiles, above) of one channel whose layout rows start at xs[at] (this lane's
 // load_matrix row for R = 0: the band's first layout row + l / 16, its column group's A columns) with row stride ws: il
-// pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read). After
+// pairs' mma chains side by side, tap row by tap row, each layout row loaded once (in pairs, when first read; twice
+// with RowPairLoads::quads, as the upper and the lower half of A). After
 // each group of il pairs, done(i, d) for each of its pairs i: d_0, d_1 at (row 2i, columns 8 gl + 2 tl, + 1), d_2, d_3
 // at row 2i + 1.
 // loads: how the rows are loaded (RowPairLoads; the lanes' addresses in `at` must follow row_pair_lanes of the same).
@@ -293,10 +294,6 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const DepthwiseMmaPlan plan = depthwise_conv2d_mma_plan(s, sizeof(T), o.warps, o.lm, o.rp);
   const std::uint32_t images = o.images;
   const bool async = o.async, lm_first = o.lm_first && !o.rp, os = o.os;
-  if (o.rp && o.lq > static_cast<std::uint32_t>(RowPairLoads::quads)) {
-    throw std::invalid_argument(s.name + ": lq (row loads, depthwise_conv2d rp = 1) must be 0, 1 or 2, not " +
-                                std::to_string(o.lq));
-  }
   if (o.rp && (o.il < 1 || o.il > plan.pb)) {
     throw std::invalid_argument(s.name + ": il (row pairs interleaved, depthwise_conv2d rp = 1) must be 1 to " +
                                 std::to_string(plan.pb) + " (the pairs of a band), not " + std::to_string(o.il));
@@ -466,8 +463,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // il pairs' chains run side by side, tap row by tap row; each layout row is loaded once, when first read.
   const auto plane_pairs = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in, const Val<u32>& buf) {
     const Val<u32> y_plane = stage_out ? Val<u32>(0u) : y_plane_in;  // with os, D goes to ys
-    const auto loads = static_cast<RowPairLoads>(o.lq);
-    const RowPairLanes lanes = row_pair_lanes(k, lid, loads);
+    const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
     for_group_rounds(k, warp, plan.warps, plan.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = image_live;
@@ -488,7 +484,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                          pt + "y" + std::to_string(e));
             }
           },
-          loads);
+          o.loads);
     });
     leave_stage(image_live, y_plane_in);
   };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <regex>
 
 #include "conv/depthwise_conv2d_nchw_smem.hpp"
 #include "conv/depthwise_conv2d_nhwc_mma.hpp"
@@ -774,13 +775,24 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     EXPECT_EQ(count(tiles, "ldmatrix") - count(pairs, "ldmatrix"), 49u - 10u);
     // lq: rows in pairs (0), pairs in A's register order (1, the default: the same loads), every row's A (2: one
     // load_matrix per layout row, 19 for a band of 7 pairs); 3 refused, and lq without rp.
-    for (const auto& [lq, loads] : std::vector<std::pair<int, std::size_t>>{{0, 10}, {1, 10}, {2, 19}}) {
+    // In A's order a pair (R, R + 1) with R even takes one load's four registers as they are: the mma whose A operands
+    // are .x, .y, .z, .w of one load_matrix result are the 4 tap rows of 7 with R even in each of the 7 pairs (28 of
+    // 49) with lq 1, all 49 with lq 2, none with lq 0 (its A is .x, .z, .y, .w).
+    const auto whole_loads = [](const ir::Kernel& kk) {
+      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
+      static const std::regex a_in_order(R"re("r"\((ingot_lm[0-9]+)\.x\), "r"\(\1\.y\), "r"\(\1\.z\), "r"\(\1\.w\))re");
+      return static_cast<std::size_t>(
+          std::distance(std::sregex_iterator(cu.begin(), cu.end(), a_in_order), std::sregex_iterator()));
+    };
+    for (const auto& [lq, loads, whole] :
+         std::vector<std::tuple<int, std::size_t, std::size_t>>{{0, 10, 0}, {1, 10, 28}, {2, 19, 49}}) {
       Params l = p;
       l["lq"] = lq;
       ir::Kernel kl;
       ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, l, &kl), "") << lq;
       EXPECT_EQ(count(kl, "ldmatrix"), loads) << lq;
       EXPECT_EQ(count(kl, "mma.sync"), count(pairs, "mma.sync")) << lq;
+      EXPECT_EQ(whole_loads(kl), whole) << lq;
     }
     Params lq3 = p;
     lq3["lq"] = 3;
