@@ -83,7 +83,7 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 bool uses_mma(DType t, const Params& p) {
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"mr", "mc", "mw", "il"}) {
+    for (const char* key : {"mr", "mc", "mw", "il", "mo", "mp", "lq"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the tensor-core kernel: set mma = 1 (or drop it)");
@@ -94,7 +94,8 @@ bool uses_mma(DType t, const Params& p) {
   for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
-                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il); drop it");
+                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, mo, mp, lq); "
+                                  "drop it");
     }
   }
   return dtype_size(t) == 2;
@@ -103,9 +104,16 @@ DepthwiseNhwcMma mma_of(const ConvSpec& sp, const Params& p) {
   const DepthwiseNhwcMma d;
   const std::uint32_t mc_default = sp.in_channels % 16 == 0 ? 16 : 8;
   const std::uint32_t rows = bounded_param(p, "mr", 2, 64, d.rows, "depthwise_conv2d_nhwc");
-  return {rows, bounded_param(p, "mc", 8, 16, mc_default, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "mw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "il", 1, 32, std::min(d.il, rows / 2), "depthwise_conv2d_nhwc")};
+  DepthwiseNhwcMma o;
+  o.rows = rows;
+  o.channels = bounded_param(p, "mc", 8, 16, mc_default, "depthwise_conv2d_nhwc");
+  o.warps = bounded_param(p, "mw", 1, 32, d.warps, "depthwise_conv2d_nhwc");
+  o.il = bounded_param(p, "il", 1, 32, std::min(d.il, rows / 2), "depthwise_conv2d_nhwc");
+  o.over = bounded_param(p, "mo", 0, 1, d.over ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  o.pairs = bounded_param(p, "mp", 0, 1, d.pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  o.loads = static_cast<RowPairLoads>(
+      bounded_param(p, "lq", 0, 2, static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
+  return o;
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -148,6 +156,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
   s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group
   s.spec_params.emplace_back("il");       // tensor cores: row pairs whose mma chains run side by side
+  s.spec_params.emplace_back("mo");       // tensor cores: the output stage overlays the planes (0 or 1)
+  s.spec_params.emplace_back("mp");       // tensor cores: the fill stores channel pairs of two columns (0 or 1)
+  s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -264,7 +275,27 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {.B = 2, .C = 32, .size = {5, 9}, .k = {3, 3}, .pad = {1, 1}},
             {{"mr", 6}, {"il", 3}, {"mc", 8}}},
            // 6 x 9 pixels of 8 channels: 54 chunks of the stage, the last group of 8 partial and every row stored
-           {"mma_c8_6x9_3x3_pad1_mr6", {.B = 1, .C = 8, .size = {6, 9}, .k = {3, 3}, .pad = {1, 1}}, {{"mr", 6}}}}) {
+           {"mma_c8_6x9_3x3_pad1_mr6", {.B = 1, .C = 8, .size = {6, 9}, .k = {3, 3}, .pad = {1, 1}}, {{"mr", 6}}},
+           // The stage over the planes (mo) with the paired fill (mp): a partial band, bias; several rounds per warp,
+           // the last clamped, with the old load order (lq 0); 8 channels with Q odd, quads (lq 2); two strips and
+           // more rows per work-group than P.
+           {"mma_c16_13x16_7x7_pad3_bias_mo_mp",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mo", 1}, {"mp", 1}}},
+           {"mma_c16_12x20_7x7_pad3_b3_mr4_mw3_il1_mo_lq0",
+            {.B = 3, .C = 16, .size = {12, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mw", 3}, {"il", 1}, {"mo", 1}, {"lq", 0}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mp_lq2",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mp", 1}, {"lq", 2}}},
+           {"mma_c32_9x70_3x3_pad1_mr12_mo_mp",
+            {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mr", 12}, {"mo", 1}, {"mp", 1}}},
+           // (small enough for the CPU OpenCL device, which runs each work-item up to a barrier in turn: a missing
+           // barrier before the stage overwrites planes that later work-items still read)
+           {"mma_c16_7x9_3x3_pad1_b2_mr4_mo_mp",
+            {.B = 2, .C = 16, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"mr", 4}, {"mo", 1}, {"mp", 1}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
@@ -356,36 +387,38 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
-  // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session): (mr, mc, mw, il; 0: the
-  // default). H200, the same session, bf16: 7x7 0.1113 ms (32.5% of copy, the stream kernel 0.1121 in the same run),
-  // minb 3 0.1142, mr 6 0.1308, mr 4 0.1470, mw 4 0.1213, il 4 0.1151, mc 8 with mr 16 / 8 0.1706 / 0.1512; 3x3 0.0831
-  // against the stream kernel's 0.0435. Not the default: the transposition (16-byte loads of 16 channels, 8 scalar
+  // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session). H200, the same session,
+  // bf16: 7x7 0.1113 ms (32.5% of copy, the stream kernel 0.1121 in the same run), minb 3 0.1142, mr 6 0.1308, mr 4
+  // 0.1470, mw 4 0.1213, il 4 0.1151, mc 8 with mr 16 / 8 0.1706 / 0.1512; 3x3 0.0831 against the stream kernel's
+  // 0.0435 (those rows since dropped). Not the default: the transposition (16-byte loads of 16 channels, 8 scalar
   // shared stores each), 32 bytes per pixel per work-group (every warp access spans 16 lines) and the output stage's
-  // 4-way conflicts cost more than the FMAs they replace (docs/performance.md, step 18).
+  // 4-way conflicts cost more than the FMAs they replace (docs/performance.md, step 18). Since the nineteenth
+  // session (2026-12-04): the fill by channel pairs (mp), the stage over the planes (mo) and with it taller bands (mr
+  // 12-20), the row loads in A's order (lq 1, the default; lq 0 the order before).
   for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::array<int, 4>>>{{k7, "7x7", {0, 0, 0, 0}},
-                                                                          {k7, "7x7", {6, 0, 0, 0}},
-                                                                          {k7, "7x7", {4, 0, 0, 0}},
-                                                                          {k7, "7x7", {16, 8, 4, 0}},
-                                                                          {k7, "7x7", {8, 8, 4, 0}},
-                                                                          {k7, "7x7", {0, 0, 4, 0}},
-                                                                          {k7, "7x7", {0, 0, 0, 4}},
-                                                                          {k3, "3x3", {0, 0, 0, 0}},
-                                                                          {k3, "3x3", {16, 8, 4, 0}}}) {
+       std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
+           {k7, "7x7", {}},
+           {k7, "7x7", {{"lq", 0}}},
+           {k7, "7x7", {{"mp", 1}}},
+           {k7, "7x7", {{"mr", 12}, {"mo", 1}, {"mp", 1}}},
+           {k7, "7x7", {{"mr", 14}, {"mo", 1}, {"mp", 1}}},
+           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}}},
+           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"il", 4}}},
+           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"il", 1}}},
+           {k7, "7x7", {{"mr", 16}, {"mo", 1}}},
+           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"minb", 2}}},
+           {k7, "7x7", {{"mr", 10}, {"mo", 1}, {"mp", 1}}},
+           {k3, "3x3", {}},
+           {k3, "3x3", {{"mr", 16}, {"mo", 1}, {"mp", 1}}},
+           {k3, "3x3", {{"mr", 20}, {"mo", 1}, {"mp", 1}, {"il", 4}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_mma";
-    for (std::size_t i = 0; i < tl.size(); ++i) {
-      if (!tl[i]) continue;
-      const char* key = std::array<const char*, 4>{"mr", "mc", "mw", "il"}[i];
-      p[key] = tl[i];
-      name += std::string("_") + key + std::to_string(tl[i]);
+    for (const auto& [key, v] : tl) {
+      p[key] = v;
+      name += std::string("_") + key + std::to_string(v);
     }
     s.bench.push_back({name, p});
-    if (shape == "7x7" && tl == std::array<int, 4>{0, 0, 0, 0}) {  // registers capped for 3 work-groups per SM
-      p["minb"] = 3;
-      s.bench.push_back({name + "_minb3", p});
-    }
   }
 
   // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us

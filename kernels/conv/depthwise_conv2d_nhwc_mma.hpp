@@ -38,6 +38,8 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +57,9 @@ struct DepthwiseNhwcMma {
   std::uint32_t channels = 16;  // channels per work-group (8 or 16)
   std::uint32_t warps = 8;      // warps per work-group (at most the tasks: channel pairs x 64-column strips)
   std::uint32_t il = 2;         // row pairs whose mma chains run side by side (at most rows / 2)
+  bool over = false;            // the output stage overlays the planes (after a barrier; D waits in registers)
+  bool pairs = false;           // the fill takes two columns per item and stores channel pairs (4 bytes)
+  RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // how row_pair_products loads the layout rows
 };
 
 // The geometry of a spec and options (trace time).
@@ -106,7 +111,7 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.xs = std::uint64_t{L.CB} * L.ps;
   // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
-  L.bytes = (L.xs + L.ys) * elem_bytes;
+  L.bytes = (o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) * elem_bytes;
   return L;
 }
 
@@ -134,8 +139,9 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
   }
   if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > kPlaneSmemBytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
-           std::to_string(s.in_size[1]) + " columns) and their outputs in shared memory: " + std::to_string(bytes) +
-           " bytes, more than " + std::to_string(kPlaneSmemBytes) + "; use fewer rows (mr) or channels (mc)";
+           std::to_string(s.in_size[1]) + " columns) and their outputs" + (o.over ? " (over the planes)" : "") +
+           " in shared memory: " + std::to_string(bytes) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           "; use fewer rows (mr) or channels (mc)";
   }
   return "";
 }
@@ -173,8 +179,11 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
   const auto& x = prm.io.x;
   const auto& y = prm.io.y;
-  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(L.xs));
-  auto ys = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
+  // With over, one array holds the planes and then the output stage.
+  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(o.over ? std::max(L.xs, L.ys) : L.xs));
+  std::optional<Shared<T>> ys_own;
+  if (!o.over) ys_own = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
+  const Shared<T>& ys = o.over ? xs : *ys_own;
 
   // Group g = (b * NB + band) * CBn + cb; a group past the batch reads image 0 and stores nothing.
   auto g = k.let("g", k.group_id(0));
@@ -193,27 +202,56 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // 1. The planes: item it = (u * ws + j) * H8 + h: layout row u (input row y0 - PH + u), layout column j (input
   // column j - off), channels c0 + 8h .. + 8 (zeros outside the input).
   auto x_img = k.let("x_img", b * (H * Wd * C) + c0);
-  for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-    const std::string rt = "f" + std::to_string(r) + "_";
-    auto h = k.let(rt + "h", it % H8);
-    auto j = k.let(rt + "j", (it / H8) % L.ws);
-    auto u = k.let(rt + "u", it / (H8 * L.ws));
-    auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
-    auto iw = k.let(rt + "iw", j - L.off);
-    auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-    const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
-    auto at = k.let(rt + "at", u * L.ws + j);
-    for (std::uint32_t i = 0; i < 8; ++i) {
-      // channel 8h + i: plane 2i + h (CB = 16) or i (CB = 8, h = 0)
-      const Val<u32> plane = CB == 16 ? Val<u32>(h + 2 * i) : Val<u32>(i);
-      store(xs, at + plane * L.ps, select(ok, v[i], Val<T>(0.0f)));
-    }
-  });
+  // channel 8h + i: plane 2i + h (CB = 16) or i (CB = 8, h = 0)
+  const auto plane_of = [&](const Val<u32>& h, std::uint32_t i) {
+    return CB == 16 ? Val<u32>(h + 2 * i) : Val<u32>(i);
+  };
+  if (o.pairs) {
+    // item it = (u * (ws / 2) + jp) * H8 + h: layout columns 2 jp and 2 jp + 1 of layout row u, channels c0 + 8h .. +
+    // 8; each channel's two values leave as one 4-byte store (ws and ps are multiples of 8: aligned).
+    const std::uint32_t wp = L.ws / 2;
+    for_group_rounds(k, lid, G, L.nrl * wp * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "f" + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto jp = k.let(rt + "jp", (it / H8) % wp);
+      auto u = k.let(rt + "u", it / (H8 * wp));
+      auto ih = k.let(rt + "ih", y0 + u - PH);      // wraps below 0
+      auto iw = k.let(rt + "iw", jp * 2u - L.off);  // wraps below 0; iw + 1 is then column 2 jp + 1 - off
+      auto row_ok = k.let(rt + "rok", ih < H);
+      std::array<Val<bool>, 2> ok;
+      std::array<std::vector<Val<T>>, 2> v;
+      for (std::uint32_t e = 0; e < 2; ++e) {
+        auto col = k.let(rt + "iw" + std::to_string(e), iw + e);
+        ok[e] = k.let(rt + "ok" + std::to_string(e), row_ok && col < Wd);
+        v[e] = load_vec(
+            x, k.let(rt + "src" + std::to_string(e), select(ok[e], x_img + (ih * Wd + col) * C + h * 8u, 0u)), 8);
+      }
+      auto at = k.let(rt + "at", u * L.ws + jp * 2u);
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        const std::vector<Val<T>> pair{select(ok[0], v[0][i], Val<T>(0.0f)), select(ok[1], v[1][i], Val<T>(0.0f))};
+        store_vec(xs, at + plane_of(h, i) * L.ps, pair);
+      }
+    });
+  } else {
+    for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "f" + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto j = k.let(rt + "j", (it / H8) % L.ws);
+      auto u = k.let(rt + "u", it / (H8 * L.ws));
+      auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
+      auto iw = k.let(rt + "iw", j - L.off);
+      auto ok = k.let(rt + "ok", ih < H && iw < Wd);
+      const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
+      auto at = k.let(rt + "at", u * L.ws + j);
+      for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
+    });
+  }
   k.barrier();
 
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
   const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
-  const RowPairLanes lanes = row_pair_lanes(k, lid);
+  const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
+  std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
   for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
     const std::string rt = "r" + std::to_string(r) + "_";
     Val<bool> live = img_ok;
@@ -235,24 +273,36 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       const Val<u32> plane = CB == 16 ? Val<u32>(((cp * 2u) % 8u) * 2u + 2u * e + (cp * 2u) / 8u) : Val<u32>(ch);
       auto at = k.let(et + "at", plane * L.ps + col);
       d[e].resize(L.pb);
-      row_pair_products<T>(k, xs, at, L.ws, L.pb, o.il, bfrag, init,
-                           [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; });
+      row_pair_products<T>(
+          k, xs, at, L.ws, L.pb, o.il, bfrag, init,
+          [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads);
     }
-    // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store.
-    for (std::uint32_t i = 0; i < L.pb; ++i) {
-      for (std::uint32_t e = 0; e < 2; ++e) {
-        const std::uint32_t row = 2 * i + e;
-        for (std::uint32_t f = 0; f < 2; ++f) {
-          if_(live && q0 + f < Q && y0 + row < P, [&] {
-            auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
-            auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
-            const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-            store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
-          });
+    // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store. With
+    // over, after every warp's products (the stage overlays the planes): D waits in registers until the barrier.
+    staged.push_back([&k, &ys, d, live, cp, q0, rt, y0, P, Q, H8, pb = L.pb] {
+      for (std::uint32_t i = 0; i < pb; ++i) {
+        for (std::uint32_t e = 0; e < 2; ++e) {
+          const std::uint32_t row = 2 * i + e;
+          for (std::uint32_t f = 0; f < 2; ++f) {
+            if_(live && q0 + f < Q && y0 + row < P, [&] {
+              auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
+              auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+              const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
+              store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
+            });
+          }
         }
       }
+    });
+    if (!o.over) {
+      staged.back()();
+      staged.pop_back();
     }
   });
+  if (o.over) {
+    k.barrier();  // every warp is done with the planes
+    for (const auto& store_d : staged) store_d();
+  }
   k.barrier();
 
   // 3b. The stage leaves as 16-byte chunks: chunk q = (row * Q + column) * H8 + h of the band.
