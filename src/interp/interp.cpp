@@ -28,6 +28,21 @@ InterpBuffer& as_interp(DeviceBuffer& b) {
   return *p;
 }
 
+// The accesses of one shared array since the work-group's last barrier, per element: who wrote it and who read it
+// in which barrier interval (epoch; 0: never). Two threads touching one element in one interval, at least one of them
+// writing, race: the lockstep execution would hide it (every thread finishes a statement before the next begins),
+// a GPU does not order them.
+struct SharedAccesses {
+  static constexpr std::uint32_t kMany = 0xFFFFFFFFu;  // read by several threads
+  std::vector<std::uint32_t> w_epoch, w_lane, r_epoch, r_lane;
+  void reset(std::size_t n) {
+    w_epoch.assign(n, 0);
+    w_lane.assign(n, 0);
+    r_epoch.assign(n, 0);
+    r_lane.assign(n, 0);
+  }
+};
+
 // One addressable memory: a global buffer or a shared array.
 struct Memory {
   std::uint8_t* data = nullptr;
@@ -35,6 +50,7 @@ struct Memory {
   std::size_t count = 0;
   DType type = DType::f32;
   std::string name;
+  SharedAccesses* race = nullptr;  // shared arrays: the accesses since the last barrier
 };
 
 using Mask = std::vector<std::uint8_t>;
@@ -60,6 +76,7 @@ class GroupRunner {
     shared_data_.resize(k.shared.size());
     shared_written_.resize(k.shared.size());
     shared_mem_.resize(k.shared.size());
+    shared_race_.resize(k.shared.size());
     local_.resize(lanes_);
     for (std::size_t l = 0; l < lanes_; ++l) {
       local_[l] = {static_cast<std::uint32_t>(l % g.group_size[0]),
@@ -114,6 +131,7 @@ class GroupRunner {
           fail("read of an element never written (poisoned)", l, "", 0, 0,
                "buffer '" + m.name + "' element " + std::to_string(row[l] + j) + " (load_matrix row)");
         }
+        note_access(m, row[l] + j, l, false, "load_matrix row");
       }
     }
     for (std::size_t l = 0; l < lanes_; ++l) {
@@ -220,6 +238,7 @@ class GroupRunner {
                    "buffer '" + src.name + "' element " + std::to_string(c.from + j) + ", copied by IR #" +
                        std::to_string(c.loc));
             }
+            note_access(dst, c.dst + j, l, true, "asynchronous copy");
             write_elem(dst, c.dst + j, c.ok ? read_elem(src, c.from + j) : 0);
           }
         }
@@ -322,6 +341,35 @@ class GroupRunner {
     m.written[i] = 1;
   }
 
+  // Thread `lane` reads (write = false) or writes element i of m: a shared array's element that another thread wrote
+  // since the last barrier, or (for a write) read, is a race.
+  void note_access(Memory& m, std::size_t i, std::size_t lane, bool write, const char* what) {
+    if (!m.race) return;
+    SharedAccesses& a = *m.race;
+    const auto l = static_cast<std::uint32_t>(lane);
+    const auto race = [&](const std::string& kind, std::uint32_t other) {
+      fail(std::string("shared-memory race (") + kind + ")", lane, "", 0, 0,
+           "buffer '" + m.name + "' element " + std::to_string(i) + ": " + what + " by this thread, " +
+               (kind == "write after read" ? "read" : "written") + " by " +
+               (other == SharedAccesses::kMany ? std::string("several other threads")
+                                               : "thread " + std::to_string(other) + " of the work-group") +
+               " with no barrier between");
+    };
+    if (a.w_epoch[i] == epoch_ && a.w_lane[i] != l) race(write ? "write after write" : "read after write", a.w_lane[i]);
+    if (write) {
+      if (a.r_epoch[i] == epoch_ && a.r_lane[i] != l) race("write after read", a.r_lane[i]);
+      a.w_epoch[i] = epoch_;
+      a.w_lane[i] = l;
+      return;
+    }
+    if (a.r_epoch[i] != epoch_) {
+      a.r_epoch[i] = epoch_;
+      a.r_lane[i] = l;
+    } else if (a.r_lane[i] != l) {
+      a.r_lane[i] = SharedAccesses::kMany;
+    }
+  }
+
   // ---------------------------------------------------------------- expressions
   const std::uint64_t* eval(ir::ExprId e, const Mask& mask) {
     const ir::Node& n = k_.exprs[e];
@@ -356,6 +404,7 @@ class GroupRunner {
             fail("read of an element never written (poisoned)", l, "", 0, 0,
                  "buffer '" + m.name + "' element " + std::to_string(i));
           }
+          note_access(m, i, l, false, "load");
           out[l] = read_elem(m, i);
         }
         return out.data();
@@ -412,7 +461,9 @@ class GroupRunner {
         const DType it = k_.exprs[s.a].type;
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
-          write_elem(m, checked_index(m, it, idx[l], l, "store"), v[l]);
+          const std::size_t i = checked_index(m, it, idx[l], l, "store");
+          note_access(m, i, l, true, "store");
+          write_elem(m, i, v[l]);
         }
         break;
       }
@@ -429,6 +480,7 @@ class GroupRunner {
               fail("read of an element never written (poisoned)", l, "", 0, 0,
                    "buffer '" + m.name + "' element " + std::to_string(i0 + j));
             }
+            note_access(m, i0 + j, l, false, "load_vec");
             vars_[s.vars[j]][l] = read_elem(m, i0 + j);
           }
         }
@@ -447,7 +499,10 @@ class GroupRunner {
         for (std::size_t l = 0; l < lanes_; ++l) {
           if (!mask[l]) continue;
           const std::size_t i0 = checked_vector(m, it, idx[l], w, l, "store_vec");
-          for (std::size_t j = 0; j < w; ++j) write_elem(m, i0 + j, vals[j][l]);
+          for (std::size_t j = 0; j < w; ++j) {
+            note_access(m, i0 + j, l, true, "store_vec");
+            write_elem(m, i0 + j, vals[j][l]);
+          }
         }
         break;
       }
@@ -464,7 +519,10 @@ class GroupRunner {
         break;
       }
       case ir::StmtKind::For: exec_for(s, mask); break;
-      case ir::StmtKind::Barrier: require_whole_group(mask, "barrier"); break;
+      case ir::StmtKind::Barrier:
+        require_whole_group(mask, "barrier");
+        ++epoch_;
+        break;
       case ir::StmtKind::Shuffle: {
         require_whole_group(mask, "shuffle");
         const std::size_t width = s.lanes;
@@ -500,8 +558,10 @@ class GroupRunner {
         const auto& sh = k_.shared[s.shared];
         shared_data_[s.shared] = poison_bytes(sh.type, sh.count);
         shared_written_[s.shared].assign(sh.count, 0);
-        shared_mem_[s.shared] = Memory{shared_data_[s.shared].data(), shared_written_[s.shared].data(), sh.count,
-                                       sh.type, "shared:" + sh.hint};
+        shared_race_[s.shared].reset(sh.count);
+        shared_mem_[s.shared] =
+            Memory{shared_data_[s.shared].data(), shared_written_[s.shared].data(), sh.count, sh.type,
+                   "shared:" + sh.hint,           &shared_race_[s.shared]};
         break;
       }
       case ir::StmtKind::Atomic: {
@@ -587,6 +647,8 @@ class GroupRunner {
   std::vector<std::vector<std::uint8_t>> shared_data_;
   std::vector<std::vector<std::uint8_t>> shared_written_;
   std::vector<Memory> shared_mem_;
+  std::vector<SharedAccesses> shared_race_;
+  std::uint32_t epoch_ = 1;                                             // barrier intervals of the work-group so far
   std::vector<std::vector<PendingCopy>> open_copies_;                   // per lane: since the last commit
   std::vector<std::deque<std::vector<PendingCopy>>> committed_copies_;  // per lane: oldest group first
   std::vector<std::array<std::uint32_t, 3>> local_;

@@ -288,6 +288,57 @@ TEST(Interp, SharedMemoryReverseWithBarrier) {
   for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i / 32) * 32 + 31 - i % 32) << i;
 }
 
+// Shared-memory races: the lockstep execution finishes every statement for every thread before the next, so a missing
+// barrier would compute the same values as a correct kernel; the interpreter reports it instead. kind 0: thread l
+// writes s[l] and reads s[l ^ 1] (read after write); 1: reads s[l ^ 1], then writes s[l] (write after read); 2: two
+// threads write s[l / 2] (write after write); 3: as 0 with a barrier between (no race); 4: each thread writes, reads
+// and rewrites only its own element (no race).
+TEST(Interp, SharedMemoryRacesAreReported) {
+  const auto kernel = [](int kind) {
+    return trace("race" + std::to_string(kind), [kind](KernelBuilder& b) {
+      auto y = b.out<u32>("y", 64);
+      auto s = b.shared<u32>("s", 64);
+      auto l = b.local_id(0);
+      store(s, l, l);  // every element written first (no poison); then, after a barrier:
+      b.barrier();
+      if (kind == 2) {
+        store(s, l / 2u, l);
+      } else if (kind == 1) {
+        auto v = b.let("v", load(s, l ^ 1u));
+        store(s, l, v + 1u);
+      } else {
+        store(s, l, l * 3u);
+        if (kind == 3) b.barrier();
+        if (kind == 4) {
+          auto v = b.let("v", load(s, l));
+          store(s, l, v + 1u);
+        }
+      }
+      store(y, l, load(s, kind == 4 ? l : l ^ 1u));
+    });
+  };
+  Interpreter be;
+  auto y = be.allocate(DType::u32, 64);
+  for (const auto& [kind, problem] :
+       std::vector<std::pair<int, std::string>>{{0, "shared-memory race (read after write)"},
+                                                {1, "shared-memory race (write after read)"},
+                                                {2, "shared-memory race (write after write)"}}) {
+    try {
+      be.launch(kernel(kind), grid_1d(64, 64), {y});
+      ADD_FAILURE() << "kind " << kind << ": no race reported";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.problem, problem) << e.what();
+      EXPECT_NE(std::string(e.what()).find("with no barrier between"), std::string::npos) << e.what();
+    }
+  }
+  be.launch(kernel(3), grid_1d(64, 64), {y});
+  auto out = read_buffer(be, *y);
+  for (std::uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], (i ^ 1u) * 3u) << i;
+  be.launch(kernel(4), grid_1d(64, 64), {y});
+  out = read_buffer(be, *y);
+  for (std::uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], i * 3u + 1u) << i;
+}
+
 TEST(Interp, DivergentBarrierIsAnError) {
   Interpreter be;
   const auto k = trace("divergent", [](KernelBuilder& b) {
@@ -435,8 +486,8 @@ TEST(Interp, LoadMatrixMatchesItsDefinition) {
   Interpreter be;
   ingot::testing::expect_load_matrix<bf16>(be, 3);
   ingot::testing::expect_load_matrix<f16>(be, 2);
-  ingot::testing::expect_load_matrix<bf16>(be, 2, 1);  // legalise's shuffles and pair loads agree
-  ingot::testing::expect_load_matrix<f16>(be, 3, 2);   // and its one exchange through shared memory
+  ingot::testing::expect_load_matrix<bf16>(be, 2, 1);        // legalise's shuffles and pair loads agree
+  ingot::testing::expect_load_matrix<f16>(be, 3, 2);         // and its one exchange through shared memory
   ingot::testing::expect_load_matrix<bf16>(be, 2, 0, true);  // transposed, as traced and lowered both ways
   ingot::testing::expect_load_matrix<f16>(be, 3, 1, true);
   ingot::testing::expect_load_matrix<bf16>(be, 2, 2, true);
