@@ -291,8 +291,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c32_9x70_3x3_pad1_mr12_mo_mp",
             {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
             {{"mr", 12}, {"mo", 1}, {"mp", 1}}},
-           // (small enough for the CPU OpenCL device, which runs each work-item up to a barrier in turn: a missing
-           // barrier before the stage overwrites planes that later work-items still read)
+           // (small enough for the CPU OpenCL device; without the barrier before the stage, the interpreter reports
+           // the stage's stores as a shared-memory race with the products' reads)
            {"mma_c16_7x9_3x3_pad1_b2_mr4_mo_mp",
             {.B = 2, .C = 16, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"mr", 4}, {"mo", 1}, {"mp", 1}}}}) {
