@@ -310,6 +310,14 @@ void for_each_operand(S& s, F&& f) {
 // on it (4, 8 or 16), 1 for a parameter without vector accesses.
 [[nodiscard]] std::vector<std::uint32_t> vector_access_alignment(const Kernel& k);
 
+// The shared arrays laid out one after another, each at a multiple of 16 bytes (the alignment vector accesses need):
+// offsets[i] is array i's first byte, bytes the total a work-group needs.
+struct SharedLayout {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t bytes = 0;
+};
+[[nodiscard]] SharedLayout shared_layout(const Kernel& k);
+
 // Work-groups of a kernel with shuffles (or Mma statements) hold a multiple of this many threads.
 inline constexpr std::uint32_t kShuffleGroupMultiple = 32;
 // Mma: lanes of its sub-group, operands (8 of A, 4 of B, 4 of C) and results per lane.

@@ -70,12 +70,21 @@ class Printer {
     os << d_.preamble;
     if (!helpers_used_.empty()) os << "\n" << half_helpers();
     os << "\n" << signature() << " {\n";
+    const ir::SharedLayout layout = ir::shared_layout(k_);
+    const bool dynamic = d_.static_shared_limit != 0 && layout.bytes > d_.static_shared_limit;
+    if (dynamic) os << "  " << d_.dynamic_shared_space << " unsigned char ingot_shared[]" << d_.shared_align << ";\n";
     for (std::size_t i = 0; i < k_.shared.size(); ++i) {
-      os << "  " << d_.shared_space << " " << type(k_.shared[i].type) << " " << shared_names_[i] << "["
-         << k_.shared[i].count << "]" << d_.shared_align << ";\n";
+      const std::string t = type(k_.shared[i].type);
+      if (dynamic) {
+        os << "  " << t << "* const " << shared_names_[i] << " = reinterpret_cast<" << t << "*>(ingot_shared + "
+           << layout.offsets[i] << "u);\n";
+        continue;
+      }
+      os << "  " << d_.shared_space << " " << t << " " << shared_names_[i] << "[" << k_.shared[i].count << "]"
+         << d_.shared_align << ";\n";
     }
     os << body.str() << "}\n";
-    return KernelSource{d_.target, entry_, os.str()};
+    return KernelSource{d_.target, entry_, os.str(), dynamic ? layout.bytes : 0, layout.bytes};
   }
 
  private:
@@ -833,10 +842,9 @@ class Printer {
 
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
-  const ir::Kernel legal =
-      passes::legalise(k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
-                                                  !d.copy_async.empty(),
-                                                  !d.load_matrix.empty() && !d.load_matrix_trans.empty()});
+  const ir::Kernel legal = passes::legalise(
+      k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
+                                 !d.copy_async.empty(), !d.load_matrix.empty() && !d.load_matrix_trans.empty()});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -124,6 +124,7 @@ BackendReport describe_backend(const std::string& name) {
                     {"multiprocessors", std::to_string(d.sm_count)},
                     {"memory", std::to_string(d.total_memory / (1024ull * 1024ull)) + " MiB"},
                     {"max threads per block", std::to_string(d.max_threads_per_block)},
+                    {"shared memory per block", std::to_string(d.max_shared_per_group / 1024) + " KiB (opt-in)"},
                     {"driver version", std::to_string(d.driver_version)},
                     {"NVRTC", d.nvrtc_version + " (" + d.nvrtc_library + ")"}};
   } else if (!s.backend && s.compile_only) {

@@ -128,6 +128,15 @@ void vector_alignment_of(const Kernel& k, const Block& b, std::vector<std::uint3
 }
 }  // namespace
 
+SharedLayout shared_layout(const Kernel& k) {
+  SharedLayout l;
+  for (const SharedArray& a : k.shared) {
+    l.offsets.push_back(l.bytes);
+    l.bytes += (std::uint64_t{a.count} * dtype_size(a.type) + 15) / 16 * 16;
+  }
+  return l;
+}
+
 std::vector<std::uint32_t> vector_access_alignment(const Kernel& k) {
   std::vector<std::uint32_t> align(k.params.size(), 1);
   vector_alignment_of(k, k.body, align);

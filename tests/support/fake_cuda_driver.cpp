@@ -35,6 +35,7 @@ struct Module {
 };
 struct Function {
   std::string name;
+  int max_dynamic_shared = 0;  // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
 };
 
 struct State {
@@ -56,6 +57,7 @@ struct State {
   std::vector<std::uint64_t> last_params;  // first 8 bytes of each kernel parameter's slot
   unsigned last_grid[3] = {};
   unsigned last_block[3] = {};
+  unsigned last_shared = 0;
   void* last_stream = nullptr;
   std::size_t last_param_count = 0;
   CUresult fail_next_sync = kSuccess;
@@ -163,9 +165,10 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(int* v, int
     case 4: *v = 64; return kSuccess;          // max block dim z
     case 5: *v = 2147483647; return kSuccess;  // max grid dim x
     case 6:
-    case 7: *v = 65535; return kSuccess;  // max grid dim y, z
-    case 16: *v = 132; return kSuccess;   // SMs
-    case 75: *v = 9; return kSuccess;     // compute capability
+    case 7: *v = 65535; return kSuccess;    // max grid dim y, z
+    case 16: *v = 132; return kSuccess;     // SMs
+    case 97: *v = 232448; return kSuccess;  // shared memory per block, opted in (227 KB)
+    case 75: *v = 9; return kSuccess;       // compute capability
     case 76: *v = 0; return kSuccess;
     default: return kInvalidValue;
   }
@@ -367,16 +370,25 @@ __attribute__((visibility("default"))) CUresult cuFuncGetAttribute(int* v, int a
   }
 }
 
+__attribute__((visibility("default"))) CUresult cuFuncSetAttribute(void* f, int attr, int v) {
+  if (!f || attr != 8 || v < 0 || v > 232448 - 1024) return kInvalidValue;  // the dynamic shared-memory limit only
+  static_cast<Function*>(f)->max_dynamic_shared = v;
+  return kSuccess;
+}
+
 __attribute__((visibility("default"))) CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz,
                                                                unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                                                                void* stream, void** params, void** extra) {
   if (!needs_context()) return kInvalidContext;
-  if (!f || shmem != 0 || extra) return kInvalidValue;
+  if (!f || extra || shmem > static_cast<unsigned>(static_cast<Function*>(f)->max_dynamic_shared)) {
+    return kInvalidValue;  // (more dynamic shared memory than the function was opted in to)
+  }
   if (stream && !state().streams.count(stream)) return kInvalidHandle;
   State& s = state();
   ++s.launches;
   s.last_grid[0] = gx, s.last_grid[1] = gy, s.last_grid[2] = gz;
   s.last_block[0] = bx, s.last_block[1] = by, s.last_block[2] = bz;
+  s.last_shared = shmem;
   s.last_stream = stream;
   s.last_params.clear();
   for (std::size_t i = 0; params && i < s.last_param_count; ++i) {
@@ -402,6 +414,7 @@ struct FakeCudaCounters {
   unsigned last_grid[3];
   unsigned last_block[3];
   void* last_stream;
+  unsigned last_shared;
 };
 
 __attribute__((visibility("default"))) void fake_cuda_reset(CUresult init_result, int device_count,
@@ -448,6 +461,7 @@ __attribute__((visibility("default"))) void fake_cuda_counters(FakeCudaCounters*
   c->launches = s.launches;
   std::memcpy(c->last_grid, s.last_grid, sizeof c->last_grid);
   std::memcpy(c->last_block, s.last_block, sizeof c->last_block);
+  c->last_shared = s.last_shared;
   c->last_stream = s.last_stream;
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "ingot/codegen/printer.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
@@ -37,6 +38,7 @@ struct FakeCudaCounters {
   unsigned last_grid[3];
   unsigned last_block[3];
   void* last_stream;
+  unsigned last_shared;
 };
 
 bool has_prefix(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
@@ -269,6 +271,59 @@ TEST_F(CudaFakeDriver, LaunchPassesTheAbiParameters) {
   EXPECT_EQ(last_param_(2), be.device_pointer(*y));
   EXPECT_EQ(last_param_(3), be.device_pointer(*z));
   EXPECT_EQ(be.stats().launches, 1u);
+}
+
+// Shared arrays over CUDA's 48 KB of static shared memory: printed as carve-outs of one dynamic array (NVRTC compiles
+// them), launched with that many bytes after the function's limit is raised (the fake refuses a launch above the
+// limit); the interpreter runs the same kernel; more than the device allows is refused before compiling.
+ir::Kernel big_shared_kernel(std::uint32_t floats) {
+  return passes::optimize(trace("big_shared", [floats](KernelBuilder& b) {
+    auto y = b.out<f32>("y", 64);
+    auto s = b.shared<f32>("s", floats);
+    auto t = b.shared<u32>("t", 64);
+    auto l = b.local_id(0);
+    store(s, l * (floats / 64), cast<f32>(l));
+    store(t, l, l * 2u);
+    b.barrier();
+    auto n = b.let("n", (l + 1u) % 64u);
+    store(y, l, load(s, n * (floats / 64)) + cast<f32>(load(t, n)));
+  }));
+}
+
+TEST_F(CudaFakeDriver, SharedMemoryOver48KiBIsDynamic) {
+  auto& be = backend();
+  EXPECT_EQ(be.device_info().max_shared_per_group, 232448);
+  const auto big = big_shared_kernel(16384);  // 64 KiB + 256 bytes
+  const codegen::KernelSource src = codegen::emit(big, codegen::Target::CUDA);
+  EXPECT_EQ(src.dynamic_shared_bytes, 65536u + 256u);
+  EXPECT_TRUE(contains(src.source, "extern __shared__ unsigned char ingot_shared[]")) << src.source;
+  EXPECT_TRUE(contains(src.source, "*>(ingot_shared + 65536u)")) << src.source;
+  EXPECT_FALSE(contains(codegen::emit(big, codegen::Target::OpenCL).source, "ingot_shared"));
+  auto y = be.allocate(DType::f32, 64);
+  be.launch(big, grid_1d(64, 64), {y});
+  EXPECT_EQ(counters().launches, 1u);
+  EXPECT_EQ(counters().last_shared, 65536u + 256u);
+
+  const auto small = big_shared_kernel(4096);  // 16 KiB: static arrays, no dynamic bytes
+  EXPECT_EQ(codegen::emit(small, codegen::Target::CUDA).dynamic_shared_bytes, 0u);
+  be.launch(small, grid_1d(64, 64), {y});
+  EXPECT_EQ(counters().last_shared, 0u);
+
+  Interpreter cpu;
+  auto yc = cpu.allocate(DType::f32, 64);
+  cpu.launch(big, grid_1d(64, 64), {yc});
+  std::vector<float> out(64);
+  cpu.download(*yc, out.data(), out.size() * sizeof(float));
+  for (std::uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], static_cast<float>((i + 1) % 64 * 3)) << i;
+
+  try {
+    be.launch(big_shared_kernel(65536), grid_1d(64, 64), {y});  // 256 KiB
+    FAIL();
+  } catch (const ArgumentError& e) {
+    EXPECT_TRUE(contains(e.what(), "needs 262400 bytes of shared memory per work-group")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "allows at most 232448")) << e.what();
+  }
+  EXPECT_EQ(counters().launches, 2u);
 }
 
 TEST_F(CudaFakeDriver, ScalarsByValue) {

@@ -48,11 +48,15 @@ struct Dialect {
   // min_groups_per_core is 0, launch_bounds_min otherwise; "" = the dialect has no such cap.
   std::string launch_bounds, launch_bounds_min;
   LaunchBoundsPlace launch_bounds_place = LaunchBoundsPlace::AfterPrefix;
-  std::string helper_prefix;                  // before helper function definitions
-  std::string global_space;                   // address space of buffer pointers
-  std::string shared_space;                   // address space of shared arrays (their declarations)
-  std::string shared_pointer_space;           // ... in a pointer type ("" where pointers carry none)
-  std::string shared_align;                   // after a shared array's declarator: aligns it to 16 bytes
+  std::string helper_prefix;         // before helper function definitions
+  std::string global_space;          // address space of buffer pointers
+  std::string shared_space;          // address space of shared arrays (their declarations)
+  std::string shared_pointer_space;  // ... in a pointer type ("" where pointers carry none)
+  std::string shared_align;          // after a shared array's declarator: aligns it to 16 bytes
+  // Shared arrays of more than static_shared_limit bytes in all (0: no limit here) are carved from one dynamic
+  // array declared `dynamic_shared_space unsigned char ingot_shared[]` (CUDA: static shared memory stops at 48 KB).
+  std::uint64_t static_shared_limit = 0;
+  std::string dynamic_shared_space;
   std::string const_word;                     // "const" qualifier for read-only buffers
   std::string restrict_word;                  // after the '*' of every buffer pointer ("" where the language has none);
                                               // check_args refuses aliasing buffers, so the promise holds

@@ -30,6 +30,10 @@ struct KernelSource {
   Target target = Target::CUDA;
   std::string entry;   // the kernel function's name in `source`
   std::string source;  // complete, self-contained translation unit
+  // > 0: the shared arrays are carved from this many bytes of dynamic shared memory (more than the dialect's static
+  // limit): the runtime launches with them (CUDA: after raising the function's dynamic shared-memory limit).
+  std::uint64_t dynamic_shared_bytes = 0;
+  std::uint64_t shared_bytes = 0;  // every shared array of the printed (legalised) kernel: ir::shared_layout's bytes
 };
 
 // Prints kernel k (after the passes; legalised for t internally) for target t.

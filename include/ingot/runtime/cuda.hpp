@@ -56,6 +56,7 @@ struct CudaDeviceInfo {
   int max_threads_per_block = 0;               // device limit (a kernel's own limit may be lower)
   std::array<int, 3> max_block_dim{};          // per-axis group-size limits
   std::array<int, 3> max_grid_dim{};           // per-axis group-count limits
+  int max_shared_per_group = 0;                // bytes of shared memory a work-group may opt in to (H200: 227 KB)
   int driver_version = 0;                      // cuDriverGetVersion: 13000 for CUDA 13.0
   std::string nvrtc_version;                   // "13.0"
   std::string nvrtc_library;                   // path of the NVRTC that was loaded
@@ -126,6 +127,7 @@ class CudaBackend final : public Backend {
     void* function = nullptr;          // CUfunction
     LaunchGeometry geometry;           // (checked against the device and the kernel)
     std::vector<std::uint64_t> slots;  // one 8-byte slot per argument (see enqueue)
+    std::uint32_t shared_bytes = 0;    // dynamic shared memory (codegen::KernelSource::dynamic_shared_bytes)
     std::string where;                 // the launch, for errors
   };
   [[nodiscard]] Prepared prepare(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args);

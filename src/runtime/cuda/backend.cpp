@@ -93,6 +93,7 @@ struct CudaBackend::Impl {
     CUfunction function = nullptr;
     int max_threads = 0;  // this kernel's own limit (registers can lower it below the device's)
     int num_regs = 0;
+    std::uint32_t shared_bytes = 0;  // dynamic shared memory per work-group (the function's limit raised to it)
   };
 
   CudaOptions options;
@@ -156,6 +157,11 @@ const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel
     ++stats.memory_cache_hits;
     return it->second;
   }
+  if (src.dynamic_shared_bytes > static_cast<std::uint64_t>(std::max(info.max_shared_per_group, 0))) {
+    throw ArgumentError("kernel '" + k.name + "' needs " + std::to_string(src.dynamic_shared_bytes) +
+                        " bytes of shared memory per work-group; " + info.name + " allows at most " +
+                        std::to_string(info.max_shared_per_group) + ": use a configuration with smaller shared arrays");
+  }
   CacheKey key;
   key.source = src.source;
   key.target = "cuda-" + compile_options.arch;
@@ -176,6 +182,16 @@ const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel
   api.cuFuncGetAttribute(&l.max_threads, static_cast<int>(FunctionAttribute::MaxThreadsPerBlock), l.function);
   api.cuFuncGetAttribute(&l.num_regs, static_cast<int>(FunctionAttribute::NumRegs), l.function);
   if (l.max_threads <= 0) l.max_threads = info.max_threads_per_block;
+  if (src.dynamic_shared_bytes > 0) {  // above the 48 KB of static shared memory: opted in per function
+    l.shared_bytes = static_cast<std::uint32_t>(src.dynamic_shared_bytes);
+    const CUresult ar = api.cuFuncSetAttribute(
+        l.function, static_cast<int>(FunctionAttribute::MaxDynamicSharedSizeBytes), static_cast<int>(l.shared_bytes));
+    if (ar != kCudaSuccess) {
+      api.cuModuleUnload(l.module);
+      ctx->check(ar, "raising the dynamic shared memory of kernel '" + k.name + "' to " +
+                         std::to_string(l.shared_bytes) + " bytes");
+    }
+  }
   return kernels.emplace(&src, l).first->second;
 }
 
@@ -223,6 +239,7 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaOptions& options) {
   info.compute_major = attr(DeviceAttribute::ComputeCapabilityMajor, "compute capability");
   info.compute_minor = attr(DeviceAttribute::ComputeCapabilityMinor, "compute capability");
   info.sm_count = attr(DeviceAttribute::MultiprocessorCount, "SM count");
+  info.max_shared_per_group = attr(DeviceAttribute::MaxSharedMemoryPerBlockOptin, "shared memory per block");
   info.max_threads_per_block = attr(DeviceAttribute::MaxThreadsPerBlock, "threads per block");
   info.max_block_dim = {attr(DeviceAttribute::MaxBlockDimX, "block size"),
                         attr(DeviceAttribute::MaxBlockDimY, "block size"),
@@ -494,6 +511,7 @@ CudaBackend::Prepared CudaBackend::prepare(const ir::Kernel& k, const LaunchGeom
   Prepared p;
   p.function = l.function;
   p.geometry = g;
+  p.shared_bytes = l.shared_bytes;
   p.slots.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (const auto* b = std::get_if<BufferPtr>(&args[i])) {
@@ -513,9 +531,9 @@ void CudaBackend::enqueue(const Prepared& p) {
   std::vector<void*> params(p.slots.size());
   for (std::size_t i = 0; i < p.slots.size(); ++i) params[i] = const_cast<std::uint64_t*>(&p.slots[i]);
   const LaunchGeometry& g = p.geometry;
-  const CUresult r = ctx.api().cuLaunchKernel(static_cast<CUfunction>(p.function), g.groups[0], g.groups[1],
-                                              g.groups[2], g.group_size[0], g.group_size[1], g.group_size[2], 0,
-                                              impl_->stream, params.empty() ? nullptr : params.data(), nullptr);
+  const CUresult r = ctx.api().cuLaunchKernel(
+      static_cast<CUfunction>(p.function), g.groups[0], g.groups[1], g.groups[2], g.group_size[0], g.group_size[1],
+      g.group_size[2], p.shared_bytes, impl_->stream, params.empty() ? nullptr : params.data(), nullptr);
   if (r != kCudaSuccess) ctx.check(r, "launching " + p.where);
   ++impl_->stats.launches;
 }

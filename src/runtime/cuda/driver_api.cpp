@@ -65,6 +65,7 @@ std::shared_ptr<const DriverApi> load_driver_api(const std::string& library, std
   bind(lib, api->cuModuleUnload, "cuModuleUnload", &missing);
   bind(lib, api->cuModuleGetFunction, "cuModuleGetFunction", &missing);
   bind(lib, api->cuFuncGetAttribute, "cuFuncGetAttribute", &missing);
+  bind(lib, api->cuFuncSetAttribute, "cuFuncSetAttribute", &missing);
   bind(lib, api->cuLaunchKernel, "cuLaunchKernel", &missing);
   std::string optional_missing;  // timing and device copies: used by the bench only
   bind(lib, api->cuEventCreate, "cuEventCreate", &optional_missing);

@@ -42,6 +42,7 @@ enum class DeviceAttribute : int {
   MaxGridDimY = 6,
   MaxGridDimZ = 7,
   MultiprocessorCount = 16,
+  MaxSharedMemoryPerBlockOptin = 97,
   ComputeCapabilityMajor = 75,
   ComputeCapabilityMinor = 76,
 };
@@ -50,6 +51,7 @@ enum class FunctionAttribute : int {
   MaxThreadsPerBlock = 0,
   SharedSizeBytes = 1,
   NumRegs = 4,
+  MaxDynamicSharedSizeBytes = 8,
 };
 
 struct DriverApi {
@@ -97,6 +99,8 @@ struct DriverApi {
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   // cuFuncGetAttribute(int* value, CUfunction_attribute, CUfunction)
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction) = nullptr;
+  // cuFuncSetAttribute(CUfunction, CUfunction_attribute, int value)
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   // cuLaunchKernel(f, gridDimX..Z, blockDimX..Z, sharedMemBytes, stream, kernelParams, extra)
   CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, CUstream, void**, void**) = nullptr;

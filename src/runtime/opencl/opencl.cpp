@@ -671,6 +671,12 @@ void OpenCLBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const s
   impl_->check_geometry(g, k.name);
   check_launch_bounds(k, g);
   const codegen::KernelSource& src = impl_->sources.get(k);
+  if (src.shared_bytes > impl_->info.local_memory_bytes) {
+    throw ArgumentError("kernel '" + k.name + "' needs " + std::to_string(src.shared_bytes) +
+                        " bytes of local memory per work-group; " + impl_->info.device_name + " has " +
+                        std::to_string(impl_->info.local_memory_bytes) +
+                        " (CL_DEVICE_LOCAL_MEM_SIZE): use a configuration with smaller shared arrays");
+  }
   std::vector<std::string> names;
   names.reserve(k.params.size());
   for (const auto& p : k.params) names.push_back(p.name);
