@@ -83,7 +83,7 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 bool uses_mma(DType t, const Params& p) {
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"mr", "mc", "mw", "il", "mo", "mp", "lq"}) {
+    for (const char* key : {"mr", "mc", "mw", "il", "mo", "mp", "lq", "mb", "msm"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the tensor-core kernel: set mma = 1 (or drop it)");
@@ -94,8 +94,8 @@ bool uses_mma(DType t, const Params& p) {
   for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
-                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, mo, mp, lq); "
-                                  "drop it");
+                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, mo, mp, lq, mb, "
+                                  "msm); drop it");
     }
   }
   return dtype_size(t) == 2;
@@ -113,6 +113,9 @@ DepthwiseNhwcMma mma_of(const ConvSpec& sp, const Params& p) {
   o.pairs = bounded_param(p, "mp", 0, 1, d.pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   o.loads = static_cast<RowPairLoads>(
       bounded_param(p, "lq", 0, 2, static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
+  o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
+  o.smem_bytes = std::uint64_t{1024} * bounded_param(p, "msm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
+                                                     "depthwise_conv2d_nhwc");
   return o;
 }
 
@@ -159,6 +162,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mo");       // tensor cores: the output stage overlays the planes (0 or 1)
   s.spec_params.emplace_back("mp");       // tensor cores: the fill stores channel pairs of two columns (0 or 1)
   s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
+  s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: through asynchronous NHWC stages)
+  s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -295,7 +300,20 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            // the stage's stores as a shared-memory race with the products' reads)
            {"mma_c16_7x9_3x3_pad1_b2_mr4_mo_mp",
             {.B = 2, .C = 16, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"mr", 4}, {"mo", 1}, {"mp", 1}}}}) {
+            {{"mr", 4}, {"mo", 1}, {"mp", 1}}},
+           // Bands through asynchronous NHWC stages (mb): 4 bands of 4 rows over P = 13 (the last band partial), bias,
+           // 7x7, shared memory over 48 KB allowed (not taken here); 3 bands per work-group over 5 bands (the second
+           // run's third band past P), two strips, the stage over the planes; 8 channels, Q odd, kh != kw, one band
+           // per run past the last.
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"msm", 100}}},
+           {"mma_c32_9x70_3x3_pad1_mr2_mb3_mo",
+            {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mr", 2}, {"mb", 3}, {"mo", 1}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
@@ -408,7 +426,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {k7, "7x7", {{"mr", 16}, {"mo", 1}}},
            {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"minb", 2}}},
            {k7, "7x7", {{"mr", 10}, {"mo", 1}, {"mp", 1}}},
+           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
+           {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}}},
+           {k7, "7x7", {{"mr", 16}, {"mb", 4}, {"msm", 200}}},
+           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}, {"minb", 2}}},
+           {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}, {"minb", 2}}},
+           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 76}, {"minb", 2}}},
+           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"mo", 1}, {"msm", 112}}},
+           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 112}}},
            {k3, "3x3", {}},
+           {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
            {k3, "3x3", {{"mr", 16}, {"mo", 1}, {"mp", 1}}},
            {k3, "3x3", {{"mr", 20}, {"mo", 1}, {"mp", 1}, {"il", 4}}}}) {
     auto p = conv_params(f, c);

@@ -65,6 +65,11 @@ struct DepthwiseNhwcMma {
   bool over = false;            // the output stage overlays the planes (after a barrier; D waits in registers)
   bool pairs = false;           // the fill takes two columns per item and stores channel pairs (4 bytes)
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // how row_pair_products loads the layout rows
+  // Bands per work-group (1: one band, filled from global memory by loads and shared stores). More: the work-group
+  // walks them in a run-time loop, each band's rows copied asynchronously (as they lie, NHWC) into one of two stages
+  // while the previous band is transposed into the planes and multiplied.
+  std::uint32_t bands = 1;
+  std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
 };
 
 // The geometry of a spec and options (trace time).
@@ -79,11 +84,14 @@ struct NhwcMmaLayout {
   std::uint32_t ps = 0;     // plane stride (elements)
   std::uint32_t CB = 0;     // channels per work-group
   std::uint32_t NB = 0;     // bands of output rows
+  std::uint32_t nbw = 1;    // bands per work-group
+  std::uint32_t NR = 0;     // runs of nbw bands (work-groups per image and channel block)
   std::uint32_t CBn = 0;    // channel blocks
   std::uint32_t tasks = 0;  // channel pairs x strips
   std::uint32_t warps = 0;  // warps per work-group
   std::uint64_t xs = 0;     // staged planes (elements)
   std::uint64_t ys = 0;     // output stage (elements, whole groups of 8 16-byte chunks)
+  std::uint64_t st = 0;     // nbw > 1: one NHWC stage of a band's rows (elements; two of them)
   std::uint64_t bytes = 0;  // shared memory
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -110,13 +118,16 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.ps = static_cast<std::uint32_t>(ps);
   L.CB = o.channels;
   L.NB = (P + 2 * L.pb - 1) / (2 * L.pb);
+  L.nbw = std::clamp<std::uint32_t>(o.bands, 1, std::max<std::uint32_t>(L.NB, 1));
+  L.NR = (L.NB + L.nbw - 1) / L.nbw;
   L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
   L.xs = std::uint64_t{L.CB} * L.ps;
   // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
-  L.bytes = (o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) * elem_bytes;
+  L.st = L.nbw > 1 ? std::uint64_t{L.nrl} * L.ws * L.CB : 0;
+  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + 2 * L.st) * elem_bytes;
   return L;
 }
 
@@ -142,18 +153,21 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
     return "interleaves 1 to " + std::to_string(o.rows / 2) + " row pairs (il, at most mr / 2), not " +
            std::to_string(o.il);
   }
-  if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > kPlaneSmemBytes) {
+  if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
+  if (o.bands > 1 && o.pairs) return "fills the planes from its stages with mb > 1: mp applies to mb = 1";
+  if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
-           std::to_string(s.in_size[1]) + " columns) and their outputs" + (o.over ? " (over the planes)" : "") +
-           " in shared memory: " + std::to_string(bytes) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
-           "; use fewer rows (mr) or channels (mc)";
+           std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", two NHWC stages of their rows" : "") +
+           " and their outputs" + (o.over ? " (over the planes)" : "") + " in shared memory: " + std::to_string(bytes) +
+           " bytes, more than " + std::to_string(o.smem_bytes) +
+           "; use fewer rows (mr) or channels (mc), or allow more (msm, KB)";
   }
   return "";
 }
 
 // Work-groups for a batch of `batch` images.
 inline std::uint64_t depthwise_nhwc_mma_groups(const NhwcMmaLayout& L, std::uint64_t batch) {
-  return batch * L.NB * L.CBn;
+  return batch * L.NR * L.CBn;
 }
 
 template <class T>
@@ -190,14 +204,14 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   if (!o.over) ys_own = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
   const Shared<T>& ys = o.over ? xs : *ys_own;
 
-  // Group g = (b * NB + band) * CBn + cb; a group past the batch reads image 0 and stores nothing.
+  // Group g = (b * NR + run) * CBn + cb: bands run * nbw .. + nbw (one where nbw = 1; bands past the last read zeros
+  // and store nothing); a group past the batch reads image 0 and stores nothing.
   auto g = k.let("g", k.group_id(0));
   auto cb = k.let("cb", g % L.CBn);
-  auto band = k.let("band", (g / L.CBn) % L.NB);
-  auto b_raw = k.let("b_raw", g / (L.CBn * L.NB));
+  auto run = k.let("run", (g / L.CBn) % L.NR);
+  auto b_raw = k.let("b_raw", g / (L.CBn * L.NR));
   auto img_ok = k.let("img_ok", b_raw < prm.io.batch);
   auto b = k.let("b", select(img_ok, b_raw, 0u));
-  auto y0 = k.let("y0", band * (2 * L.pb));
   auto c0 = k.let("c0", cb * CB);
   auto lid = k.let("lid", k.local_id(0));
   auto warp = k.let("warp", lid / 32u);
@@ -211,114 +225,175 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto plane_of = [&](const Val<u32>& h, std::uint32_t i) {
     return CB == 16 ? Val<u32>(h + 2 * i) : Val<u32>(i);
   };
-  if (o.pairs) {
-    // item it = (u * (ws / 2) + jp) * H8 + h: layout columns 2 jp and 2 jp + 1 of layout row u, channels c0 + 8h .. +
-    // 8; each channel's two values leave as one 4-byte store (ws and ps are multiples of 8: aligned).
-    const std::uint32_t wp = L.ws / 2;
-    for_group_rounds(k, lid, G, L.nrl * wp * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = "f" + std::to_string(r) + "_";
-      auto h = k.let(rt + "h", it % H8);
-      auto jp = k.let(rt + "jp", (it / H8) % wp);
-      auto u = k.let(rt + "u", it / (H8 * wp));
-      auto ih = k.let(rt + "ih", y0 + u - PH);      // wraps below 0
-      auto iw = k.let(rt + "iw", jp * 2u - L.off);  // wraps below 0; iw + 1 is then column 2 jp + 1 - off
-      auto row_ok = k.let(rt + "rok", ih < H);
-      std::array<Val<bool>, 2> ok;
-      std::array<std::vector<Val<T>>, 2> v;
+  const auto fill = [&](const Val<u32>& y0) {
+    if (o.pairs) {
+      // item it = (u * (ws / 2) + jp) * H8 + h: layout columns 2 jp and 2 jp + 1 of layout row u, channels c0 + 8h .. +
+      // 8; each channel's two values leave as one 4-byte store (ws and ps are multiples of 8: aligned).
+      const std::uint32_t wp = L.ws / 2;
+      for_group_rounds(k, lid, G, L.nrl * wp * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+        const std::string rt = "f" + std::to_string(r) + "_";
+        auto h = k.let(rt + "h", it % H8);
+        auto jp = k.let(rt + "jp", (it / H8) % wp);
+        auto u = k.let(rt + "u", it / (H8 * wp));
+        auto ih = k.let(rt + "ih", y0 + u - PH);      // wraps below 0
+        auto iw = k.let(rt + "iw", jp * 2u - L.off);  // wraps below 0; iw + 1 is then column 2 jp + 1 - off
+        auto row_ok = k.let(rt + "rok", ih < H);
+        std::array<Val<bool>, 2> ok;
+        std::array<std::vector<Val<T>>, 2> v;
+        for (std::uint32_t e = 0; e < 2; ++e) {
+          auto col = k.let(rt + "iw" + std::to_string(e), iw + e);
+          ok[e] = k.let(rt + "ok" + std::to_string(e), row_ok && col < Wd);
+          v[e] = load_vec(
+              x, k.let(rt + "src" + std::to_string(e), select(ok[e], x_img + (ih * Wd + col) * C + h * 8u, 0u)), 8);
+        }
+        auto at = k.let(rt + "at", u * L.ws + jp * 2u);
+        for (std::uint32_t i = 0; i < 8; ++i) {
+          const std::vector<Val<T>> pair{select(ok[0], v[0][i], Val<T>(0.0f)), select(ok[1], v[1][i], Val<T>(0.0f))};
+          store_vec(xs, at + plane_of(h, i) * L.ps, pair);
+        }
+      });
+    } else {
+      for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+        const std::string rt = "f" + std::to_string(r) + "_";
+        auto h = k.let(rt + "h", it % H8);
+        auto j = k.let(rt + "j", (it / H8) % L.ws);
+        auto u = k.let(rt + "u", it / (H8 * L.ws));
+        auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
+        auto iw = k.let(rt + "iw", j - L.off);
+        auto ok = k.let(rt + "ok", ih < H && iw < Wd);
+        const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
+        auto at = k.let(rt + "at", u * L.ws + j);
+        for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
+      });
+    }
+  };
+
+  // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
+  const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
+  const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
+  const auto products = [&](const Val<u32>& y0) {
+    std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
+    for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
+      const std::string rt = "r" + std::to_string(r) + "_";
+      Val<bool> live = img_ok;
+      if ((r + 1) * L.warps > L.tasks) live = k.let(rt + "live", img_ok && warp + r * L.warps < L.tasks);
+      auto cp = k.let(rt + "cp", task % (CB / 2));
+      auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
+      auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
+      auto col = k.let(rt + "col", row_pair_column(lanes, x0, L.tw) + lanes.row * L.ws);
+      // d[e][i]: channel 2 cp + e, pair i
+      std::array<std::vector<std::array<Val<f32>, 4>>, 2> d;
       for (std::uint32_t e = 0; e < 2; ++e) {
-        auto col = k.let(rt + "iw" + std::to_string(e), iw + e);
-        ok[e] = k.let(rt + "ok" + std::to_string(e), row_ok && col < Wd);
-        v[e] = load_vec(
-            x, k.let(rt + "src" + std::to_string(e), select(ok[e], x_img + (ih * Wd + col) * C + h * 8u, 0u)), 8);
+        const std::string et = rt + "c" + std::to_string(e) + "_";
+        auto ch = k.let(et + "ch", cp * 2u + e);
+        auto c = k.let(et + "c", c0 + ch);
+        const auto bfrag = mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
+        Val<f32> init = 0.0f;
+        if (s.bias) init = k.let(et + "bias", cast<f32>(load(prm.io.bias, c)));
+        // the plane of channel ch: 2 (ch % 8) + ch / 8 where CB = 16 (ch = 2 cp + e, so ch % 8 = (2 cp) % 8 + e)
+        const Val<u32> plane = CB == 16 ? Val<u32>(((cp * 2u) % 8u) * 2u + 2u * e + (cp * 2u) / 8u) : Val<u32>(ch);
+        auto at = k.let(et + "at", plane * L.ps + col);
+        d[e].resize(L.pb);
+        row_pair_products<T>(
+            k, xs, at, L.ws, L.pb, o.il, bfrag, init,
+            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads);
       }
-      auto at = k.let(rt + "at", u * L.ws + jp * 2u);
-      for (std::uint32_t i = 0; i < 8; ++i) {
-        const std::vector<Val<T>> pair{select(ok[0], v[0][i], Val<T>(0.0f)), select(ok[1], v[1][i], Val<T>(0.0f))};
-        store_vec(xs, at + plane_of(h, i) * L.ps, pair);
+      // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store. With
+      // over, after every warp's products (the stage overlays the planes): D waits in registers until the barrier.
+      staged.push_back([&k, &ys, d, live, cp, q0, rt, y0, P, Q, H8, pb = L.pb] {
+        for (std::uint32_t i = 0; i < pb; ++i) {
+          for (std::uint32_t e = 0; e < 2; ++e) {
+            const std::uint32_t row = 2 * i + e;
+            for (std::uint32_t f = 0; f < 2; ++f) {
+              if_(live && q0 + f < Q && y0 + row < P, [&] {
+                auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
+                auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+                const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
+                store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
+              });
+            }
+          }
+        }
+      });
+      if (!o.over) {
+        staged.back()();
+        staged.pop_back();
       }
     });
-  } else {
-    for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = "f" + std::to_string(r) + "_";
+    if (o.over) {
+      k.barrier();  // every warp is done with the planes
+      for (const auto& store_d : staged) store_d();
+    }
+    k.barrier();
+  };
+
+  // 3b. The stage leaves as 16-byte chunks: chunk q = (row * Q + column) * H8 + h of the band.
+  const auto copy_out = [&](const Val<u32>& y0) {
+    for_group_rounds(k, lid, G, 2 * L.pb * Q * H8, "oc", true, [&](const Val<u32>& q, std::uint32_t r) {
+      const std::string rt = "o" + std::to_string(r) + "_";
+      auto p = k.let(rt + "p", q / H8);
+      auto row = k.let(rt + "row", p / Q);
+      if_(img_ok && y0 + row < P, [&] {  // (the stage holds only the band's rows inside the output)
+        const auto v = load_vec(ys, (q ^ ((q / 8u) % 8u)) * 8u, 8);
+        store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + p % Q) * C + c0 + (q % H8) * 8u), v);
+      });
+    });
+  };
+
+  if (L.nbw == 1) {
+    auto y0 = k.let("y0", run * (2 * L.pb));
+    fill(y0);
+    k.barrier();
+    products(y0);
+    copy_out(y0);
+    return;
+  }
+
+  // nbw > 1: the bands' rows through two NHWC stages. Stage element (u * ws + j) * CB + c: layout row u, layout column
+  // j, channel c0 + c, copied asynchronously 8 channels (16 bytes) at a time, zeros outside the input.
+  const auto stage_elems = static_cast<std::uint32_t>(L.st);
+  auto st = k.shared<T>("st", 2 * stage_elems);
+  const auto copy_band = [&](const Val<u32>& y0, const Val<u32>& buf) {
+    for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "c" + std::to_string(r) + "_";
       auto h = k.let(rt + "h", it % H8);
       auto j = k.let(rt + "j", (it / H8) % L.ws);
       auto u = k.let(rt + "u", it / (H8 * L.ws));
       auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
       auto iw = k.let(rt + "iw", j - L.off);
       auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-      const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
-      auto at = k.let(rt + "at", u * L.ws + j);
-      for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
+      copy_async(st, buf + it * 8u, x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8, ok);
     });
-  }
-  k.barrier();
-
-  // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
-  const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
-  const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
-  std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
-  for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
-    const std::string rt = "r" + std::to_string(r) + "_";
-    Val<bool> live = img_ok;
-    if ((r + 1) * L.warps > L.tasks) live = k.let(rt + "live", img_ok && warp + r * L.warps < L.tasks);
-    auto cp = k.let(rt + "cp", task % (CB / 2));
-    auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
-    auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-    auto col = k.let(rt + "col", row_pair_column(lanes, x0, L.tw) + lanes.row * L.ws);
-    // d[e][i]: channel 2 cp + e, pair i
-    std::array<std::vector<std::array<Val<f32>, 4>>, 2> d;
-    for (std::uint32_t e = 0; e < 2; ++e) {
-      const std::string et = rt + "c" + std::to_string(e) + "_";
-      auto ch = k.let(et + "ch", cp * 2u + e);
-      auto c = k.let(et + "c", c0 + ch);
-      const auto bfrag = mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
-      Val<f32> init = 0.0f;
-      if (s.bias) init = k.let(et + "bias", cast<f32>(load(prm.io.bias, c)));
-      // the plane of channel ch: 2 (ch % 8) + ch / 8 where CB = 16 (ch = 2 cp + e, so ch % 8 = (2 cp) % 8 + e)
-      const Val<u32> plane = CB == 16 ? Val<u32>(((cp * 2u) % 8u) * 2u + 2u * e + (cp * 2u) / 8u) : Val<u32>(ch);
-      auto at = k.let(et + "at", plane * L.ps + col);
-      d[e].resize(L.pb);
-      row_pair_products<T>(
-          k, xs, at, L.ws, L.pb, o.il, bfrag, init,
-          [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads);
-    }
-    // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store. With
-    // over, after every warp's products (the stage overlays the planes): D waits in registers until the barrier.
-    staged.push_back([&k, &ys, d, live, cp, q0, rt, y0, P, Q, H8, pb = L.pb] {
-      for (std::uint32_t i = 0; i < pb; ++i) {
-        for (std::uint32_t e = 0; e < 2; ++e) {
-          const std::uint32_t row = 2 * i + e;
-          for (std::uint32_t f = 0; f < 2; ++f) {
-            if_(live && q0 + f < Q && y0 + row < P, [&] {
-              auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
-              auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
-              const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-              store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
-            });
-          }
-        }
-      }
+  };
+  // The stage's columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) into the planes as channel pairs (4 bytes).
+  const auto transpose = [&](const Val<u32>& buf) {
+    const std::uint32_t wp = L.ws / 2;
+    for_group_rounds(k, lid, G, L.nrl * wp * H8, "tr", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "t" + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto jp = k.let(rt + "jp", (it / H8) % wp);
+      auto u = k.let(rt + "u", it / (H8 * wp));
+      auto from = k.let(rt + "from", buf + ((u * L.ws + jp * 2u) * H8 + h) * 8u);
+      const auto v0 = load_vec(st, from, 8);
+      const auto v1 = load_vec(st, from + CB, 8);
+      auto at = k.let(rt + "at", u * L.ws + jp * 2u);
+      for (std::uint32_t i = 0; i < 8; ++i)
+        store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
-    if (!o.over) {
-      staged.back()();
-      staged.pop_back();
-    }
-  });
-  if (o.over) {
-    k.barrier();  // every warp is done with the planes
-    for (const auto& store_d : staged) store_d();
-  }
-  k.barrier();
-
-  // 3b. The stage leaves as 16-byte chunks: chunk q = (row * Q + column) * H8 + h of the band.
-  for_group_rounds(k, lid, G, 2 * L.pb * Q * H8, "oc", true, [&](const Val<u32>& q, std::uint32_t r) {
-    const std::string rt = "o" + std::to_string(r) + "_";
-    auto p = k.let(rt + "p", q / H8);
-    auto row = k.let(rt + "row", p / Q);
-    if_(img_ok && y0 + row < P, [&] {  // (the stage holds only the band's rows inside the output)
-      const auto v = load_vec(ys, (q ^ ((q / 8u) % 8u)) * 8u, 8);
-      store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + p % Q) * C + c0 + (q % H8) * 8u), v);
-    });
+  };
+  copy_band(k.let("y0_first", run * (L.nbw * 2 * L.pb)), Val<u32>(0u));
+  async_commit(k);
+  for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
+    auto y0 = k.let("y0", (run * L.nbw + jb) * (2 * L.pb));
+    auto nxt = k.let("nxt", jb + 1u);
+    if_(nxt < L.nbw, [&] { copy_band(k.let("y0_next", y0 + 2 * L.pb), k.let("next_buf", (nxt % 2u) * stage_elems)); });
+    async_commit(k);  // (an empty group past the last band)
+    async_wait(k, 1);
+    k.barrier();  // the band's stage has landed for every thread; every thread is done with the planes and ys
+    transpose(k.let("buf", (jb % 2u) * stage_elems));
+    k.barrier();
+    products(y0);
+    copy_out(y0);
   });
 }
 
