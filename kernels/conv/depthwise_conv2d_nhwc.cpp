@@ -313,7 +313,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {{"mr", 2}, {"mb", 3}, {"mo", 1}}},
            {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2",
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
-            {{"mr", 4}, {"mb", 2}}}}) {
+            {{"mr", 4}, {"mb", 2}}},
+           // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
+           {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
+            {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 16}, {"mb", 2}, {"msm", 96}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
