@@ -127,7 +127,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
   L.st = L.nbw > 1 ? std::uint64_t{L.nrl} * L.ws * L.CB : 0;
-  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + 2 * L.st) * elem_bytes;
+  const std::uint64_t weights = L.nbw > 1 ? std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] : 0;  // (in shared memory)
+  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + 2 * L.st + weights) * elem_bytes;
   return L;
 }
 
@@ -271,6 +272,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
   const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
   const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
+  // nbw > 1: the block's weights in shared memory (read per band: registers are not held across the band loop)
+  std::optional<Shared<T>> wsm;
   const auto products = [&](const Val<u32>& y0) {
     std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
@@ -287,7 +290,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const std::string et = rt + "c" + std::to_string(e) + "_";
         auto ch = k.let(et + "ch", cp * 2u + e);
         auto c = k.let(et + "c", c0 + ch);
-        const auto bfrag = mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
+        const auto bfrag = wsm ? mma_band_weights<T>(k, *wsm, k.let(et + "w_at", ch * (KH * KW)), KH, KW, taps, et)
+                               : mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
         Val<f32> init = 0.0f;
         if (s.bias) init = k.let(et + "bias", cast<f32>(load(prm.io.bias, c)));
         // the plane of channel ch: 2 (ch % 8) + ch / 8 where CB = 16 (ch = 2 cp + e, so ch % 8 = (2 cp) % 8 + e)
@@ -381,6 +385,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
   };
+  wsm = k.shared<T>("wsm", CB * KH * KW);
+  for_group_rounds(k, lid, G, CB * KH * KW, "ws", true, [&](const Val<u32>& i, std::uint32_t) {
+    store(*wsm, i, load(prm.w, c0 * (KH * KW) + i));  // (read after the loop's first barrier)
+  });
   copy_band(k.let("y0_first", run * (L.nbw * 2 * L.pb)), Val<u32>(0u));
   async_commit(k);
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
