@@ -1,6 +1,8 @@
 // Opening backends by name.
 #include "ingot/harness/backends.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -59,15 +61,36 @@ std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t li
   };
 }
 
+namespace {
+
+// A skip reason for kernels whose shared arrays exceed what the device gives a work-group (`what`: the device's word
+// for it), before the slot's other reason (or none).
+std::function<std::string(const ir::Kernel&)> shared_memory_limit(codegen::Target t, std::uint64_t limit,
+                                                                  const std::string& what,
+                                                                  std::function<std::string(const ir::Kernel&)> then) {
+  return [t, limit, what, then = std::move(then)](const ir::Kernel& k) -> std::string {
+    if (const std::uint64_t bytes = codegen::emit(k, t).shared_bytes; bytes > limit) {
+      return "needs " + std::to_string(bytes / 1024) + " KiB of shared memory per work-group; the device gives " +
+             std::to_string(limit / 1024) + " KiB (" + what + ")";
+    }
+    return then ? then(k) : std::string();
+  };
+}
+
+}  // namespace
+
 BackendSlot open_backend(const std::string& name, const OpenBackendOptions& options) {
   if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}, {}};
   if (name == "opencl") {
     try {
       auto be = runtime::OpenCLBackend::create(options.opencl);
       const bool cpu = !be->device_info().is_gpu;
+      const std::uint64_t local = be->device_info().local_memory_bytes;
       BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
       if (cpu && options.cpu_opencl_source_limit > 0)
         slot.skip_reason = source_size_limit(options.cpu_opencl_source_limit);
+      slot.skip_reason =
+          shared_memory_limit(codegen::Target::OpenCL, local, "CL_DEVICE_LOCAL_MEM_SIZE", std::move(slot.skip_reason));
       return slot;
     } catch (const runtime::BackendUnavailable& e) {
       return BackendSlot{name, nullptr, e.what(), {}, {}};  // "opencl not available: <why>"
@@ -75,7 +98,11 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
   }
   if (name == "cuda") {
     try {
-      return BackendSlot{name, std::shared_ptr<runtime::Backend>(runtime::CudaBackend::create()), "", {}, {}};
+      auto be = runtime::CudaBackend::create();
+      const auto limit = static_cast<std::uint64_t>(std::max(be->device_info().max_shared_per_group, 0));
+      BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
+      slot.skip_reason = shared_memory_limit(codegen::Target::CUDA, limit, "opt-in shared memory per block", {});
+      return slot;
     } catch (const runtime::BackendUnavailable& e) {
       // No GPU or driver: where NVRTC exists, kernels are still compiled to SASS for sm_90
       // and reported as compiled, not executed.
