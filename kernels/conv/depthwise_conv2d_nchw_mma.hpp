@@ -234,15 +234,20 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 // each group of il pairs, done(i, d) for each of its pairs i: d_0, d_1 at (row 2i, columns 8 gl + 2 tl, + 1), d_2, d_3
 // at row 2i + 1.
 // loads: how the rows are loaded (RowPairLoads; the lanes' addresses in `at` must follow row_pair_lanes of the same).
+// row_at (optional): this lane's load_matrix address for R instead of at + R ws (rows in a ring, say).
 template <class T>
 void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
                        std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
                        const dsl::Val<f32>& init,
                        const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done,
-                       RowPairLoads loads = RowPairLoads::pairs) {
+                       RowPairLoads loads = RowPairLoads::pairs,
+                       const std::function<dsl::Val<u32>(std::uint32_t)>& row_at = {}) {
   using namespace ingot::dsl;
   const auto KH = static_cast<std::uint32_t>(b.size());
-  const auto load_at = [&](std::uint32_t R) { return load_matrix(xs, R == 0 ? at : Val<u32>(at + R * ws)); };
+  const auto load_at = [&](std::uint32_t R) {
+    if (row_at) return load_matrix(xs, row_at(R));
+    return load_matrix(xs, R == 0 ? at : Val<u32>(at + R * ws));
+  };
   std::vector<std::array<Val<T>, 4>> h;  // h[R]: H(R) (k 0-1 of 2t, k 8-9 of 2t), loaded in pairs of rows
   const auto row = [&](std::uint32_t R) {
     while (h.size() <= R) {

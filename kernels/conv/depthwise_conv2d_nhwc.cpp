@@ -301,16 +301,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c16_7x9_3x3_pad1_b2_mr4_mo_mp",
             {.B = 2, .C = 16, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"mr", 4}, {"mo", 1}, {"mp", 1}}},
-           // Bands through asynchronous NHWC stages (mb): 4 bands of 4 rows over P = 13 (the last band partial), bias,
+           // Bands through a ring of plane rows (mb): 4 bands of 4 rows over P = 13 (the last band partial), bias,
            // 7x7, shared memory over 48 KB allowed (not taken here); 3 bands per work-group over 5 bands (the second
-           // run's third band past P), two strips, the stage over the planes; 8 channels, Q odd, kh != kw, one band
-           // per run past the last.
+           // run's third band past P), two strips; 8 channels, Q odd, kh != kw, one band per run past the last.
            {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4",
             {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"mr", 4}, {"mb", 4}, {"msm", 100}}},
-           {"mma_c32_9x70_3x3_pad1_mr2_mb3_mo",
+           {"mma_c32_9x70_3x3_pad1_mr2_mb3",
             {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
-            {{"mr", 2}, {"mb", 3}, {"mo", 1}}},
+            {{"mr", 2}, {"mb", 3}}},
            {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2",
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
             {{"mr", 4}, {"mb", 2}}},
@@ -433,10 +432,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
            {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}}},
            {k7, "7x7", {{"mr", 16}, {"mb", 4}, {"msm", 200}}},
-           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}, {"minb", 2}}},
-           {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}, {"minb", 2}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 76}, {"minb", 2}}},
-           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"mo", 1}, {"msm", 112}}},
+           {k7, "7x7", {{"mr", 6}, {"mb", 10}, {"msm", 112}}},
            {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 112}}},
            {k3, "3x3", {}},
            {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},

@@ -29,7 +29,12 @@
 // 0.1113 with the old order), pairs (mp: the fill takes two columns per item and stores channel pairs, 4 bytes: 0.1092)
 // and over (mo: the output stage overlays the planes after a barrier, D waiting in registers; with it 16-row bands fit
 // 48 KB: 22% fewer instructions, 27% fewer shared wavefronts, 22% fewer L2 reads, but 128 registers, 2 work-groups
-// per SM, and 0.1096 ms: the kernel is latency-bound on the fill's global loads, which nothing overlaps).
+// per SM, and 0.1096 ms: the kernel is latency-bound on the fill's global loads, which nothing overlaps). And bands
+// (mb > 1, with msm: shared memory over 48 KB, CUDA's dynamic shared memory): a work-group walks mb bands, each band's
+// rows copied asynchronously into one of two NHWC stages while the previous band is transposed into the planes
+// (shared-to-shared) and multiplied, the block's weights read from shared memory (else the compiler holds them across
+// the loop: 246 registers). mr 8 mb 7 (107 KB): 0.1071 ms against the stream kernel's 0.1121 — each band still
+// re-copies and re-transposes its kh - 1 halo rows; a ring of rows is the next step (docs/performance.md, step 21).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
@@ -82,6 +87,7 @@ struct NhwcMmaLayout {
   std::uint32_t nrl = 0;    // layout rows per plane (2 pb + kh)
   std::uint32_t ws = 0;     // layout row stride (elements)
   std::uint32_t ps = 0;     // plane stride (elements)
+  std::uint32_t rr = 0;     // nbw > 1: layout rows of a plane's ring (a power of two, at least nrl), else nrl
   std::uint32_t CB = 0;     // channels per work-group
   std::uint32_t NB = 0;     // bands of output rows
   std::uint32_t nbw = 1;    // bands per work-group
@@ -113,22 +119,23 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.nrl = 2 * L.pb + s.ksize[0];
   const std::uint64_t width = std::max<std::uint64_t>(std::uint64_t{L.off} + s.in_size[1], 8ull * (L.tw - 1) + 16);
   L.ws = static_cast<std::uint32_t>((width + 7) / 8 * 8);
-  std::uint64_t ps = std::uint64_t{L.nrl} * L.ws;
-  while (ps % 64 != 32) ps += 8;
-  L.ps = static_cast<std::uint32_t>(ps);
   L.CB = o.channels;
   L.NB = (P + 2 * L.pb - 1) / (2 * L.pb);
   L.nbw = std::clamp<std::uint32_t>(o.bands, 1, std::max<std::uint32_t>(L.NB, 1));
   L.NR = (L.NB + L.nbw - 1) / L.nbw;
+  L.rr = L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl;
+  std::uint64_t ps = std::uint64_t{L.rr} * L.ws;
+  while (ps % 64 != 32) ps += 8;
+  L.ps = static_cast<std::uint32_t>(ps);
   L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
   L.xs = std::uint64_t{L.CB} * L.ps;
   // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
-  L.st = L.nbw > 1 ? std::uint64_t{L.nrl} * L.ws * L.CB : 0;
+  L.st = L.nbw > 1 ? std::uint64_t{L.nrl} * L.ws * L.CB : 0;  // (one stage: a band's rows, or the next band's new ones)
   const std::uint64_t weights = L.nbw > 1 ? std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] : 0;  // (in shared memory)
-  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + 2 * L.st + weights) * elem_bytes;
+  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + L.st + weights) * elem_bytes;
   return L;
 }
 
@@ -155,10 +162,11 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
-  if (o.bands > 1 && o.pairs) return "fills the planes from its stages with mb > 1: mp applies to mb = 1";
+  if (o.bands > 1 && o.pairs) return "fills the planes from its stage with mb > 1: mp applies to mb = 1";
+  if (o.bands > 1 && o.over) return "keeps the planes' rows from band to band with mb > 1: mo applies to mb = 1";
   if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
-           std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", two NHWC stages of their rows" : "") +
+           std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", an NHWC stage of their rows" : "") +
            " and their outputs" + (o.over ? " (over the planes)" : "") + " in shared memory: " + std::to_string(bytes) +
            " bytes, more than " + std::to_string(o.smem_bytes) +
            "; use fewer rows (mr) or channels (mc), or allow more (msm, KB)";
@@ -274,7 +282,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
   // nbw > 1: the block's weights in shared memory (read per band: registers are not held across the band loop)
   std::optional<Shared<T>> wsm;
-  const auto products = [&](const Val<u32>& y0) {
+  // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
+  const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
     std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
@@ -283,7 +292,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto cp = k.let(rt + "cp", task % (CB / 2));
       auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-      auto col = k.let(rt + "col", row_pair_column(lanes, x0, L.tw) + lanes.row * L.ws);
+      auto col = k.let(rt + "col", row_pair_column(lanes, x0, L.tw) + (ring0 ? 0u : lanes.row * L.ws));
+      // with the ring: this lane's ring position of layout row 0 (its load_matrix row is R + lanes.row)
+      std::optional<Val<u32>> lane_ring;
+      if (ring0) lane_ring = k.let(rt + "ring", *ring0 + lanes.row);
       // d[e][i]: channel 2 cp + e, pair i
       std::array<std::vector<std::array<Val<f32>, 4>>, 2> d;
       for (std::uint32_t e = 0; e < 2; ++e) {
@@ -298,9 +310,13 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const Val<u32> plane = CB == 16 ? Val<u32>(((cp * 2u) % 8u) * 2u + 2u * e + (cp * 2u) / 8u) : Val<u32>(ch);
         auto at = k.let(et + "at", plane * L.ps + col);
         d[e].resize(L.pb);
+        std::function<Val<u32>(std::uint32_t)> row_at;
+        if (lane_ring) {
+          row_at = [&, at](std::uint32_t R) { return Val<u32>(at + ((*lane_ring + R) % L.rr) * L.ws); };
+        }
         row_pair_products<T>(
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
-            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads);
+            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
       }
       // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store. With
       // over, after every warp's products (the stage overlays the planes): D waits in registers until the barrier.
@@ -348,39 +364,44 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     auto y0 = k.let("y0", run * (2 * L.pb));
     fill(y0);
     k.barrier();
-    products(y0);
+    products(y0, std::nullopt);
     copy_out(y0);
     return;
   }
 
-  // nbw > 1: the bands' rows through two NHWC stages. Stage element (u * ws + j) * CB + c: layout row u, layout column
-  // j, channel c0 + c, copied asynchronously 8 channels (16 bytes) at a time, zeros outside the input.
-  const auto stage_elems = static_cast<std::uint32_t>(L.st);
-  auto st = k.shared<T>("st", 2 * stage_elems);
-  const auto copy_band = [&](const Val<u32>& y0, const Val<u32>& buf) {
-    for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
+  // nbw > 1: the planes hold a ring of rr layout rows (absolute layout row a of the run, a = 2 pb j + u for band j's
+  // row u, at ring row a % rr); each band after the first brings only its 2 pb new rows. They are copied
+  // asynchronously, as they lie, into one NHWC stage (element (u * ws + j) * CB + c: stage row u, layout column j,
+  // channel c0 + c; 8 channels, 16 bytes, per copy; zeros outside the input) while the band before is multiplied, then
+  // transposed into the ring.
+  auto st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
+  auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));  // output row of the run's first band
+  // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
+  const auto copy_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
+    for_group_rounds(k, lid, G, rows * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
       const std::string rt = "c" + std::to_string(r) + "_";
       auto h = k.let(rt + "h", it % H8);
       auto j = k.let(rt + "j", (it / H8) % L.ws);
       auto u = k.let(rt + "u", it / (H8 * L.ws));
-      auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
+      auto ih = k.let(rt + "ih", y_run + a0 + u - PH);  // wraps below 0
       auto iw = k.let(rt + "iw", j - L.off);
       auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-      copy_async(st, buf + it * 8u, x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8, ok);
+      copy_async(st, it * 8u, x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8, ok);
     });
   };
-  // The stage's columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) into the planes as channel pairs (4 bytes).
-  const auto transpose = [&](const Val<u32>& buf) {
+  // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as
+  // channel pairs (4 bytes).
+  const auto transpose = [&](const Val<u32>& a0, std::uint32_t rows) {
     const std::uint32_t wp = L.ws / 2;
-    for_group_rounds(k, lid, G, L.nrl * wp * H8, "tr", true, [&](const Val<u32>& it, std::uint32_t r) {
+    for_group_rounds(k, lid, G, rows * wp * H8, "tr", true, [&](const Val<u32>& it, std::uint32_t r) {
       const std::string rt = "t" + std::to_string(r) + "_";
       auto h = k.let(rt + "h", it % H8);
       auto jp = k.let(rt + "jp", (it / H8) % wp);
       auto u = k.let(rt + "u", it / (H8 * wp));
-      auto from = k.let(rt + "from", buf + ((u * L.ws + jp * 2u) * H8 + h) * 8u);
+      auto from = k.let(rt + "from", ((u * L.ws + jp * 2u) * H8 + h) * 8u);
       const auto v0 = load_vec(st, from, 8);
       const auto v1 = load_vec(st, from + CB, 8);
-      auto at = k.let(rt + "at", u * L.ws + jp * 2u);
+      auto at = k.let(rt + "at", ((a0 + u) % L.rr) * L.ws + jp * 2u);
       for (std::uint32_t i = 0; i < 8; ++i)
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
@@ -389,19 +410,23 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   for_group_rounds(k, lid, G, CB * KH * KW, "ws", true, [&](const Val<u32>& i, std::uint32_t) {
     store(*wsm, i, load(prm.w, c0 * (KH * KW) + i));  // (read after the loop's first barrier)
   });
-  copy_band(k.let("y0_first", run * (L.nbw * 2 * L.pb)), Val<u32>(0u));
+  copy_rows(Val<u32>(0u), L.nrl);  // the first band's rows
   async_commit(k);
+  async_wait(k, 0);
+  k.barrier();
+  transpose(Val<u32>(0u), L.nrl);
+  const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
-    auto y0 = k.let("y0", (run * L.nbw + jb) * (2 * L.pb));
+    k.barrier();  // the band's rows are in the ring; the stage is free; every thread is done with ys
     auto nxt = k.let("nxt", jb + 1u);
-    if_(nxt < L.nbw, [&] { copy_band(k.let("y0_next", y0 + 2 * L.pb), k.let("next_buf", (nxt % 2u) * stage_elems)); });
-    async_commit(k);  // (an empty group past the last band)
-    async_wait(k, 1);
-    k.barrier();  // the band's stage has landed for every thread; every thread is done with the planes and ys
-    transpose(k.let("buf", (jb % 2u) * stage_elems));
-    k.barrier();
-    products(y0);
-    copy_out(y0);
+    auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
+    if_(nxt < L.nbw, [&] { copy_rows(a_new, fresh); });
+    async_commit(k);  // (an empty group after the last band)
+    products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
+    copy_out(k.let("y0_out", y_run + jb * fresh));
+    async_wait(k, 0);
+    k.barrier();  // the new rows have landed for every thread; every thread is done with the band's ring rows
+    if_(nxt < L.nbw, [&] { transpose(a_new, fresh); });
   });
 }
 
