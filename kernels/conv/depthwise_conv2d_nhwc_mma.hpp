@@ -87,7 +87,7 @@ struct NhwcMmaLayout {
   std::uint32_t nrl = 0;    // layout rows per plane (2 pb + kh)
   std::uint32_t ws = 0;     // layout row stride (elements)
   std::uint32_t ps = 0;     // plane stride (elements)
-  std::uint32_t rr = 0;     // nbw > 1: layout rows of a plane's ring (a power of two, at least nrl), else nrl
+  std::uint32_t rr = 0;     // nbw > 1: layout rows of a plane's ring (at least nrl), else nrl
   std::uint32_t CB = 0;     // channels per work-group
   std::uint32_t NB = 0;     // bands of output rows
   std::uint32_t nbw = 1;    // bands per work-group
@@ -123,19 +123,26 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.NB = (P + 2 * L.pb - 1) / (2 * L.pb);
   L.nbw = std::clamp<std::uint32_t>(o.bands, 1, std::max<std::uint32_t>(L.NB, 1));
   L.NR = (L.NB + L.nbw - 1) / L.nbw;
-  L.rr = L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl;
-  std::uint64_t ps = std::uint64_t{L.rr} * L.ws;
-  while (ps % 64 != 32) ps += 8;
-  L.ps = static_cast<std::uint32_t>(ps);
-  L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
-  L.xs = std::uint64_t{L.CB} * L.ps;
   // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
-  L.st = L.nbw > 1 ? std::uint64_t{L.nrl} * L.ws * L.CB : 0;  // (one stage: a band's rows, or the next band's new ones)
-  const std::uint64_t weights = L.nbw > 1 ? std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] : 0;  // (in shared memory)
-  L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + L.st + weights) * elem_bytes;
+  // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
+  L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
+  const std::uint64_t weights = L.nbw > 1 ? std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] : 0;
+  // The planes: nrl rows, or with nbw > 1 a ring of rr rows (a power of two where that fits the allowance: the ring
+  // position is then a mask)
+  const auto layout_for = [&](std::uint32_t rows) {
+    L.rr = rows;
+    std::uint64_t ps = std::uint64_t{rows} * L.ws;
+    while (ps % 64 != 32) ps += 8;
+    L.ps = static_cast<std::uint32_t>(ps);
+    L.xs = std::uint64_t{L.CB} * L.ps;
+    L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + L.st + weights) * elem_bytes;
+  };
+  layout_for(L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl);
+  if (L.bytes > o.smem_bytes && L.rr != L.nrl) layout_for(L.nrl);
+  L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   return L;
 }
 
@@ -162,7 +169,6 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
-  if (o.bands > 1 && o.pairs) return "fills the planes from its stage with mb > 1: mp applies to mb = 1";
   if (o.bands > 1 && o.over) return "keeps the planes' rows from band to band with mb > 1: mo applies to mb = 1";
   if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
@@ -370,10 +376,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   }
 
   // nbw > 1: the planes hold a ring of rr layout rows (absolute layout row a of the run, a = 2 pb j + u for band j's
-  // row u, at ring row a % rr); each band after the first brings only its 2 pb new rows. They are copied
-  // asynchronously, as they lie, into one NHWC stage (element (u * ws + j) * CB + c: stage row u, layout column j,
-  // channel c0 + c; 8 channels, 16 bytes, per copy; zeros outside the input) while the band before is multiplied, then
-  // transposed into the ring.
+  // row u, at ring row a % rr). The first band's rows are filled as with one band; each later band brings only its
+  // 2 pb new rows, copied asynchronously, as they lie, into one NHWC stage (element (u * ws + j) * CB + c: stage row u,
+  // layout column j, channel c0 + c; 8 channels, 16 bytes, per copy; zeros outside the input) while the band before is
+  // multiplied, then transposed into the ring.
   auto st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
   auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));  // output row of the run's first band
   // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
@@ -410,11 +416,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   for_group_rounds(k, lid, G, CB * KH * KW, "ws", true, [&](const Val<u32>& i, std::uint32_t) {
     store(*wsm, i, load(prm.w, c0 * (KH * KW) + i));  // (read after the loop's first barrier)
   });
-  copy_rows(Val<u32>(0u), L.nrl);  // the first band's rows
-  async_commit(k);
-  async_wait(k, 0);
-  k.barrier();
-  transpose(Val<u32>(0u), L.nrl);
+  fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
     k.barrier();  // the band's rows are in the ring; the stage is free; every thread is done with ys
