@@ -75,12 +75,34 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
   return depthwise_nhwc_stream_refusal(sp, stream_of(t, sp, p), static_cast<std::uint32_t>(dtype_size(t))).empty();
 }
 
+// The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
+// the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
+DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
+  DepthwiseNhwcMma o;
+  o.rows = 4;
+  o.bands = 64;  // (clamped to the image's bands)
+  o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
+  return o;
+}
+
+// Whether a case that names no kernel runs the tensor-core kernel: 16-bit, a window of 5 or more rows, and the ring
+// default applies (H200, 2026-12-04 nineteenth session: 7x7 bf16 0.1037 ms, f16 0.1041, against the stream kernel's
+// 0.1122 and 0.1135; 3x3 stays on the stream kernel, 0.0432 against 0.0754).
+bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
+  if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma")) return false;
+  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB", "minb"}) {
+    if (p.count(key)) return false;
+  }
+  return depthwise_nhwc_mma_refusal(sp, dtype_size(t), mma_ring_default(sp)).empty();
+}
+
 // mma = 1: the tensor-core kernel (depthwise_conv2d_nhwc_mma.hpp; f16/bf16, f32 runs the other kernels) with mr
 // (output rows per work-group, default 8), mc (channels per work-group, 8 or 16; default 16 where C allows, else 8), mw
-// (warps, default 8) and il (row pairs side by side, default 2). Its keys are refused without it, the other kernels'
-// keys with it. Default off (H200, 2026-12-03 sixteenth session: 7x7 bf16 0.1113 ms against the stream kernel's
-// 0.1121, 3x3 0.0831 against 0.0435).
-bool uses_mma(DType t, const Params& p) {
+// (warps, default 8), il (row pairs side by side, default 2), mo, mp, lq, mb (bands per work-group, default 1) and msm
+// (KB of shared memory allowed, default 48). Its keys are refused without it, the other kernels' keys with it. The
+// default for 16-bit windows of 5 or more rows without an mma key (mma_by_default: mr 4, mb the whole image).
+bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
+  if (mma_by_default(t, sp, p)) return true;
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
     for (const char* key : {"mr", "mc", "mw", "il", "mo", "mp", "lq", "mb", "msm"}) {
@@ -100,7 +122,8 @@ bool uses_mma(DType t, const Params& p) {
   }
   return dtype_size(t) == 2;
 }
-DepthwiseNhwcMma mma_of(const ConvSpec& sp, const Params& p) {
+DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
+  if (mma_by_default(t, sp, p)) return mma_ring_default(sp);
   const DepthwiseNhwcMma d;
   const std::uint32_t mc_default = sp.in_channels % 16 == 0 ? 16 : 8;
   const std::uint32_t rows = bounded_param(p, "mr", 2, 64, d.rows, "depthwise_conv2d_nhwc");
@@ -465,12 +488,12 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    const bool mma = uses_mma(t, p);
+    const bool mma = uses_mma(t, sp, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
         if (mma) {
-          const DepthwiseNhwcMma o = mma_of(sp, p);
+          const DepthwiseNhwcMma o = mma_of(t, sp, p);
           if (const std::string why = depthwise_nhwc_mma_refusal(sp, sizeof(T), o); !why.empty()) {
             throw std::invalid_argument(sp.name + ": the tensor-core kernel (depthwise_conv2d_nhwc mma = 1) " + why +
                                         "; use mma = 0");
@@ -493,8 +516,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     const auto B = static_cast<std::uint64_t>(param(p, "B"));
-    if (uses_mma(t, p)) {
-      const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(sp, dtype_size(t), mma_of(sp, p));
+    if (uses_mma(t, sp, p)) {
+      const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(sp, dtype_size(t), mma_of(t, sp, p));
       return runtime::grid_1d(depthwise_nhwc_mma_groups(L, B) * L.G(), L.G());
     }
     if (streams(t, sp, p)) {

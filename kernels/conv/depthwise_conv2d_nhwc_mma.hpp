@@ -71,8 +71,9 @@ struct DepthwiseNhwcMma {
   bool pairs = false;           // the fill takes two columns per item and stores channel pairs (4 bytes)
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // how row_pair_products loads the layout rows
   // Bands per work-group (1: one band, filled from global memory by loads and shared stores). More: the work-group
-  // walks them in a run-time loop, each band's rows copied asynchronously (as they lie, NHWC) into one of two stages
-  // while the previous band is transposed into the planes and multiplied.
+  // walks them in a run-time loop, the planes a ring of rows: each band after the first copies its new rows
+  // asynchronously (as they lie, NHWC) into a stage while the band before multiplies, then transposes them into the
+  // ring (clamped to the image's bands).
   std::uint32_t bands = 1;
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
 };

@@ -1005,6 +1005,41 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_NE(why(bad).find("needs stride 1 and dilation 1; use mma = 0"), std::string::npos);
   bad = p, bad["kw"] = 9, bad["pad_w"] = 4;
   EXPECT_NE(why(bad).find("at most 8 columns wide"), std::string::npos);
+  bad = p, bad["mb"] = 2, bad["mo"] = 1;
+  EXPECT_NE(why(bad).find("mo applies to mb = 1"), std::string::npos);
+  bad = p, bad["mb"] = 4, bad["msm"] = 56;  // 8-row bands through a ring of 15 or 16 rows: 64 or 65 KB
+  EXPECT_NE(why(bad).find("or allow more (msm, KB)"), std::string::npos);
+  bad["msm"] = 100;
+  EXPECT_EQ(why(bad), "");
+  // Bands (mb): one work-group per (image, run of mb bands, channel block): 7 bands of 8 rows in runs of 4 -> 2 runs
+  Params runs = p;
+  runs["mb"] = 4, runs["msm"] = 100;
+  EXPECT_EQ(s.geometry(DType::bf16, runs).total_threads(), 3u * 2 * 24 * 256);
+  // Without an mma key, a 16-bit window of 5 or more rows runs the ring default (bands of 4 rows, every band of the
+  // image in one work-group: one work-group per image and channel block, 40 KB); f32, 3x3, or a case naming another
+  // kernel's key (or minb) runs the others.
+  Params dflt = p;
+  dflt.erase("mma");
+  EXPECT_EQ(s.geometry(DType::bf16, dflt).total_threads(), 3u * 24 * 256);
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f16, dflt, &k), "");
+  EXPECT_TRUE(ir::has_mma(k));
+  const kn::NhwcMmaLayout ring =
+      kn::depthwise_nhwc_mma_geometry(kn::conv_spec(form, dflt), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64});
+  EXPECT_EQ(ring.nbw, 14u);
+  EXPECT_EQ(ring.rr, 11u);  // a ring of 16 rows would not fit 48 KB
+  EXPECT_LE(ring.bytes, kn::kPlaneSmemBytes);
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, dflt, &k), "");
+  EXPECT_FALSE(ir::has_mma(k));
+  for (const char* key : {"stream", "minb"}) {
+    Params other = dflt;
+    other[key] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, other, &k), "") << key;
+    EXPECT_FALSE(ir::has_mma(k)) << key;
+  }
+  Params k3 = dflt;
+  k3["kh"] = 3, k3["kw"] = 3, k3["pad_h"] = 1, k3["pad_w"] = 1;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, k3, &k), "");
+  EXPECT_FALSE(ir::has_mma(k));
   bad = p, bad["V"] = 4;
   EXPECT_NE(why(bad).find("V does not apply to mma = 1"), std::string::npos);
   bad = p, bad.erase("mma"), bad["mr"] = 8;
