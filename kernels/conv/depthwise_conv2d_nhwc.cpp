@@ -122,9 +122,9 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   }
   return dtype_size(t) == 2;
 }
+// (Where the kernel is the default, the keys a case names start from the ring default.)
 DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
-  if (mma_by_default(t, sp, p)) return mma_ring_default(sp);
-  const DepthwiseNhwcMma d;
+  const DepthwiseNhwcMma d = mma_by_default(t, sp, p) ? mma_ring_default(sp) : DepthwiseNhwcMma{};
   const std::uint32_t mc_default = sp.in_channels % 16 == 0 ? 16 : 8;
   const std::uint32_t rows = bounded_param(p, "mr", 2, 64, d.rows, "depthwise_conv2d_nhwc");
   DepthwiseNhwcMma o;

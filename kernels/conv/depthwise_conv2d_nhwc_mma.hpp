@@ -1,5 +1,6 @@
 // kernels/conv/depthwise_conv2d_nhwc_mma.hpp — depthwise 2-D convolution, NHWC, f16/bf16, on the sub-group matrix
-// multiply-accumulate (tensor cores on CUDA) with row-pair tiles (depthwise_conv2d_nhwc with mma = 1).
+// multiply-accumulate (tensor cores on CUDA) with row-pair tiles (depthwise_conv2d_nhwc with mma = 1; the 16-bit
+// default for windows of 5 or more rows, with bands).
 //
 //   x [B, H, W, C], w [C, kh, kw], optional bias [C] -> y [B, P, Q, C] (as depthwise_conv2d_nhwc.hpp).
 //
@@ -22,26 +23,28 @@
 // Measured (H200, 2026-12-03 sixteenth session, N32 C384 56x56 bf16): 7x7 0.1113 ms, no faster than the FMA stream
 // kernel (0.1121); 3x3 0.0831 against 0.0435. Per 128 outputs the memory instructions cost about as many shared-memory
 // and L1 cycles as the FMAs did: ~6 scalar stores of the fill, 8 wavefronts of D's 4-way-conflicted stores, 1.4-2.5
-// load_matrix, and global accesses of 32 bytes per pixel (16 lines per warp instruction). Not the default; what would
-// change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
+// load_matrix, and global accesses of 32 bytes per pixel (16 lines per warp instruction). Not the default then; what
+// would change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
 // load_matrix_trans, D through a conflict-free layout.
 // Options since 2026-12-04 (nineteenth session): lq (the row loads in A's order, the default: 0.1087 ms against
 // 0.1113 with the old order), pairs (mp: the fill takes two columns per item and stores channel pairs, 4 bytes: 0.1092)
 // and over (mo: the output stage overlays the planes after a barrier, D waiting in registers; with it 16-row bands fit
 // 48 KB: 22% fewer instructions, 27% fewer shared wavefronts, 22% fewer L2 reads, but 128 registers, 2 work-groups
-// per SM, and 0.1096 ms: the kernel is latency-bound on the fill's global loads, which nothing overlaps). And bands
-// (mb > 1, with msm: shared memory over 48 KB, CUDA's dynamic shared memory): a work-group walks mb bands, each band's
-// rows copied asynchronously into one of two NHWC stages while the previous band is transposed into the planes
-// (shared-to-shared) and multiplied, the block's weights read from shared memory (else the compiler holds them across
-// the loop: 246 registers). mr 8 mb 7 (107 KB): 0.1071 ms against the stream kernel's 0.1121 — each band still
-// re-copies and re-transposes its kh - 1 halo rows; a ring of rows is the next step (docs/performance.md, step 21).
+// per SM, and 0.1096 ms: the kernel is latency-bound on the fill's global loads, which nothing overlaps).
+// Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
+// band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
+// while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
+// block's weights are read from shared memory (held in registers across the loop they cost 150 more). msm: the
+// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (40 KB, the default
+// for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) 0.1037 ms, mr 8 mb 7 (msm 112: 80 KB) 0.0933-0.0967,
+// against the FMA stream kernel's 0.1122 (docs/performance.md, step 21).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
 // work-group past the batch reads image 0 and stores nothing; rows past P and columns past Q are not stored; f32
 // accumulation of the bf16/f16 products (rounded once to T). std::invalid_argument (depthwise_nhwc_mma_refusal) for
 // a spec it does not take: not 16-bit, stride or dilation other than 1, a window wider than 8 columns, C not a
-// multiple of CB, odd rows, shared memory over kPlaneSmemBytes.
+// multiple of CB, odd rows, shared memory over the allowance (smem_bytes, msm), mo with bands.
 #pragma once
 
 #include <algorithm>

@@ -1042,7 +1042,16 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_FALSE(ir::has_mma(k));
   bad = p, bad["V"] = 4;
   EXPECT_NE(why(bad).find("V does not apply to mma = 1"), std::string::npos);
+  // 7x7 16-bit runs the tensor-core kernel by default, so its keys apply from the ring default (every band of the
+  // image per work-group): 8-row bands need 64 KB
   bad = p, bad.erase("mma"), bad["mr"] = 8;
+  EXPECT_NE(why(bad).find("or allow more (msm, KB)"), std::string::npos);
+  bad["msm"] = 100;
+  EXPECT_EQ(why(bad), "");
+  EXPECT_EQ(s.geometry(DType::bf16, bad).total_threads(), 3u * 24 * 256);
+  bad.erase("msm");
+  EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
+  bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
 }
 
