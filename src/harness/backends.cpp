@@ -61,10 +61,6 @@ std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t li
   };
 }
 
-namespace {
-
-// A skip reason for kernels whose shared arrays exceed what the device gives a work-group (`what`: the device's word
-// for it), before the slot's other reason (or none).
 std::function<std::string(const ir::Kernel&)> shared_memory_limit(codegen::Target t, std::uint64_t limit,
                                                                   const std::string& what,
                                                                   std::function<std::string(const ir::Kernel&)> then) {
@@ -76,8 +72,6 @@ std::function<std::string(const ir::Kernel&)> shared_memory_limit(codegen::Targe
     return then ? then(k) : std::string();
   };
 }
-
-}  // namespace
 
 BackendSlot open_backend(const std::string& name, const OpenBackendOptions& options) {
   if (name == "interp") return BackendSlot{name, std::make_shared<runtime::Interpreter>(), "", {}, {}};

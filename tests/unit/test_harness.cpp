@@ -120,6 +120,45 @@ TEST(Harness, AbsentBackendIsACountedSkipWithItsReason) {
   EXPECT_EQ(rep.per_backend.at("opencl")[2], rep.skipped);
 }
 
+// The skip_reason of a device with less shared memory than a kernel's arrays: the printed kernel's bytes decide (the
+// OpenCL print may add exchange arrays), the slot's other reason follows, and the harness counts such cases as skips.
+TEST(Harness, SharedMemoryLimitSkipsOnlyKernelsOverIt) {
+  const ir::Kernel k = passes::optimize(dsl::trace("shared_64k", [](dsl::KernelBuilder& b) {
+    using namespace ingot::dsl;
+    auto y = b.out<f32>("y", 64);
+    auto s = b.shared<f32>("s", 16384);  // 64 KiB
+    auto l = b.local_id(0);
+    store(s, l, cast<f32>(l));
+    b.barrier();
+    store(y, l, load(s, (l + 1u) % 64u));
+  }));
+  const std::uint64_t bytes = codegen::emit(k, codegen::Target::OpenCL).shared_bytes;
+  EXPECT_EQ(bytes, 65536u);
+  EXPECT_EQ(shared_memory_limit(codegen::Target::OpenCL, bytes, "CL_DEVICE_LOCAL_MEM_SIZE")(k), "");
+  const std::string why = shared_memory_limit(codegen::Target::OpenCL, 48 * 1024, "CL_DEVICE_LOCAL_MEM_SIZE")(k);
+  EXPECT_EQ(why, "needs 64 KiB of shared memory per work-group; the device gives 48 KiB (CL_DEVICE_LOCAL_MEM_SIZE)");
+  const auto then = [](const ir::Kernel&) { return std::string("the other reason"); };
+  EXPECT_EQ(shared_memory_limit(codegen::Target::CUDA, bytes, "opt-in", then)(k), "the other reason");
+
+  BackendSlot small = interp_slot();
+  small.name = "small";
+  small.skip_reason = shared_memory_limit(codegen::Target::OpenCL, 48 * 1024, "CL_DEVICE_LOCAL_MEM_SIZE");
+  const Registry reg = builtin_registry();
+  HarnessOptions opt;
+  opt.filter = "depthwise_conv2d_nhwc";
+  opt.dtype = DType::bf16;
+  const auto rep = run_harness(reg, {small}, opt);
+  // the cases whose OpenCL print needs more than 48 KB (the 82 KB case; mma exchange arrays add to others) are
+  // skipped, the others run
+  EXPECT_GE(rep.skipped, 1u);
+  EXPECT_EQ(rep.failed, 0u);
+  EXPECT_GT(rep.passed, 10u);
+  ASSERT_FALSE(rep.skip_reasons.empty());
+  for (const auto& [reason, n] : rep.skip_reasons) {
+    EXPECT_NE(reason.find("KiB of shared memory per work-group; the device gives 48 KiB"), std::string::npos) << reason;
+  }
+}
+
 // A slot's skip_reason (the CPU OpenCL source limit): kernels over the limit are counted skips with the reason, the
 // others run; a limit of 0 skips nothing.
 TEST(Harness, SourceSizeLimitSkipsOnlyKernelsOverIt) {

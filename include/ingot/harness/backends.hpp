@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/runtime/opencl.hpp"
 
@@ -29,6 +30,11 @@ struct OpenBackendOptions {
 [[nodiscard]] BackendSlot open_backend(const std::string& name, const OpenBackendOptions& options = {});
 // The skip_reason of a CPU OpenCL slot: non-empty for a kernel whose OpenCL C exceeds `limit` bytes.
 [[nodiscard]] std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t limit);
+// The skip_reason of a slot whose device gives a work-group `limit` bytes of shared memory (`what`: the device's name
+// for it): non-empty for a kernel whose shared arrays, printed for t, need more; else then(k) (where set).
+[[nodiscard]] std::function<std::string(const ir::Kernel&)> shared_memory_limit(
+    codegen::Target t, std::uint64_t limit, const std::string& what,
+    std::function<std::string(const ir::Kernel&)> then = {});
 
 struct BackendReport {
   std::string name;
