@@ -75,6 +75,9 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
   return depthwise_nhwc_stream_refusal(sp, stream_of(t, sp, p), static_cast<std::uint32_t>(dtype_size(t))).empty();
 }
 
+// The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
+constexpr std::array<const char*, 9> kFmaKernelKeys{"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"};
+
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
 DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
@@ -89,8 +92,8 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
 // default applies (H200, 2026-12-04 nineteenth session: 7x7 bf16 0.1037 ms, f16 0.1041, against the stream kernel's
 // 0.1122 and 0.1135; 3x3 stays on the stream kernel, 0.0432 against 0.0754).
 bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
-  if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma")) return false;
-  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB", "minb"}) {
+  if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma") || p.count("minb")) return false;
+  for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) return false;
   }
   return depthwise_nhwc_mma_refusal(sp, dtype_size(t), mma_ring_default(sp)).empty();
@@ -113,7 +116,7 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
     }
     return false;
   }
-  for (const char* key : {"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"}) {
+  for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, mo, mp, lq, mb, "
@@ -185,7 +188,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mo");       // tensor cores: the output stage overlays the planes (0 or 1)
   s.spec_params.emplace_back("mp");       // tensor cores: the fill stores channel pairs of two columns (0 or 1)
   s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
-  s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: through asynchronous NHWC stages)
+  s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or

@@ -55,6 +55,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "depthwise_conv2d_nchw_mma.hpp"
@@ -101,7 +102,7 @@ struct NhwcMmaLayout {
   std::uint32_t warps = 0;  // warps per work-group
   std::uint64_t xs = 0;     // staged planes (elements)
   std::uint64_t ys = 0;     // output stage (elements, whole groups of 8 16-byte chunks)
-  std::uint64_t st = 0;     // nbw > 1: one NHWC stage of a band's rows (elements; two of them)
+  std::uint64_t st = 0;     // nbw > 1: the NHWC stage of a band's 2 pb new rows (elements)
   std::uint64_t bytes = 0;  // shared memory
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -244,6 +245,12 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto plane_of = [&](const Val<u32>& h, std::uint32_t i) {
     return CB == 16 ? Val<u32>(h + 2 * i) : Val<u32>(i);
   };
+  // Input row ih, column iw (both wrap below 0), channels c0 + 8h .. + 8: whether inside the input, and the index of
+  // the first (0 outside, so that every load and copy stays in range).
+  const auto pixel = [&](const Val<u32>& ih, const Val<u32>& iw, const Val<u32>& h, const std::string& tag) {
+    auto ok = k.let(tag + "ok", ih < H && iw < Wd);
+    return std::pair{ok, k.let(tag + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u))};
+  };
   const auto fill = [&](const Val<u32>& y0) {
     if (o.pairs) {
       // item it = (u * (ws / 2) + jp) * H8 + h: layout columns 2 jp and 2 jp + 1 of layout row u, channels c0 + 8h .. +
@@ -256,14 +263,12 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         auto u = k.let(rt + "u", it / (H8 * wp));
         auto ih = k.let(rt + "ih", y0 + u - PH);      // wraps below 0
         auto iw = k.let(rt + "iw", jp * 2u - L.off);  // wraps below 0; iw + 1 is then column 2 jp + 1 - off
-        auto row_ok = k.let(rt + "rok", ih < H);
         std::array<Val<bool>, 2> ok;
         std::array<std::vector<Val<T>>, 2> v;
         for (std::uint32_t e = 0; e < 2; ++e) {
-          auto col = k.let(rt + "iw" + std::to_string(e), iw + e);
-          ok[e] = k.let(rt + "ok" + std::to_string(e), row_ok && col < Wd);
-          v[e] = load_vec(
-              x, k.let(rt + "src" + std::to_string(e), select(ok[e], x_img + (ih * Wd + col) * C + h * 8u, 0u)), 8);
+          const auto [in, src] = pixel(ih, iw + e, h, rt + std::to_string(e));
+          ok[e] = in;
+          v[e] = load_vec(x, src, 8);
         }
         auto at = k.let(rt + "at", u * L.ws + jp * 2u);
         for (std::uint32_t i = 0; i < 8; ++i) {
@@ -277,10 +282,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         auto h = k.let(rt + "h", it % H8);
         auto j = k.let(rt + "j", (it / H8) % L.ws);
         auto u = k.let(rt + "u", it / (H8 * L.ws));
-        auto ih = k.let(rt + "ih", y0 + u - PH);  // wraps below 0
+        auto ih = k.let(rt + "ih", y0 + u - PH);
         auto iw = k.let(rt + "iw", j - L.off);
-        auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-        const auto v = load_vec(x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8);
+        const auto [ok, src] = pixel(ih, iw, h, rt);
+        const auto v = load_vec(x, src, 8);
         auto at = k.let(rt + "at", u * L.ws + j);
         for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
       });
@@ -393,10 +398,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto h = k.let(rt + "h", it % H8);
       auto j = k.let(rt + "j", (it / H8) % L.ws);
       auto u = k.let(rt + "u", it / (H8 * L.ws));
-      auto ih = k.let(rt + "ih", y_run + a0 + u - PH);  // wraps below 0
+      auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
       auto iw = k.let(rt + "iw", j - L.off);
-      auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-      copy_async(st, it * 8u, x, k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u)), 8, ok);
+      const auto [ok, src] = pixel(ih, iw, h, rt);
+      copy_async(st, it * 8u, x, src, 8, ok);
     });
   };
   // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as

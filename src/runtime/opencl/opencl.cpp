@@ -287,6 +287,15 @@ struct OpenCLBackend::Impl {
     return const_cast<OpenCLBuffer&>(*p);
   }
 
+  // A printed kernel's shared arrays (KernelSource::shared_bytes; 0 where unknown) against the device's local memory.
+  void check_local_memory(const codegen::KernelSource& src) const {
+    if (src.shared_bytes <= info.local_memory_bytes) return;
+    throw ArgumentError("kernel '" + src.entry + "' needs " + std::to_string(src.shared_bytes) +
+                        " bytes of local memory per work-group; " + info.device_name + " has " +
+                        std::to_string(info.local_memory_bytes) +
+                        " (CL_DEVICE_LOCAL_MEM_SIZE): use a configuration with smaller shared arrays");
+  }
+
   void check_geometry(const LaunchGeometry& g, const std::string& kernel) const {
     try {
       validate_geometry(g, info.max_work_group_size);
@@ -671,12 +680,7 @@ void OpenCLBackend::launch(const ir::Kernel& k, const LaunchGeometry& g, const s
   impl_->check_geometry(g, k.name);
   check_launch_bounds(k, g);
   const codegen::KernelSource& src = impl_->sources.get(k);
-  if (src.shared_bytes > impl_->info.local_memory_bytes) {
-    throw ArgumentError("kernel '" + k.name + "' needs " + std::to_string(src.shared_bytes) +
-                        " bytes of local memory per work-group; " + impl_->info.device_name + " has " +
-                        std::to_string(impl_->info.local_memory_bytes) +
-                        " (CL_DEVICE_LOCAL_MEM_SIZE): use a configuration with smaller shared arrays");
-  }
+  impl_->check_local_memory(src);
   std::vector<std::string> names;
   names.reserve(k.params.size());
   for (const auto& p : k.params) names.push_back(p.name);
@@ -694,6 +698,7 @@ void OpenCLBackend::launch_source(const codegen::KernelSource& src, const Launch
     }
   }
   impl_->check_geometry(g, src.entry);
+  impl_->check_local_memory(src);
   impl_->run(src, g, args, {});
 }
 
