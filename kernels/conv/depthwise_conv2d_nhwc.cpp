@@ -101,14 +101,14 @@ bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
 
 // mma = 1: the tensor-core kernel (depthwise_conv2d_nhwc_mma.hpp; f16/bf16, f32 runs the other kernels) with mr
 // (output rows per work-group, default 8), mc (channels per work-group, 8 or 16; default 16 where C allows, else 8), mw
-// (warps, default 8), il (row pairs side by side, default 2), mo, mp, lq, mb (bands per work-group, default 1) and msm
+// (warps, default 8), il (row pairs side by side, default 2), lq, mb (bands per work-group, default 1) and msm
 // (KB of shared memory allowed, default 48). Its keys are refused without it, the other kernels' keys with it. The
 // default for 16-bit windows of 5 or more rows without an mma key (mma_by_default: mr 4, mb the whole image).
 bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   if (mma_by_default(t, sp, p)) return true;
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"mr", "mc", "mw", "il", "mo", "mp", "lq", "mb", "msm"}) {
+    for (const char* key : {"mr", "mc", "mw", "il", "lq", "mb", "msm"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the tensor-core kernel: set mma = 1 (or drop it)");
@@ -119,8 +119,8 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
-                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, mo, mp, lq, mb, "
-                                  "msm); drop it");
+                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, lq, mb, msm); "
+                                  "drop it");
     }
   }
   return dtype_size(t) == 2;
@@ -135,8 +135,6 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   o.channels = bounded_param(p, "mc", 8, 16, mc_default, "depthwise_conv2d_nhwc");
   o.warps = bounded_param(p, "mw", 1, 32, d.warps, "depthwise_conv2d_nhwc");
   o.il = bounded_param(p, "il", 1, 32, std::min(d.il, rows / 2), "depthwise_conv2d_nhwc");
-  o.over = bounded_param(p, "mo", 0, 1, d.over ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
-  o.pairs = bounded_param(p, "mp", 0, 1, d.pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   o.loads = static_cast<RowPairLoads>(
       bounded_param(p, "lq", 0, 2, static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
   o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
@@ -185,8 +183,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
   s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group
   s.spec_params.emplace_back("il");       // tensor cores: row pairs whose mma chains run side by side
-  s.spec_params.emplace_back("mo");       // tensor cores: the output stage overlays the planes (0 or 1)
-  s.spec_params.emplace_back("mp");       // tensor cores: the fill stores channel pairs of two columns (0 or 1)
   s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
   s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
@@ -307,26 +303,12 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {{"mr", 6}, {"il", 3}, {"mc", 8}}},
            // 6 x 9 pixels of 8 channels: 54 chunks of the stage, the last group of 8 partial and every row stored
            {"mma_c8_6x9_3x3_pad1_mr6", {.B = 1, .C = 8, .size = {6, 9}, .k = {3, 3}, .pad = {1, 1}}, {{"mr", 6}}},
-           // The stage over the planes (mo) with the paired fill (mp): a partial band, bias; several rounds per warp,
-           // the last clamped, with the old load order (lq 0); 8 channels with Q odd, quads (lq 2); two strips and
-           // more rows per work-group than P.
-           {"mma_c16_13x16_7x7_pad3_bias_mo_mp",
-            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"mo", 1}, {"mp", 1}}},
-           {"mma_c16_12x20_7x7_pad3_b3_mr4_mw3_il1_mo_lq0",
+           // The row loads: the old order (lq 0) with several rounds per warp, the last clamped; quads (lq 2) with 8
+           // channels and Q odd.
+           {"mma_c16_12x20_7x7_pad3_b3_mr4_mw3_il1_lq0",
             {.B = 3, .C = 16, .size = {12, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"mr", 4}, {"mw", 3}, {"il", 1}, {"mo", 1}, {"lq", 0}}},
-           {"mma_c8_9x17_5x4_pad2_mc8_mp_lq2",
-            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
-            {{"mp", 1}, {"lq", 2}}},
-           {"mma_c32_9x70_3x3_pad1_mr12_mo_mp",
-            {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
-            {{"mr", 12}, {"mo", 1}, {"mp", 1}}},
-           // (small enough for the CPU OpenCL device; without the barrier before the stage, the interpreter reports
-           // the stage's stores as a shared-memory race with the products' reads)
-           {"mma_c16_7x9_3x3_pad1_b2_mr4_mo_mp",
-            {.B = 2, .C = 16, .size = {7, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"mr", 4}, {"mo", 1}, {"mp", 1}}},
+            {{"mr", 4}, {"mw", 3}, {"il", 1}, {"lq", 0}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_lq2", {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"lq", 2}}},
            // Bands through a ring of plane rows (mb): 4 bands of 4 rows over P = 13 (the last band partial), bias,
            // 7x7, shared memory over 48 KB allowed (not taken here); 3 bands per work-group over 5 bands (the second
            // run's third band past P), two strips; 8 channels, Q odd, kh != kw, one band per run past the last.
@@ -440,21 +422,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // 0.0435 (those rows since dropped). Not the default: the transposition (16-byte loads of 16 channels, 8 scalar
   // shared stores each), 32 bytes per pixel per work-group (every warp access spans 16 lines) and the output stage's
   // 4-way conflicts cost more than the FMAs they replace (docs/performance.md, step 18). Since the nineteenth
-  // session (2026-12-04): the fill by channel pairs (mp), the stage over the planes (mo) and with it taller bands (mr
-  // 12-20), the row loads in A's order (lq 1, the default; lq 0 the order before).
+  // session (2026-12-04): the row loads in A's order (lq 1, the default; lq 0 the order before) and bands through a
+  // ring of plane rows (mb, msm; the 16-bit default for windows of 5 or more rows is mr 4 with every band). (A fill by
+  // channel pairs and an output stage over the planes, with 12-16-row bands, measured no faster and were removed.)
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
            {k7, "7x7", {}},
            {k7, "7x7", {{"lq", 0}}},
-           {k7, "7x7", {{"mp", 1}}},
-           {k7, "7x7", {{"mr", 12}, {"mo", 1}, {"mp", 1}}},
-           {k7, "7x7", {{"mr", 14}, {"mo", 1}, {"mp", 1}}},
-           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}}},
-           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"il", 4}}},
-           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"il", 1}}},
-           {k7, "7x7", {{"mr", 16}, {"mo", 1}}},
-           {k7, "7x7", {{"mr", 16}, {"mo", 1}, {"mp", 1}, {"minb", 2}}},
-           {k7, "7x7", {{"mr", 10}, {"mo", 1}, {"mp", 1}}},
            {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
            {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}}},
            {k7, "7x7", {{"mr", 16}, {"mb", 4}, {"msm", 200}}},
@@ -467,9 +441,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {k3, "3x3", {{"mr", 4}, {"mb", 14}}},
            {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 112}}},
            {k3, "3x3", {}},
-           {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
-           {k3, "3x3", {{"mr", 16}, {"mo", 1}, {"mp", 1}}},
-           {k3, "3x3", {{"mr", 20}, {"mo", 1}, {"mp", 1}, {"il", 4}}}}) {
+           {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_mma";

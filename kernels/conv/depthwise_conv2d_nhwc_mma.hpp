@@ -27,10 +27,9 @@
 // would change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
 // load_matrix_trans, D through a conflict-free layout.
 // Options since 2026-12-04 (nineteenth session): lq (the row loads in A's order, the default: 0.1087 ms against
-// 0.1113 with the old order), pairs (mp: the fill takes two columns per item and stores channel pairs, 4 bytes: 0.1092)
-// and over (mo: the output stage overlays the planes after a barrier, D waiting in registers; with it 16-row bands fit
-// 48 KB: 22% fewer instructions, 27% fewer shared wavefronts, 22% fewer L2 reads, but 128 registers, 2 work-groups
-// per SM, and 0.1096 ms: the kernel is latency-bound on the fill's global loads, which nothing overlaps).
+// 0.1113 with the old order). (A fill by channel pairs, 0.1092, and an output stage over the planes, 16-row bands in
+// 48 KB, 0.1096: 22% fewer instructions but 128 registers, latency-bound on the fill's global loads, were measured and
+// removed: docs/performance.md, step 21.)
 // Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
@@ -71,8 +70,6 @@ struct DepthwiseNhwcMma {
   std::uint32_t channels = 16;  // channels per work-group (8 or 16)
   std::uint32_t warps = 8;      // warps per work-group (at most the tasks: channel pairs x 64-column strips)
   std::uint32_t il = 2;         // row pairs whose mma chains run side by side (at most rows / 2)
-  bool over = false;            // the output stage overlays the planes (after a barrier; D waits in registers)
-  bool pairs = false;           // the fill takes two columns per item and stores channel pairs (4 bytes)
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // how row_pair_products loads the layout rows
   // Bands per work-group (1: one band, filled from global memory by loads and shared stores). More: the work-group
   // walks them in a run-time loop, the planes a ring of rows: each band after the first copies its new rows
@@ -143,7 +140,7 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
     while (ps % 64 != 32) ps += 8;
     L.ps = static_cast<std::uint32_t>(ps);
     L.xs = std::uint64_t{L.CB} * L.ps;
-    L.bytes = ((o.over ? std::max(L.xs, L.ys) : L.xs + L.ys) + L.st + weights) * elem_bytes;
+    L.bytes = (L.xs + L.ys + L.st + weights) * elem_bytes;
   };
   layout_for(L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl);
   if (L.bytes > o.smem_bytes && L.rr != L.nrl) layout_for(L.nrl);
@@ -174,13 +171,11 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
-  if (o.bands > 1 && o.over) return "keeps the planes' rows from band to band with mb > 1: mo applies to mb = 1";
   if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
            std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", an NHWC stage of their rows" : "") +
-           " and their outputs" + (o.over ? " (over the planes)" : "") + " in shared memory: " + std::to_string(bytes) +
-           " bytes, more than " + std::to_string(o.smem_bytes) +
-           "; use fewer rows (mr) or channels (mc), or allow more (msm, KB)";
+           " and their outputs in shared memory: " + std::to_string(bytes) + " bytes, more than " +
+           std::to_string(o.smem_bytes) + "; use fewer rows (mr) or channels (mc), or allow more (msm, KB)";
   }
   return "";
 }
@@ -218,11 +213,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
   const auto& x = prm.io.x;
   const auto& y = prm.io.y;
-  // With over, one array holds the planes and then the output stage.
-  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(o.over ? std::max(L.xs, L.ys) : L.xs));
-  std::optional<Shared<T>> ys_own;
-  if (!o.over) ys_own = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
-  const Shared<T>& ys = o.over ? xs : *ys_own;
+  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(L.xs));
+  auto ys = k.shared<T>("ys", static_cast<std::uint32_t>(L.ys));
 
   // Group g = (b * NR + run) * CBn + cb: bands run * nbw .. + nbw (one where nbw = 1; bands past the last read zeros
   // and store nothing); a group past the batch reads image 0 and stores nothing.
@@ -252,44 +244,18 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     return std::pair{ok, k.let(tag + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u))};
   };
   const auto fill = [&](const Val<u32>& y0) {
-    if (o.pairs) {
-      // item it = (u * (ws / 2) + jp) * H8 + h: layout columns 2 jp and 2 jp + 1 of layout row u, channels c0 + 8h .. +
-      // 8; each channel's two values leave as one 4-byte store (ws and ps are multiples of 8: aligned).
-      const std::uint32_t wp = L.ws / 2;
-      for_group_rounds(k, lid, G, L.nrl * wp * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-        const std::string rt = "f" + std::to_string(r) + "_";
-        auto h = k.let(rt + "h", it % H8);
-        auto jp = k.let(rt + "jp", (it / H8) % wp);
-        auto u = k.let(rt + "u", it / (H8 * wp));
-        auto ih = k.let(rt + "ih", y0 + u - PH);      // wraps below 0
-        auto iw = k.let(rt + "iw", jp * 2u - L.off);  // wraps below 0; iw + 1 is then column 2 jp + 1 - off
-        std::array<Val<bool>, 2> ok;
-        std::array<std::vector<Val<T>>, 2> v;
-        for (std::uint32_t e = 0; e < 2; ++e) {
-          const auto [in, src] = pixel(ih, iw + e, h, rt + std::to_string(e));
-          ok[e] = in;
-          v[e] = load_vec(x, src, 8);
-        }
-        auto at = k.let(rt + "at", u * L.ws + jp * 2u);
-        for (std::uint32_t i = 0; i < 8; ++i) {
-          const std::vector<Val<T>> pair{select(ok[0], v[0][i], Val<T>(0.0f)), select(ok[1], v[1][i], Val<T>(0.0f))};
-          store_vec(xs, at + plane_of(h, i) * L.ps, pair);
-        }
-      });
-    } else {
-      for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-        const std::string rt = "f" + std::to_string(r) + "_";
-        auto h = k.let(rt + "h", it % H8);
-        auto j = k.let(rt + "j", (it / H8) % L.ws);
-        auto u = k.let(rt + "u", it / (H8 * L.ws));
-        auto ih = k.let(rt + "ih", y0 + u - PH);
-        auto iw = k.let(rt + "iw", j - L.off);
-        const auto [ok, src] = pixel(ih, iw, h, rt);
-        const auto v = load_vec(x, src, 8);
-        auto at = k.let(rt + "at", u * L.ws + j);
-        for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
-      });
-    }
+    for_group_rounds(k, lid, G, L.nrl * L.ws * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "f" + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto j = k.let(rt + "j", (it / H8) % L.ws);
+      auto u = k.let(rt + "u", it / (H8 * L.ws));
+      auto ih = k.let(rt + "ih", y0 + u - PH);
+      auto iw = k.let(rt + "iw", j - L.off);
+      const auto [ok, src] = pixel(ih, iw, h, rt);
+      const auto v = load_vec(x, src, 8);
+      auto at = k.let(rt + "at", u * L.ws + j);
+      for (std::uint32_t i = 0; i < 8; ++i) store(xs, at + plane_of(h, i) * L.ps, select(ok, v[i], Val<T>(0.0f)));
+    });
   };
 
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
@@ -299,7 +265,6 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   std::optional<Shared<T>> wsm;
   // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
   const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
-    std::vector<std::function<void()>> staged;  // each round's stores of D to the stage
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = img_ok;
@@ -333,32 +298,21 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
             [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
       }
-      // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store. With
-      // over, after every warp's products (the stage overlays the planes): D waits in registers until the barrier.
-      staged.push_back([&k, &ys, d, live, cp, q0, rt, y0, P, Q, H8, pb = L.pb] {
-        for (std::uint32_t i = 0; i < pb; ++i) {
-          for (std::uint32_t e = 0; e < 2; ++e) {
-            const std::uint32_t row = 2 * i + e;
-            for (std::uint32_t f = 0; f < 2; ++f) {
-              if_(live && q0 + f < Q && y0 + row < P, [&] {
-                auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
-                auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
-                const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-                store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
-              });
-            }
+      // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store.
+      for (std::uint32_t i = 0; i < L.pb; ++i) {
+        for (std::uint32_t e = 0; e < 2; ++e) {
+          const std::uint32_t row = 2 * i + e;
+          for (std::uint32_t f = 0; f < 2; ++f) {
+            if_(live && q0 + f < Q && y0 + row < P, [&] {
+              auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
+              auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+              const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
+              store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
+            });
           }
         }
-      });
-      if (!o.over) {
-        staged.back()();
-        staged.pop_back();
       }
     });
-    if (o.over) {
-      k.barrier();  // every warp is done with the planes
-      for (const auto& store_d : staged) store_d();
-    }
     k.barrier();
   };
 
