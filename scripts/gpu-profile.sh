@@ -43,7 +43,8 @@ smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_i
 sm__cycles_elapsed.avg.per_second,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,\
 sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__warps_eligible.avg.per_cycle_active,\
 smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_no_instruction.ratio,\
-smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio
+smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_tensor_op_hmma.sum
 ncu_common=(--clock-control none --cache-control all --metrics "$metrics" --csv --page raw)
 if [[ -n ${INGOT_NCU:-} ]] && command -v ncu >/dev/null; then
   [[ -x build/copy_probe ]] && timeout 120 ncu "${ncu_common[@]}" -k regex:copy_plain --launch-skip 5 --launch-count 1 ./build/copy_probe 154.1e6 \

@@ -691,6 +691,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
+  // Column-group probe (2026-12-04 twentieth session): 64-column planes fill the row-pair tiles' 8 column groups, where
+  // 56 columns leave the 8th computed and thrown away; the same mma count for 14% more bytes says whether the tensor
+  // pipe or the bytes set the 7x7's time.
+  for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
+    ConvCase w = c;
+    w.size = {56, 64};
+    s.bench.push_back({"N32_C384_56x64_" + shape, conv_params(f, w)});
+  }
   // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes. H200, 2026-12-03: bf16
   // ~1.3 us per image (87% of the copy ceiling) over a ~5 us intercept.
   for (const int n : {28, 36}) {
