@@ -15,6 +15,7 @@
 
 #include "depthwise_conv2d.hpp"
 #include "depthwise_conv2d_nhwc_mma.hpp"
+#include "depthwise_conv2d_nhwc_pix.hpp"
 #include "depthwise_conv2d_nhwc_stream.hpp"
 #include "register.hpp"
 
@@ -92,7 +93,7 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
 // default applies (H200, 2026-12-04 nineteenth session: 7x7 bf16 0.1037 ms, f16 0.1041, against the stream kernel's
 // 0.1122 and 0.1135; 3x3 stays on the stream kernel, 0.0432 against 0.0754).
 bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
-  if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma") || p.count("minb")) return false;
+  if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma") || p.count("minb") || p.count("px")) return false;
   for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) return false;
   }
@@ -143,6 +144,43 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   return o;
 }
 
+// The tensor-core kernels' keys, which the pixel tensor-core kernel refuses.
+constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm"};
+
+// px = 1: the pixel tensor-core kernel (depthwise_conv2d_nhwc_pix.hpp; f16/bf16, f32 runs the other kernels) with pr
+// (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64) and pw (warps,
+// default 4). Its keys are refused without it, the other kernels' keys with it.
+bool uses_pix(DType t, const Params& p) {
+  const bool asked = bounded_param(p, "px", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  if (!asked) {
+    for (const char* key : {"pr", "ps", "pc", "pw"}) {
+      if (p.count(key)) {
+        throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
+                                    " applies to the pixel tensor-core kernel: set px = 1 (or drop it)");
+      }
+    }
+    return false;
+  }
+  for (const auto& keys : {std::vector<const char*>(kFmaKernelKeys.begin(), kFmaKernelKeys.end()),
+                           std::vector<const char*>(kMmaKernelKeys.begin(), kMmaKernelKeys.end())}) {
+    for (const char* key : keys) {
+      if (p.count(key)) {
+        throw std::invalid_argument(
+            std::string("depthwise_conv2d_nhwc: ") + key +
+            " does not apply to px = 1 (the pixel tensor-core kernel: pr, ps, pc, pw); drop it");
+      }
+    }
+  }
+  return dtype_size(t) == 2;
+}
+DepthwiseNhwcPix pix_of(const Params& p) {
+  const DepthwiseNhwcPix d;
+  return {bounded_param(p, "pr", 2, 32, d.rows, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "ps", 1, 8, d.segs, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "pc", 8, 512, d.channels, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc")};
+}
+
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
   p["V"] = V;
   if (VC) p["VC"] = VC;
@@ -186,6 +224,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
   s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
+  s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
+  s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
+  s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
+  s.spec_params.emplace_back("pc");       // pixel tensor cores: channels per work-group (multiple of 8)
+  s.spec_params.emplace_back("pw");       // pixel tensor cores: warps per work-group
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -331,6 +374,30 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.tests.push_back({name, p});
   }
 
+  // px = 1 (pixels along M, channels along N; f32 runs the default kernels): a partial last band and a strip tail with
+  // bias; 7x7 with 24 channels (3 blocks, an odd pixel stride) and several rounds of units per warp; kh != kw with
+  // uneven padding, batch 3 and more warps than units; 1x1 with three segments over Q = 33; the default options (64
+  // channels, 8 rows) over a partial band.
+  for (const auto& [name, c, extra] : std::vector<std::tuple<std::string, ConvCase, Params>>{
+           {"px_c16_13x20_3x3_pad1_bias_pr2",
+            {.B = 2, .C = 16, .size = {13, 20}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"pr", 2}, {"pc", 16}}},
+           {"px_c24_9x17_7x7_pad3_pr6_ps2_pw2",
+            {.B = 1, .C = 24, .size = {9, 17}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"pr", 6}, {"ps", 2}, {"pw", 2}}},
+           {"px_c8_6x9_5x3_pad2x1_b3_pr2_pw3",
+            {.B = 3, .C = 8, .size = {6, 9}, .k = {5, 3}, .pad = {2, 1}},
+            {{"pr", 2}, {"pw", 3}}},
+           {"px_c32_5x33_1x1_pc16_ps3_pw8",
+            {.B = 2, .C = 32, .size = {5, 33}, .k = {1, 1}},
+            {{"pc", 16}, {"ps", 3}, {"pw", 8}}},
+           {"px_c64_10x18_3x3_pad1", {.B = 1, .C = 64, .size = {10, 18}, .k = {3, 3}, .pad = {1, 1}}, {}}}) {
+    auto p = conv_params(f, c);
+    p["px"] = 1;
+    for (const auto& [key, v] : extra) p[key] = v;
+    s.tests.push_back({name, p});
+  }
+
   // Bench: the first two cases are the reference shapes with the defaults (the stream kernel,
   // depthwise_nhwc_stream_default); the variants let one GPU run compare. Measured worse and
   // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
@@ -452,6 +519,29 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({name, p});
   }
 
+  // px = 1 (pixel tensor cores, 2026-12-04 twentieth session): (pr, ps, pc, pw).
+  for (const auto& [c, shape, tl] :
+       std::vector<std::tuple<ConvCase, std::string, std::array<int, 4>>>{{k3, "3x3", {8, 1, 64, 4}},
+                                                                          {k3, "3x3", {8, 1, 64, 8}},
+                                                                          {k3, "3x3", {8, 1, 32, 4}},
+                                                                          {k3, "3x3", {16, 1, 64, 4}},
+                                                                          {k3, "3x3", {8, 2, 32, 4}},
+                                                                          {k3, "3x3", {4, 1, 64, 4}},
+                                                                          {k7, "7x7", {8, 1, 32, 4}},
+                                                                          {k7, "7x7", {8, 1, 64, 4}},
+                                                                          {k7, "7x7", {16, 2, 16, 4}},
+                                                                          {k7, "7x7", {16, 1, 32, 4}}}) {
+    auto p = conv_params(f, c);
+    p["px"] = 1;
+    std::string name = "N32_C384_56x56_" + shape + "_px";
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      const char* key = std::array<const char*, 4>{"pr", "ps", "pc", "pw"}[i];
+      p[key] = tl[i];
+      name += std::string("_") + key + std::to_string(tl[i]);
+    }
+    s.bench.push_back({name, p});
+  }
+
   // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us
   // per image in 16-bit (92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups per
   // SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap. N1 and N4 (inference): 5.7 us
@@ -465,10 +555,21 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    const bool mma = uses_mma(t, sp, p);
+    const bool pix = uses_pix(t, p);
+    const bool mma = !pix && uses_mma(t, sp, p);
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
+        if (pix) {
+          const DepthwiseNhwcPix o = pix_of(p);
+          if (const std::string why = depthwise_nhwc_pix_refusal(sp, sizeof(T), o); !why.empty()) {
+            throw std::invalid_argument(sp.name + ": the pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1) " +
+                                        why + "; use px = 0");
+          }
+          apply_launch_bounds(k, p, depthwise_nhwc_pix_geometry(sp, o).G(), true);
+          depthwise_conv2d_nhwc_pix<T>(k, sp, o);
+          return;
+        }
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);
           if (const std::string why = depthwise_nhwc_mma_refusal(sp, sizeof(T), o); !why.empty()) {
@@ -493,6 +594,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     const auto B = static_cast<std::uint64_t>(param(p, "B"));
+    if (uses_pix(t, p)) {
+      const NhwcPixLayout L = depthwise_nhwc_pix_geometry(sp, pix_of(p));
+      return runtime::grid_1d(depthwise_nhwc_pix_groups(L, B) * L.G(), L.G());
+    }
     if (uses_mma(t, sp, p)) {
       const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(sp, dtype_size(t), mma_of(t, sp, p));
       return runtime::grid_1d(depthwise_nhwc_mma_groups(L, B) * L.G(), L.G());

@@ -1,0 +1,254 @@
+// kernels/conv/depthwise_conv2d_nhwc_pix.hpp — depthwise 2-D convolution, NHWC, f16/bf16, on the sub-group matrix
+// multiply-accumulate (tensor cores on CUDA) with pixels along M and channels along N: no transposition
+// (depthwise_conv2d_nhwc with px = 1).
+//
+//   x [B, H, W, C], w [C, kh, kw], optional bias [C] -> y [B, P, Q, C] (as depthwise_conv2d_nhwc.hpp).
+//
+// Why: the FMA kernels spend ~18 instructions per output in 16-bit (9 FMAs, conversions, shared loads, stores); the
+// other tensor-core kernel (depthwise_conv2d_nhwc_mma.hpp) transposes NHWC into channel planes first. Here a pixel's 8
+// channels of the staged band are one 16-byte row of a load_matrix, as they lie, so A needs no transposition: A is 16
+// pixels x (8 channels of staged row 2m, 8 channels of row 2m + 1), and B is diagonal in the channel, B_kx,d[k][n] =
+// w[c0 + n][d + k / 8][kx] where k % 8 = n (zero elsewhere and outside the window's rows). One mma adds, for 16 pixels
+// and 8 channels of output row o = 2m - d, the taps (d, kx) and (d + 1, kx): 1/8 of its products are used, but one
+// instruction does what 8 warp FMA instructions (and their conversions) would.
+//
+// Mapping. A work-group (warps x 32 threads) takes image b, a band of R output rows (R even), a strip of 16 S output
+// columns and a block of CB channels (a multiple of 8 dividing C): g = ((b * NB + band) * NS + strip) * CBn + cb. It
+// copies the band's RS = R + kh - 1 (rounded up to even) input rows, strip columns q0 - pw .. + 16 S + kw - 1, as they
+// lie (16-byte asynchronous copies of 8 channels, zeros outside the input), into xs: pixel (r, j) channel c at
+// (r * WS + j) * PS + c, PS = CB or CB + 8 so that a pixel's stride is an odd number of 16-byte chunks (the 8 rows of a
+// load_matrix phase, consecutive pixels, then fall in distinct banks). One wait, one barrier; then each warp takes
+// units (16-column segment, 8-channel block) and keeps D of the unit's R output rows in registers: for each tap
+// column kx and row pair m, one load_matrix (lane l names pixel 16 seg + l % 8 + 8 ((l / 8) % 2) + kx of staged row
+// 2m + l / 16) feeds the mma of every output row o with d = 2m - o in [-1, kh - 1]. Per unit: RS / 2 x kw load_matrix
+// and about (kh + 1) / 2 x kw mma per output row. D's lanes hold channels 2 tl, 2 tl + 1 of pixels gl and gl + 8:
+// one 4-byte store each, rows past P and columns past Q skipped.
+//
+// Contract (the library's rules): launch depthwise_nhwc_pix_groups(layout, B) work-groups of layout.G() threads
+// (launch bounds declare it); batch is a run-time u32 scalar; a work-group past the batch reads image 0 and stores
+// nothing; f32 accumulation of the 16-bit products, rounded once to T. std::invalid_argument
+// (depthwise_nhwc_pix_refusal) for what it does not take: not 16-bit, stride or dilation other than 1, C not a
+// multiple of 8, odd or out-of-range rows, a stage over 48 KB.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "direct_conv.hpp"
+#include "ingot/dsl.hpp"
+#include "plane_smem.hpp"
+
+namespace ingot::kernels {
+
+// The kernel's choices (depthwise_conv2d_nhwc's spec parameters pr, ps, pc, pw).
+struct DepthwiseNhwcPix {
+  std::uint32_t rows = 8;       // output rows per work-group (R, even)
+  std::uint32_t segs = 1;       // 16-column segments per work-group (S)
+  std::uint32_t channels = 64;  // channels per work-group (CB; the largest multiple of 8 up to it dividing C is used)
+  std::uint32_t warps = 4;      // warps per work-group (at most the units)
+};
+
+struct NhwcPixLayout {
+  std::uint32_t R = 0, S = 0, CB = 0, H8 = 0;  // rows, segments, channels and 8-channel blocks per work-group
+  std::uint32_t NB = 0, NS = 0, CBn = 0;       // bands, strips, channel blocks
+  std::uint32_t RS = 0, WS = 0, PS = 0;        // staged rows, staged pixels per row, pixel stride (elements)
+  std::uint32_t units = 0, warps = 0;          // (segment, 8-channel block) units; warps per work-group
+  std::uint64_t bytes = 0;                     // the stage
+  [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
+};
+
+// The channels per work-group for C and a request: the largest multiple of 8 up to `want` (at least 8) dividing C (0
+// where C is not a multiple of 8).
+inline std::uint32_t nhwc_pix_channels(std::uint32_t C, std::uint32_t want) {
+  if (C % 8 != 0) return 0;
+  for (std::uint32_t cb = std::max(8u, want / 8 * 8); cb >= 8; cb -= 8) {
+    if (C % cb == 0) return cb;
+  }
+  return 8;
+}
+
+inline NhwcPixLayout depthwise_nhwc_pix_geometry(const ConvSpec& s, const DepthwiseNhwcPix& o) {
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  NhwcPixLayout L;
+  L.R = o.rows;
+  L.S = o.segs;
+  L.CB = nhwc_pix_channels(s.in_channels, o.channels);
+  L.H8 = L.CB / 8;
+  L.NB = L.R == 0 ? 0 : (P + L.R - 1) / L.R;
+  L.NS = L.S == 0 ? 0 : (Q + 16 * L.S - 1) / (16 * L.S);
+  L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
+  L.RS = (L.R + s.ksize[0] - 1 + 1) / 2 * 2;
+  L.WS = 16 * L.S + s.ksize[1] - 1;
+  L.PS = L.H8 % 2 == 1 ? L.CB : L.CB + 8;
+  L.units = L.S * L.H8;
+  L.warps = std::clamp<std::uint32_t>(std::min(o.warps, std::max(L.units, 1u)), 1, 32);
+  L.bytes = std::uint64_t{L.RS} * L.WS * L.PS * 2;
+  return L;
+}
+
+// Why the kernel cannot run spec s (a valid depthwise NHWC spec) with options o ("" when it can).
+inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t elem_bytes, const DepthwiseNhwcPix& o) {
+  if (elem_bytes != 2) return "needs f16 or bf16 elements";
+  if (s.stride[0] != 1 || s.stride[1] != 1 || s.dilation[0] != 1 || s.dilation[1] != 1) {
+    return "needs stride 1 and dilation 1";
+  }
+  if (s.in_channels % 8 != 0) {
+    return "needs C a multiple of 8 (a pixel's 8 channels are one 16-byte row; C = " + std::to_string(s.in_channels) +
+           ")";
+  }
+  if (o.rows < 2 || o.rows % 2 != 0 || o.rows > 32) {
+    return "takes an even number of output rows per work-group (pr) in [2, 32], not " + std::to_string(o.rows);
+  }
+  if (o.segs < 1 || o.segs > 8)
+    return "takes 1 to 8 16-column segments per work-group (ps), not " + std::to_string(o.segs);
+  if (o.channels < 8 || o.channels > 512) {
+    return "takes 8 to 512 channels per work-group (pc), not " + std::to_string(o.channels);
+  }
+  if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (pw), not " + std::to_string(o.warps);
+  if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > kPlaneSmemBytes) {
+    return "stages " + std::to_string(L.RS) + " input rows x " + std::to_string(L.WS) + " pixels x " +
+           std::to_string(L.CB) + " channels in shared memory: " + std::to_string(L.bytes) + " bytes, more than " +
+           std::to_string(kPlaneSmemBytes) + "; use fewer rows (pr), segments (ps) or channels (pc)";
+  }
+  return "";
+}
+
+inline std::uint64_t depthwise_nhwc_pix_groups(const NhwcPixLayout& L, std::uint64_t batch) {
+  return batch * L.NB * L.NS * L.CBn;
+}
+
+template <class T>
+void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseNhwcPix& o) {
+  using namespace ingot::dsl;
+  static_assert(sizeof(T) == 2, "the pixel tensor-core depthwise kernel multiplies f16 or bf16");
+  s.validate();
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast || s.groups != s.in_channels ||
+      s.out_channels != s.in_channels) {
+    throw std::invalid_argument(s.name +
+                                ": depthwise_conv2d_nhwc_pix needs a 2-D NHWC depthwise spec (groups = C = O)");
+  }
+  if (const std::string why = depthwise_nhwc_pix_refusal(s, sizeof(T), o); !why.empty()) {
+    throw std::invalid_argument(s.name + ": the pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1) " + why +
+                                "; use px = 0");
+  }
+  const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o);
+  const std::uint32_t G = L.G();
+  if (k.kernel().bounds.max_group_threads < G || k.kernel().bounds.max_group_threads % 32 != 0) {
+    throw std::invalid_argument(s.name +
+                                ": the pixel tensor-core kernel needs launch bounds of a multiple of 32 threads, at "
+                                "least " +
+                                std::to_string(G));
+  }
+  const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1];
+  const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
+  const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], PW = s.pad[1];
+  const std::uint32_t R = L.R, H8 = L.H8, WS = L.WS, PS = L.PS;
+
+  const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
+  const auto& x = prm.io.x;
+  const auto& y = prm.io.y;
+  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(std::uint64_t{L.RS} * WS * PS));
+
+  auto g = k.let("g", k.group_id(0));
+  auto cb = L.CBn == 1 ? Val<u32>(0u) : k.let("cb", g % L.CBn);
+  auto r1 = k.let("r1", g / L.CBn);
+  auto strip = L.NS == 1 ? Val<u32>(0u) : k.let("strip", r1 % L.NS);
+  auto r2 = k.let("r2", r1 / L.NS);
+  auto band = L.NB == 1 ? Val<u32>(0u) : k.let("band", r2 % L.NB);
+  auto b_raw = k.let("b_raw", r2 / L.NB);
+  auto img_ok = k.let("img_ok", b_raw < prm.io.batch);
+  auto b = k.let("b", select(img_ok, b_raw, 0u));
+  auto c0 = k.let("c0", cb * L.CB);
+  auto p0 = k.let("p0", band * R);
+  auto q0 = k.let("q0", strip * (16 * L.S));
+  auto lid = k.let("lid", k.local_id(0));
+  auto warp = k.let("warp", lid / 32u);
+  auto gl = k.let("gl", (lid % 32u) / 4u);
+  auto tl = k.let("tl", lid % 4u);
+
+  // 1. The band: item it = (r * WS + j) * H8 + h -> staged row r (input row p0 - PH + r), pixel j (input column
+  // q0 - PW + j), channels c0 + 8h .. + 8; both indices wrap below 0 as u32, so one comparison each tests the range.
+  auto x_img = k.let("x_img", b * (H * Wd * C) + c0);
+  for_group_rounds(k, lid, G, L.RS * WS * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+    const std::string rt = "f" + std::to_string(r) + "_";
+    auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
+    auto j = k.let(rt + "j", (it / H8) % WS);
+    auto row = k.let(rt + "r", it / (H8 * WS));
+    auto ih = k.let(rt + "ih", p0 + row - PH);
+    auto iw = k.let(rt + "iw", q0 + j - PW);
+    auto ok = k.let(rt + "ok", ih < H && iw < Wd);
+    auto src = k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u));
+    copy_async(xs, k.let(rt + "dst", (row * WS + j) * PS + h * 8u), x, src, 8, ok);
+  });
+  async_commit(k);
+  async_wait(k, 0);
+  k.barrier();
+
+  // 2. Units (segment, 8-channel block) per warp; the lane's column of B (channel gl of the block) and whether it is
+  // the nonzero row of b_0/b_2 (k = 2 tl = gl) or b_1/b_3 (k = 2 tl + 1 = gl).
+  auto e0 = k.let("e0", tl * 2u == gl);
+  auto e1 = k.let("e1", tl * 2u + 1u == gl);
+  // lane l's load_matrix row: pixel l % 8 + 8 ((l / 8) % 2) of the 16, staged row + l / 16
+  auto lane_px = k.let("lane_px", lid % 8u + ((lid / 8u) % 2u) * 8u);
+  auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
+  const std::uint32_t pairs = L.RS / 2;
+  for_group_rounds(k, warp, L.warps, L.units, "unit", false, [&](const Val<u32>& unit, std::uint32_t ur) {
+    const std::string ut = "u" + std::to_string(ur) + "_";
+    Val<bool> live = img_ok;
+    if ((ur + 1) * L.warps > L.units) live = k.let(ut + "live", img_ok && warp + ur * L.warps < L.units);
+    auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "h", unit % H8));
+    auto seg = L.S == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "seg", unit / H8));
+    auto c_lane = k.let(ut + "cn", c0 + h * 8u + gl);  // B's column n = gl
+    auto w_at = k.let(ut + "w", c_lane * (KH * KW));
+    auto a_at = k.let(ut + "a", (lane_row * WS + seg * 16u + lane_px) * PS + h * 8u);
+    // D of output row o: bias of channels 2 tl, 2 tl + 1 of the block
+    std::array<Val<f32>, 2> init{Val<f32>(0.0f), Val<f32>(0.0f)};
+    if (s.bias) {
+      for (std::uint32_t f = 0; f < 2; ++f) {
+        init[f] = k.let(ut + "bias" + std::to_string(f), cast<f32>(load(prm.io.bias, c0 + h * 8u + tl * 2u + f)));
+      }
+    }
+    std::vector<std::array<Val<f32>, 4>> d(R, {init[0], init[1], init[0], init[1]});
+    for (std::uint32_t kx = 0; kx < KW; ++kx) {
+      const std::string kt = ut + "k" + std::to_string(kx) + "_";
+      // the lane's weights of tap column kx: w[c_lane][ty][kx]
+      std::vector<Val<f32>> wv;
+      for (std::uint32_t ty = 0; ty < KH; ++ty) {
+        wv.push_back(k.let(kt + "w" + std::to_string(ty), cast<f32>(load(prm.w, w_at + (ty * KW + kx)))));
+      }
+      const auto tap = [&](std::int64_t ty) { return ty >= 0 && ty < KH ? wv[ty] : Val<f32>(0.0f); };
+      for (std::uint32_t m = 0; m < pairs; ++m) {
+        const auto mv = load_matrix(xs, a_at + (2 * m * WS + kx) * PS);
+        std::array<Val<f32>, 8> a;
+        for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(mv[e]);
+        for (std::uint32_t oo = 0; oo < R; ++oo) {
+          const std::int64_t dd = 2 * static_cast<std::int64_t>(m) - oo;  // tap rows dd (k < 8) and dd + 1 (k >= 8)
+          if (dd < -1 || dd > static_cast<std::int64_t>(KH) - 1) continue;
+          const Val<f32> lo = tap(dd), hi = tap(dd + 1);
+          const std::array<Val<f32>, 4> bf{select(e0, lo, Val<f32>(0.0f)), select(e1, lo, Val<f32>(0.0f)),
+                                           select(e0, hi, Val<f32>(0.0f)), select(e1, hi, Val<f32>(0.0f))};
+          d[oo] = mma_m16n8k16<T>(k, a, bf, d[oo]);
+        }
+      }
+    }
+    // 3. Stores: d_0, d_1 at pixel gl, d_2, d_3 at pixel gl + 8 of the segment, channels c0 + 8h + 2 tl, + 1.
+    auto qa = k.let(ut + "q", q0 + seg * 16u + gl);
+    auto ya = k.let(ut + "y", ((b * P + p0) * Q + qa) * C + c0 + h * 8u + tl * 2u);
+    for (std::uint32_t oo = 0; oo < R; ++oo) {
+      for (std::uint32_t f = 0; f < 2; ++f) {
+        Val<bool> ok = live && qa + 8 * f < Q;
+        if (P % R != 0) ok = ok && p0 + oo < P;
+        if_(ok, [&] {
+          const std::vector<Val<f32>> pair{d[oo][2 * f], d[oo][2 * f + 1]};
+          store_vec(y, ya + (oo * Q + 8 * f) * C, pair);
+        });
+      }
+    }
+  });
+}
+
+}  // namespace ingot::kernels
