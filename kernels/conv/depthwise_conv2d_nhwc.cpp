@@ -153,7 +153,7 @@ constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il
 bool uses_pix(DType t, const Params& p) {
   const bool asked = bounded_param(p, "px", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"pr", "ps", "pc", "pw"}) {
+    for (const char* key : {"pr", "ps", "pc", "pw", "pa"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the pixel tensor-core kernel: set px = 1 (or drop it)");
@@ -178,7 +178,8 @@ DepthwiseNhwcPix pix_of(const Params& p) {
   return {bounded_param(p, "pr", 2, 32, d.rows, "depthwise_conv2d_nhwc"),
           bounded_param(p, "ps", 1, 8, d.segs, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pc", 8, 512, d.channels, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc")};
+          bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
+          bounded_param(p, "pa", 0, 8, d.ahead, "depthwise_conv2d_nhwc")};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -229,6 +230,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
   s.spec_params.emplace_back("pc");       // pixel tensor cores: channels per work-group (multiple of 8)
   s.spec_params.emplace_back("pw");       // pixel tensor cores: warps per work-group
+  s.spec_params.emplace_back("pa");       // pixel tensor cores: row pairs in flight (0: the whole band first)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -391,7 +393,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"px_c32_5x33_1x1_pc16_ps3_pw8",
             {.B = 2, .C = 32, .size = {5, 33}, .k = {1, 1}},
             {{"pc", 16}, {"ps", 3}, {"pw", 8}}},
-           {"px_c64_10x18_3x3_pad1", {.B = 1, .C = 64, .size = {10, 18}, .k = {3, 3}, .pad = {1, 1}}, {}}}) {
+           {"px_c64_10x18_3x3_pad1", {.B = 1, .C = 64, .size = {10, 18}, .k = {3, 3}, .pad = {1, 1}}, {}},
+           // row pairs through a ring (pa): 6 pairs in 3 slots (1x1), 5 pairs in 4 slots with a partial band (7x7)
+           {"px_c16_13x17_1x1_bias_pr12_pa1",
+            {.B = 2, .C = 16, .size = {13, 17}, .k = {1, 1}, .bias = true},
+            {{"pr", 12}, {"pa", 1}, {"pc", 16}}},
+           {"px_c16_11x18_7x7_pad3_bias_pr4_pa2",
+            {.B = 2, .C = 16, .size = {11, 18}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"pr", 4}, {"pa", 2}}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
@@ -519,23 +528,28 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({name, p});
   }
 
-  // px = 1 (pixel tensor cores, 2026-12-04 twentieth session): (pr, ps, pc, pw).
+  // px = 1 (pixel tensor cores, 2026-12-04 twentieth session): (pr, ps, pc, pw, pa). H200, the same session, bf16,
+  // whole bands (pa 0): 3x3 pr8 pc64 pw4 0.0880 ms, pw8 0.0733, pc32 0.0810, pr16 0.0794, ps2 pc32 0.0870, pr4 0.0786;
+  // 7x7 pr8 pc32 0.1168, pc64 0.1220, pr16 ps2 pc16 0.1360, pr16 pc32 0.1290 (ncu: latency-bound on the band's copy,
+  // MIO-throttled: issue 22%).
   for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::array<int, 4>>>{{k3, "3x3", {8, 1, 64, 4}},
-                                                                          {k3, "3x3", {8, 1, 64, 8}},
-                                                                          {k3, "3x3", {8, 1, 32, 4}},
-                                                                          {k3, "3x3", {16, 1, 64, 4}},
-                                                                          {k3, "3x3", {8, 2, 32, 4}},
-                                                                          {k3, "3x3", {4, 1, 64, 4}},
-                                                                          {k7, "7x7", {8, 1, 32, 4}},
-                                                                          {k7, "7x7", {8, 1, 64, 4}},
-                                                                          {k7, "7x7", {16, 2, 16, 4}},
-                                                                          {k7, "7x7", {16, 1, 32, 4}}}) {
+       std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{{k3, "3x3", {8, 1, 64, 8, 0}},
+                                                                          {k3, "3x3", {8, 1, 64, 8, 1}},
+                                                                          {k3, "3x3", {8, 1, 64, 8, 2}},
+                                                                          {k3, "3x3", {16, 1, 64, 8, 2}},
+                                                                          {k3, "3x3", {16, 1, 32, 4, 2}},
+                                                                          {k3, "3x3", {8, 1, 32, 4, 2}},
+                                                                          {k3, "3x3", {16, 2, 32, 8, 2}},
+                                                                          {k3, "3x3", {32, 1, 64, 8, 3}},
+                                                                          {k7, "7x7", {8, 1, 32, 4, 0}},
+                                                                          {k7, "7x7", {16, 1, 32, 4, 2}},
+                                                                          {k7, "7x7", {16, 1, 64, 8, 2}},
+                                                                          {k7, "7x7", {32, 1, 32, 4, 2}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_px";
     for (std::size_t i = 0; i < tl.size(); ++i) {
-      const char* key = std::array<const char*, 4>{"pr", "ps", "pc", "pw"}[i];
+      const char* key = std::array<const char*, 5>{"pr", "ps", "pc", "pw", "pa"}[i];
       p[key] = tl[i];
       name += std::string("_") + key + std::to_string(tl[i]);
     }

@@ -41,6 +41,7 @@
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
 #include "plane_smem.hpp"
+#include "row_ring.hpp"
 
 namespace ingot::kernels {
 
@@ -50,6 +51,7 @@ struct DepthwiseNhwcPix {
   std::uint32_t segs = 1;       // 16-column segments per work-group (S)
   std::uint32_t channels = 64;  // channels per work-group (CB; the largest multiple of 8 up to it dividing C is used)
   std::uint32_t warps = 4;      // warps per work-group (at most the units)
+  std::uint32_t ahead = 0;      // 0: the whole band copied, then multiplied; else row pairs in flight (a ring)
 };
 
 struct NhwcPixLayout {
@@ -57,6 +59,7 @@ struct NhwcPixLayout {
   std::uint32_t NB = 0, NS = 0, CBn = 0;       // bands, strips, channel blocks
   std::uint32_t RS = 0, WS = 0, PS = 0;        // staged rows, staged pixels per row, pixel stride (elements)
   std::uint32_t units = 0, warps = 0;          // (segment, 8-channel block) units; warps per work-group
+  std::uint32_t slots = 0;                     // row pairs held: RS / 2 (the whole band) or a ring of them
   std::uint64_t bytes = 0;                     // the stage
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -86,7 +89,8 @@ inline NhwcPixLayout depthwise_nhwc_pix_geometry(const ConvSpec& s, const Depthw
   L.PS = L.H8 % 2 == 1 ? L.CB : L.CB + 8;
   L.units = L.S * L.H8;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, std::max(L.units, 1u)), 1, 32);
-  L.bytes = std::uint64_t{L.RS} * L.WS * L.PS * 2;
+  L.slots = o.ahead == 0 ? L.RS / 2 : std::min(ring_slots(o.ahead), L.RS / 2);
+  L.bytes = std::uint64_t{L.slots} * 2 * L.WS * L.PS * 2;
   return L;
 }
 
@@ -109,8 +113,9 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
     return "takes 8 to 512 channels per work-group (pc), not " + std::to_string(o.channels);
   }
   if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (pw), not " + std::to_string(o.warps);
+  if (o.ahead > 8) return "takes 0 to 8 row pairs in flight (pa), not " + std::to_string(o.ahead);
   if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > kPlaneSmemBytes) {
-    return "stages " + std::to_string(L.RS) + " input rows x " + std::to_string(L.WS) + " pixels x " +
+    return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
            std::to_string(L.CB) + " channels in shared memory: " + std::to_string(L.bytes) + " bytes, more than " +
            std::to_string(kPlaneSmemBytes) + "; use fewer rows (pr), segments (ps) or channels (pc)";
   }
@@ -151,7 +156,8 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
   const auto& x = prm.io.x;
   const auto& y = prm.io.y;
-  auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(std::uint64_t{L.RS} * WS * PS));
+  const std::uint32_t pairs = L.RS / 2, pair_elems = 2 * WS * PS, slots = L.slots;
+  auto xs = k.shared<T>("xs", slots * pair_elems);
 
   auto g = k.let("g", k.group_id(0));
   auto cb = L.CBn == 1 ? Val<u32>(0u) : k.let("cb", g % L.CBn);
@@ -170,23 +176,25 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   auto gl = k.let("gl", (lid % 32u) / 4u);
   auto tl = k.let("tl", lid % 4u);
 
-  // 1. The band: item it = (r * WS + j) * H8 + h -> staged row r (input row p0 - PH + r), pixel j (input column
-  // q0 - PW + j), channels c0 + 8h .. + 8; both indices wrap below 0 as u32, so one comparison each tests the range.
+  // 1. Copies of `count` row pairs from pair u0 on to slot u0 % slots on: item it = (r * WS + j) * H8 + h -> staged row
+  // 2 u0 + r (input row p0 - PH + 2 u0 + r), pixel j (input column q0 - PW + j), channels c0 + 8h .. + 8; both indices
+  // wrap below 0 as u32, so one comparison each tests the range.
   auto x_img = k.let("x_img", b * (H * Wd * C) + c0);
-  for_group_rounds(k, lid, G, L.RS * WS * H8, "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-    const std::string rt = "f" + std::to_string(r) + "_";
-    auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
-    auto j = k.let(rt + "j", (it / H8) % WS);
-    auto row = k.let(rt + "r", it / (H8 * WS));
-    auto ih = k.let(rt + "ih", p0 + row - PH);
-    auto iw = k.let(rt + "iw", q0 + j - PW);
-    auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-    auto src = k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u));
-    copy_async(xs, k.let(rt + "dst", (row * WS + j) * PS + h * 8u), x, src, 8, ok);
-  });
-  async_commit(k);
-  async_wait(k, 0);
-  k.barrier();
+  const auto copy_pairs = [&](std::uint32_t u0, std::uint32_t count) {
+    const std::string pt = "p" + std::to_string(u0) + "_";
+    for_group_rounds(k, lid, G, 2 * count * WS * H8, pt + "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = pt + "f" + std::to_string(r) + "_";
+      auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
+      auto j = k.let(rt + "j", (it / H8) % WS);
+      auto row = k.let(rt + "r", it / (H8 * WS));
+      auto ih = k.let(rt + "ih", p0 + row + (2 * u0) - PH);
+      auto iw = k.let(rt + "iw", q0 + j - PW);
+      auto ok = k.let(rt + "ok", ih < H && iw < Wd);
+      auto src = k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u));
+      copy_async(xs, k.let(rt + "dst", (row * WS + j) * PS + h * 8u + (u0 % slots) * pair_elems), x, src, 8, ok);
+    });
+    async_commit(k);
+  };
 
   // 2. Units (segment, 8-channel block) per warp; the lane's column of B (channel gl of the block) and whether it is
   // the nonzero row of b_0/b_2 (k = 2 tl = gl) or b_1/b_3 (k = 2 tl + 1 = gl).
@@ -195,16 +203,25 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // lane l's load_matrix row: pixel l % 8 + 8 ((l / 8) % 2) of the 16, staged row + l / 16
   auto lane_px = k.let("lane_px", lid % 8u + ((lid / 8u) % 2u) * 8u);
   auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
-  const std::uint32_t pairs = L.RS / 2;
+  struct Unit {
+    Val<bool> live;
+    Val<u32> a_at, ya, qa;
+    std::vector<Val<f32>> w;  // w[ty * KW + kx]: the lane's channel's taps
+    std::vector<std::array<Val<f32>, 4>> d;
+  };
+  std::vector<Unit> units;
   for_group_rounds(k, warp, L.warps, L.units, "unit", false, [&](const Val<u32>& unit, std::uint32_t ur) {
     const std::string ut = "u" + std::to_string(ur) + "_";
-    Val<bool> live = img_ok;
-    if ((ur + 1) * L.warps > L.units) live = k.let(ut + "live", img_ok && warp + ur * L.warps < L.units);
+    Unit un;
+    un.live = img_ok;
+    if ((ur + 1) * L.warps > L.units) un.live = k.let(ut + "live", img_ok && warp + ur * L.warps < L.units);
     auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "h", unit % H8));
     auto seg = L.S == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "seg", unit / H8));
-    auto c_lane = k.let(ut + "cn", c0 + h * 8u + gl);  // B's column n = gl
-    auto w_at = k.let(ut + "w", c_lane * (KH * KW));
-    auto a_at = k.let(ut + "a", (lane_row * WS + seg * 16u + lane_px) * PS + h * 8u);
+    auto w_at = k.let(ut + "w", (c0 + h * 8u + gl) * (KH * KW));  // B's column n = gl: channel c0 + 8h + gl
+    for (std::uint32_t t = 0; t < KH * KW; ++t) {
+      un.w.push_back(k.let(ut + "w" + std::to_string(t), cast<f32>(load(prm.w, w_at + t))));
+    }
+    un.a_at = k.let(ut + "a", (lane_row * WS + seg * 16u + lane_px) * PS + h * 8u);
     // D of output row o: bias of channels 2 tl, 2 tl + 1 of the block
     std::array<Val<f32>, 2> init{Val<f32>(0.0f), Val<f32>(0.0f)};
     if (s.bias) {
@@ -212,43 +229,58 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
         init[f] = k.let(ut + "bias" + std::to_string(f), cast<f32>(load(prm.io.bias, c0 + h * 8u + tl * 2u + f)));
       }
     }
-    std::vector<std::array<Val<f32>, 4>> d(R, {init[0], init[1], init[0], init[1]});
-    for (std::uint32_t kx = 0; kx < KW; ++kx) {
-      const std::string kt = ut + "k" + std::to_string(kx) + "_";
-      // the lane's weights of tap column kx: w[c_lane][ty][kx]
-      std::vector<Val<f32>> wv;
-      for (std::uint32_t ty = 0; ty < KH; ++ty) {
-        wv.push_back(k.let(kt + "w" + std::to_string(ty), cast<f32>(load(prm.w, w_at + (ty * KW + kx)))));
-      }
-      const auto tap = [&](std::int64_t ty) { return ty >= 0 && ty < KH ? wv[ty] : Val<f32>(0.0f); };
-      for (std::uint32_t m = 0; m < pairs; ++m) {
-        const auto mv = load_matrix(xs, a_at + (2 * m * WS + kx) * PS);
+    un.d.assign(R, {init[0], init[1], init[0], init[1]});
+    // d_0, d_1 at pixel gl, d_2, d_3 at pixel gl + 8 of the segment, channels c0 + 8h + 2 tl, + 1
+    un.qa = k.let(ut + "q", q0 + seg * 16u + gl);
+    un.ya = k.let(ut + "y", ((b * P + p0) * Q + un.qa) * C + c0 + h * 8u + tl * 2u);
+    units.push_back(std::move(un));
+  });
+  // Pair m (staged rows 2m, 2m + 1) feeds output rows o = 2m - dd with tap rows dd, dd + 1 in the window: o in
+  // [2m - KH + 1, 2m + 1]; output row o is complete after pair (o + KH - 1) / 2.
+  const auto pair_products = [&](std::uint32_t m) {
+    const std::uint32_t base = (m % slots) * pair_elems;
+    for (Unit& un : units) {
+      for (std::uint32_t kx = 0; kx < KW; ++kx) {
+        const auto mv = load_matrix(xs, un.a_at + (base + kx * PS));
         std::array<Val<f32>, 8> a;
         for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(mv[e]);
+        const auto tap = [&](std::int64_t ty) {
+          return ty >= 0 && ty < KH ? un.w[static_cast<std::size_t>(ty) * KW + kx] : Val<f32>(0.0f);
+        };
         for (std::uint32_t oo = 0; oo < R; ++oo) {
           const std::int64_t dd = 2 * static_cast<std::int64_t>(m) - oo;  // tap rows dd (k < 8) and dd + 1 (k >= 8)
           if (dd < -1 || dd > static_cast<std::int64_t>(KH) - 1) continue;
           const Val<f32> lo = tap(dd), hi = tap(dd + 1);
           const std::array<Val<f32>, 4> bf{select(e0, lo, Val<f32>(0.0f)), select(e1, lo, Val<f32>(0.0f)),
                                            select(e0, hi, Val<f32>(0.0f)), select(e1, hi, Val<f32>(0.0f))};
-          d[oo] = mma_m16n8k16<T>(k, a, bf, d[oo]);
+          un.d[oo] = mma_m16n8k16<T>(k, a, bf, un.d[oo]);
+        }
+      }
+      // 3. Stores of the rows complete after this pair (every row after the last pair)
+      for (std::uint32_t oo = 0; oo < R; ++oo) {
+        const std::uint32_t last = std::min((oo + KH - 1) / 2, pairs - 1);
+        if (last != m) continue;
+        for (std::uint32_t f = 0; f < 2; ++f) {
+          Val<bool> ok = un.live && un.qa + 8 * f < Q;
+          if (P % R != 0) ok = ok && p0 + oo < P;
+          if_(ok, [&] {
+            const std::vector<Val<f32>> pair{un.d[oo][2 * f], un.d[oo][2 * f + 1]};
+            store_vec(y, un.ya + (oo * Q + 8 * f) * C, pair);
+          });
         }
       }
     }
-    // 3. Stores: d_0, d_1 at pixel gl, d_2, d_3 at pixel gl + 8 of the segment, channels c0 + 8h + 2 tl, + 1.
-    auto qa = k.let(ut + "q", q0 + seg * 16u + gl);
-    auto ya = k.let(ut + "y", ((b * P + p0) * Q + qa) * C + c0 + h * 8u + tl * 2u);
-    for (std::uint32_t oo = 0; oo < R; ++oo) {
-      for (std::uint32_t f = 0; f < 2; ++f) {
-        Val<bool> ok = live && qa + 8 * f < Q;
-        if (P % R != 0) ok = ok && p0 + oo < P;
-        if_(ok, [&] {
-          const std::vector<Val<f32>> pair{d[oo][2 * f], d[oo][2 * f + 1]};
-          store_vec(y, ya + (oo * Q + 8 * f) * C, pair);
-        });
-      }
-    }
-  });
+  };
+  if (o.ahead == 0) {
+    copy_pairs(0, pairs);
+    async_wait(k, 0);
+    k.barrier();
+    for (std::uint32_t m = 0; m < pairs; ++m) pair_products(m);
+    return;
+  }
+  // (row_ring.hpp: pair u + ahead in flight while pair u is read; slot u % (ahead + 2), or every pair its own slot)
+  for_ring_rows(
+      k, pairs, o.ahead, [&](std::uint32_t u) { copy_pairs(u, 1); }, pair_products);
 }
 
 }  // namespace ingot::kernels
