@@ -528,30 +528,31 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({name, p});
   }
 
-  // px = 1 (pixel tensor cores, 2026-12-04 twentieth session): (pr, ps, pc, pw, pa). H200, the same session, bf16,
-  // whole bands (pa 0): 3x3 pr8 pc64 pw4 0.0880 ms, pw8 0.0733, pc32 0.0810, pr16 0.0794, ps2 pc32 0.0870, pr4 0.0786;
-  // 7x7 pr8 pc32 0.1168, pc64 0.1220, pr16 ps2 pc16 0.1360, pr16 pc32 0.1290 (ncu: latency-bound on the band's copy,
-  // MIO-throttled: issue 22%).
+  // px = 1 (pixel tensor cores, 2026-12-04 twentieth session). H200, the same session, bf16, whole bands (pa 0):
+  // 3x3 pr8 pc64 pw4 0.0880 ms, pw8 0.0733, pc32 0.0810, pr16 0.0794, ps2 pc32 0.0870, pr4 0.0786; 7x7 pr8 pc32 0.1168,
+  // pc64 0.1220, pr16 ps2 pc16 0.1360, pr16 pc32 0.1290 (ncu: latency-bound on the band's copy, MIO-throttled: issue
+  // 22%). Row pairs in flight (pa): 3x3 pr8 pc64 pw8 pa1 0.0652, pa2 0.0647, pr16 pa2 0.0661, pr32 pa3 0.0677, pc32
+  // pw4 pa2 0.0711-0.0724; 7x7 pr16/32 pc32 pa2 0.158-0.169 (166 registers: every tap in registers).
   for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{{k3, "3x3", {8, 1, 64, 8, 0}},
-                                                                          {k3, "3x3", {8, 1, 64, 8, 1}},
-                                                                          {k3, "3x3", {8, 1, 64, 8, 2}},
-                                                                          {k3, "3x3", {16, 1, 64, 8, 2}},
-                                                                          {k3, "3x3", {16, 1, 32, 4, 2}},
-                                                                          {k3, "3x3", {8, 1, 32, 4, 2}},
-                                                                          {k3, "3x3", {16, 2, 32, 8, 2}},
-                                                                          {k3, "3x3", {32, 1, 64, 8, 3}},
-                                                                          {k7, "7x7", {8, 1, 32, 4, 0}},
-                                                                          {k7, "7x7", {16, 1, 32, 4, 2}},
-                                                                          {k7, "7x7", {16, 1, 64, 8, 2}},
-                                                                          {k7, "7x7", {32, 1, 32, 4, 2}}}) {
+       std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 2}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 6}}},
+           {k3, "3x3", {{"pr", 16}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"minb", 4}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 16}, {"pc", 32}, {"pw", 4}, {"pa", 6}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 4}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 2}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 8}, {"ps", 2}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+           {k7, "7x7", {{"pr", 8}, {"pc", 32}, {"pw", 4}, {"pa", 0}}},
+           {k7, "7x7", {{"pr", 16}, {"pc", 32}, {"pw", 4}, {"pa", 4}}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_px";
-    for (std::size_t i = 0; i < tl.size(); ++i) {
-      const char* key = std::array<const char*, 5>{"pr", "ps", "pc", "pw", "pa"}[i];
-      p[key] = tl[i];
-      name += std::string("_") + key + std::to_string(tl[i]);
+    for (const auto& [key, v] : tl) {
+      p[key] = v;
+      name += std::string("_") + key + std::to_string(v);
     }
     s.bench.push_back({name, p});
   }

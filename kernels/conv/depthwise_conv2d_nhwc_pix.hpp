@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -176,23 +177,49 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   auto gl = k.let("gl", (lid % 32u) / 4u);
   auto tl = k.let("tl", lid % 4u);
 
-  // 1. Copies of `count` row pairs from pair u0 on to slot u0 % slots on: item it = (r * WS + j) * H8 + h -> staged row
-  // 2 u0 + r (input row p0 - PH + 2 u0 + r), pixel j (input column q0 - PW + j), channels c0 + 8h .. + 8; both indices
-  // wrap below 0 as u32, so one comparison each tests the range.
+  // 1. The copies of a row pair (2 WS H8 chunks of 16 bytes: chunk it = (r * WS + j) * H8 + h -> row r of the pair,
+  // pixel j (input column q0 - PW + j), channels c0 + 8h .. + 8), this thread's chunks lid + i G computed once: the
+  // column part of the source (0 outside the input), the destination in a slot, the pair row. Pair u's row r is input
+  // row p0 - PH + 2u + r; indices wrap below 0 as u32, so one comparison tests each range.
   auto x_img = k.let("x_img", b * (H * Wd * C) + c0);
+  struct PairCopy {
+    std::optional<Val<bool>> valid;  // a partial last round: whether this thread has a chunk
+    Val<bool> col_ok;
+    Val<u32> src, dst, row;
+  };
+  std::vector<PairCopy> pc;
+  const std::uint32_t chunks = 2 * WS * H8;
+  for (std::uint32_t i = 0; i * G < chunks; ++i) {
+    const std::string rt = "f" + std::to_string(i) + "_";
+    PairCopy c;
+    auto it = k.let(rt + "it", lid + i * G);
+    if ((i + 1) * G > chunks) c.valid = k.let(rt + "v", it < chunks);
+    auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
+    auto j = k.let(rt + "j", (it / H8) % WS);
+    c.row = k.let(rt + "r", it / (H8 * WS));
+    auto iw = k.let(rt + "iw", q0 + j - PW);
+    c.col_ok = k.let(rt + "okc", iw < Wd);
+    c.src = k.let(rt + "src", x_img + select(c.col_ok, iw, 0u) * C + h * 8u);
+    c.dst = k.let(rt + "dst", (c.row * WS + j) * PS + h * 8u);
+    pc.push_back(c);
+  }
   const auto copy_pairs = [&](std::uint32_t u0, std::uint32_t count) {
-    const std::string pt = "p" + std::to_string(u0) + "_";
-    for_group_rounds(k, lid, G, 2 * count * WS * H8, pt + "fl", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = pt + "f" + std::to_string(r) + "_";
-      auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
-      auto j = k.let(rt + "j", (it / H8) % WS);
-      auto row = k.let(rt + "r", it / (H8 * WS));
-      auto ih = k.let(rt + "ih", p0 + row + (2 * u0) - PH);
-      auto iw = k.let(rt + "iw", q0 + j - PW);
-      auto ok = k.let(rt + "ok", ih < H && iw < Wd);
-      auto src = k.let(rt + "src", select(ok, x_img + (ih * Wd + iw) * C + h * 8u, 0u));
-      copy_async(xs, k.let(rt + "dst", (row * WS + j) * PS + h * 8u + (u0 % slots) * pair_elems), x, src, 8, ok);
-    });
+    for (std::uint32_t u = u0; u < u0 + count; ++u) {
+      const std::string pt = "p" + std::to_string(u) + "_";
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        const PairCopy& c = pc[i];
+        auto copy = [&] {
+          auto ih = k.let(pt + "ih" + std::to_string(i), p0 + c.row + (2 * u) - PH);
+          auto ok = k.let(pt + "ok" + std::to_string(i), c.col_ok && ih < H);
+          copy_async(xs, c.dst + (u % slots) * pair_elems, x, c.src + select(ok, ih, 0u) * (Wd * C), 8, ok);
+        };
+        if (c.valid) {
+          if_(*c.valid, copy);
+        } else {
+          copy();
+        }
+      }
+    }
     async_commit(k);
   };
 
