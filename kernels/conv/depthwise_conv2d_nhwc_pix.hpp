@@ -61,6 +61,7 @@ struct NhwcPixLayout {
   std::uint32_t RS = 0, WS = 0, PS = 0;        // staged rows, staged pixels per row, pixel stride (elements)
   std::uint32_t units = 0, warps = 0;          // (segment, 8-channel block) units; warps per work-group
   std::uint32_t slots = 0;                     // row pairs held: RS / 2 (the whole band) or a ring of them
+  std::uint32_t stage_rows = 0;                // output rows completed at one pair, at most (the stage's buffers)
   std::uint64_t bytes = 0;                     // the stage
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -91,7 +92,12 @@ inline NhwcPixLayout depthwise_nhwc_pix_geometry(const ConvSpec& s, const Depthw
   L.units = L.S * L.H8;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, std::max(L.units, 1u)), 1, 32);
   L.slots = o.ahead == 0 ? L.RS / 2 : std::min(ring_slots(o.ahead), L.RS / 2);
-  L.bytes = std::uint64_t{L.slots} * 2 * L.WS * L.PS * 2;
+  {
+    std::vector<std::uint32_t> done(std::max(L.RS / 2, 1u), 0);
+    for (std::uint32_t oo = 0; oo < L.R; ++oo) ++done[std::min((oo + s.ksize[0] - 1) / 2, L.RS / 2 - 1)];
+    L.stage_rows = *std::max_element(done.begin(), done.end());
+  }
+  L.bytes = (std::uint64_t{L.slots} * 2 * L.WS + std::uint64_t{2} * L.stage_rows * 16 * L.S) * L.PS * 2;
   return L;
 }
 
@@ -117,8 +123,9 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
   if (o.ahead > 8) return "takes 0 to 8 row pairs in flight (pa), not " + std::to_string(o.ahead);
   if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > kPlaneSmemBytes) {
     return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
-           std::to_string(L.CB) + " channels in shared memory: " + std::to_string(L.bytes) + " bytes, more than " +
-           std::to_string(kPlaneSmemBytes) + "; use fewer rows (pr), segments (ps) or channels (pc)";
+           std::to_string(L.CB) + " channels and two buffers of outputs in shared memory: " + std::to_string(L.bytes) +
+           " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           "; use fewer rows (pr), segments (ps) or channels (pc)";
   }
   return "";
 }
@@ -159,6 +166,8 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto& y = prm.io.y;
   const std::uint32_t pairs = L.RS / 2, pair_elems = 2 * WS * PS, slots = L.slots;
   auto xs = k.shared<T>("xs", slots * pair_elems);
+  // the output stage: two buffers of the rows completed at one pair (pixel stride PS: conflict-free 4-byte stores)
+  auto ys = k.shared<T>("ys", 2 * L.stage_rows * 16 * L.S * PS);
 
   auto g = k.let("g", k.group_id(0));
   auto cb = L.CBn == 1 ? Val<u32>(0u) : k.let("cb", g % L.CBn);
@@ -231,22 +240,27 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   auto lane_px = k.let("lane_px", lid % 8u + ((lid / 8u) % 2u) * 8u);
   auto lane_row = k.let("lane_row", (lid % 32u) / 16u);
   struct Unit {
-    Val<bool> live;
-    Val<u32> a_at, ya, qa;
-    std::vector<Val<f32>> w;  // w[ty * KW + kx]: the lane's channel's taps
+    std::optional<Val<bool>> repeat;  // a clamped unit of the last round (repeats another warp's)
+    Val<u32> a_at, st;                // the lane's load_matrix row; its D's place in a stage row
+    std::vector<Val<T>> b0,
+        b1;  // [ty * KW + kx]: the lane's channel's tap where it is b_0/b_2's row (else 0), b_1/b_3's
     std::vector<std::array<Val<f32>, 4>> d;
   };
   std::vector<Unit> units;
+  std::vector<std::vector<std::uint32_t>> rows_at(pairs);
+  for (std::uint32_t oo = 0; oo < R; ++oo) rows_at[std::min((oo + KH - 1) / 2, pairs - 1)].push_back(oo);
+  const std::uint32_t QS = 16 * L.S, max_rows = L.stage_rows;
   for_group_rounds(k, warp, L.warps, L.units, "unit", false, [&](const Val<u32>& unit, std::uint32_t ur) {
     const std::string ut = "u" + std::to_string(ur) + "_";
     Unit un;
-    un.live = img_ok;
-    if ((ur + 1) * L.warps > L.units) un.live = k.let(ut + "live", img_ok && warp + ur * L.warps < L.units);
+    if ((ur + 1) * L.warps > L.units) un.repeat = k.let(ut + "rep", warp + ur * L.warps >= L.units);
     auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "h", unit % H8));
     auto seg = L.S == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "seg", unit / H8));
     auto w_at = k.let(ut + "w", (c0 + h * 8u + gl) * (KH * KW));  // B's column n = gl: channel c0 + 8h + gl
     for (std::uint32_t t = 0; t < KH * KW; ++t) {
-      un.w.push_back(k.let(ut + "w" + std::to_string(t), cast<f32>(load(prm.w, w_at + t))));
+      auto wt = k.let(ut + "w" + std::to_string(t), load(prm.w, w_at + t));
+      un.b0.push_back(k.let(ut + "b0_" + std::to_string(t), select(e0, wt, Val<T>(0.0f))));
+      un.b1.push_back(k.let(ut + "b1_" + std::to_string(t), select(e1, wt, Val<T>(0.0f))));
     }
     un.a_at = k.let(ut + "a", (lane_row * WS + seg * 16u + lane_px) * PS + h * 8u);
     // D of output row o: bias of channels 2 tl, 2 tl + 1 of the block
@@ -257,13 +271,13 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
       }
     }
     un.d.assign(R, {init[0], init[1], init[0], init[1]});
-    // d_0, d_1 at pixel gl, d_2, d_3 at pixel gl + 8 of the segment, channels c0 + 8h + 2 tl, + 1
-    un.qa = k.let(ut + "q", q0 + seg * 16u + gl);
-    un.ya = k.let(ut + "y", ((b * P + p0) * Q + un.qa) * C + c0 + h * 8u + tl * 2u);
+    // d_0, d_1 at pixel gl, d_2, d_3 at pixel gl + 8 of the segment, channels 8h + 2 tl, + 1
+    un.st = k.let(ut + "st", (seg * 16u + gl) * PS + h * 8u + tl * 2u);
     units.push_back(std::move(un));
   });
   // Pair m (staged rows 2m, 2m + 1) feeds output rows o = 2m - dd with tap rows dd, dd + 1 in the window: o in
-  // [2m - KH + 1, 2m + 1]; output row o is complete after pair (o + KH - 1) / 2.
+  // [2m - KH + 1, 2m + 1]; output row o is complete after pair (o + KH - 1) / 2 (the last pair at most): rows_at[m],
+  // consecutive rows.
   const auto pair_products = [&](std::uint32_t m) {
     const std::uint32_t base = (m % slots) * pair_elems;
     for (Unit& un : units) {
@@ -271,43 +285,71 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const auto mv = load_matrix(xs, un.a_at + (base + kx * PS));
         std::array<Val<f32>, 8> a;
         for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(mv[e]);
-        const auto tap = [&](std::int64_t ty) {
-          return ty >= 0 && ty < KH ? un.w[static_cast<std::size_t>(ty) * KW + kx] : Val<f32>(0.0f);
+        const auto tap = [&](const std::vector<Val<T>>& bv, std::int64_t ty) {
+          return ty >= 0 && ty < KH ? cast<f32>(bv[static_cast<std::size_t>(ty) * KW + kx]) : Val<f32>(0.0f);
         };
         for (std::uint32_t oo = 0; oo < R; ++oo) {
           const std::int64_t dd = 2 * static_cast<std::int64_t>(m) - oo;  // tap rows dd (k < 8) and dd + 1 (k >= 8)
           if (dd < -1 || dd > static_cast<std::int64_t>(KH) - 1) continue;
-          const Val<f32> lo = tap(dd), hi = tap(dd + 1);
-          const std::array<Val<f32>, 4> bf{select(e0, lo, Val<f32>(0.0f)), select(e1, lo, Val<f32>(0.0f)),
-                                           select(e0, hi, Val<f32>(0.0f)), select(e1, hi, Val<f32>(0.0f))};
+          const std::array<Val<f32>, 4> bf{tap(un.b0, dd), tap(un.b1, dd), tap(un.b0, dd + 1), tap(un.b1, dd + 1)};
           un.d[oo] = mma_m16n8k16<T>(k, a, bf, un.d[oo]);
         }
       }
-      // 3. Stores of the rows complete after this pair (every row after the last pair)
-      for (std::uint32_t oo = 0; oo < R; ++oo) {
-        const std::uint32_t last = std::min((oo + KH - 1) / 2, pairs - 1);
-        if (last != m) continue;
-        for (std::uint32_t f = 0; f < 2; ++f) {
-          Val<bool> ok = un.live && un.qa + 8 * f < Q;
-          if (P % R != 0) ok = ok && p0 + oo < P;
-          if_(ok, [&] {
+      // 3. D of the rows complete after this pair to the output stage (buffer m % 2): pixel gl (+ 8) of the segment,
+      // channels 8h + 2 tl, + 1; a clamped unit (a repeat) writes nothing.
+      for (std::size_t ri = 0; ri < rows_at[m].size(); ++ri) {
+        const std::uint32_t oo = rows_at[m][ri];
+        const auto put = [&] {
+          for (std::uint32_t f = 0; f < 2; ++f) {
             const std::vector<Val<f32>> pair{un.d[oo][2 * f], un.d[oo][2 * f + 1]};
-            store_vec(y, un.ya + (oo * Q + 8 * f) * C, pair);
-          });
+            store_vec(ys, un.st + static_cast<std::uint32_t>(((m % 2) * max_rows + ri) * QS * PS + 8 * f * PS), pair);
+          }
+        };
+        if (un.repeat) {
+          if_(!*un.repeat, put);
+        } else {
+          put();
         }
       }
     }
   };
+  // The stage's rows completed at pair m leave as 16-byte vectors (chunk it: row ri, pixel, 8 channels h).
+  const auto copy_out = [&](std::uint32_t m) {
+    const auto nr = static_cast<std::uint32_t>(rows_at[m].size());
+    if (nr == 0) return;
+    const std::string ot = "o" + std::to_string(m) + "_";
+    for_group_rounds(k, lid, G, nr * QS * H8, ot, true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = ot + std::to_string(r) + "_";
+      auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
+      auto px = k.let(rt + "px", (it / H8) % QS);
+      auto ri = k.let(rt + "ri", it / (H8 * QS));
+      auto oo = k.let(rt + "o", p0 + ri + rows_at[m][0]);
+      Val<bool> ok = img_ok && q0 + px < Q;
+      if (P % R != 0) ok = ok && oo < P;
+      if_(ok, [&] {
+        const auto v = load_vec(ys, ((ri + (m % 2) * max_rows) * QS + px) * PS + h * 8u, 8);
+        store_vec(y, ((b * P + oo) * Q + q0 + px) * C + c0 + h * 8u, v);
+      });
+    });
+  };
+  const auto step = [&](std::uint32_t m) {
+    if (m > 0) copy_out(m - 1);  // (after the step's barrier: every warp's stage stores of pair m - 1 are done)
+    pair_products(m);
+  };
   if (o.ahead == 0) {
     copy_pairs(0, pairs);
     async_wait(k, 0);
-    k.barrier();
-    for (std::uint32_t m = 0; m < pairs; ++m) pair_products(m);
-    return;
+    for (std::uint32_t m = 0; m < pairs; ++m) {
+      k.barrier();
+      step(m);
+    }
+  } else {
+    // (row_ring.hpp: pair u + ahead in flight while pair u is read; slot u % (ahead + 2), or every pair its own slot)
+    for_ring_rows(
+        k, pairs, o.ahead, [&](std::uint32_t u) { copy_pairs(u, 1); }, step);
   }
-  // (row_ring.hpp: pair u + ahead in flight while pair u is read; slot u % (ahead + 2), or every pair its own slot)
-  for_ring_rows(
-      k, pairs, o.ahead, [&](std::uint32_t u) { copy_pairs(u, 1); }, pair_products);
+  k.barrier();
+  copy_out(pairs - 1);
 }
 
 }  // namespace ingot::kernels
