@@ -535,16 +535,17 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // pw4 pa2 0.0711-0.0724; 7x7 pr16/32 pc32 pa2 0.158-0.169 (166 registers: every tap in registers).
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
-           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 0}}},
-           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 2}}},
            {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
            {k3, "3x3", {{"pr", 16}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"minb", 4}}},
-           {k3, "3x3", {{"pr", 8}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 4}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 8}, {"ps", 2}, {"pc", 32}, {"pw", 8}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 3}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 2}}},
+           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 4}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"minb", 5}}},
            {k7, "7x7", {{"pr", 8}, {"pc", 32}, {"pw", 4}, {"pa", 0}}},
-           {k7, "7x7", {{"pr", 16}, {"pc", 32}, {"pw", 4}, {"pa", 4}}}}) {
+           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_px";

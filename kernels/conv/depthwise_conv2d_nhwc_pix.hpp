@@ -97,7 +97,8 @@ inline NhwcPixLayout depthwise_nhwc_pix_geometry(const ConvSpec& s, const Depthw
     for (std::uint32_t oo = 0; oo < L.R; ++oo) ++done[std::min((oo + s.ksize[0] - 1) / 2, L.RS / 2 - 1)];
     L.stage_rows = *std::max_element(done.begin(), done.end());
   }
-  L.bytes = (std::uint64_t{L.slots} * 2 * L.WS + std::uint64_t{2} * L.stage_rows * 16 * L.S) * L.PS * 2;
+  L.bytes = (std::uint64_t{L.slots} * 2 * L.WS + std::uint64_t{2} * L.stage_rows * 16 * L.S) * L.PS * 2 +
+            std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] * 2;
   return L;
 }
 
@@ -246,6 +247,12 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
         b1;  // [ty * KW + kx]: the lane's channel's tap where it is b_0/b_2's row (else 0), b_1/b_3's
     std::vector<std::array<Val<f32>, 4>> d;
   };
+  // The block's weights (CB kh kw contiguous elements) through shared memory: read from global memory once per
+  // work-group, coalesced (per lane they would cost a sector per channel and tap).
+  auto wsm = k.shared<T>("wsm", L.CB * KH * KW);
+  for_group_rounds(k, lid, G, L.CB * KH * KW, "ws", true,
+                   [&](const Val<u32>& i, std::uint32_t) { store(wsm, i, load(prm.w, c0 * (KH * KW) + i)); });
+  k.barrier();
   std::vector<Unit> units;
   std::vector<std::vector<std::uint32_t>> rows_at(pairs);
   for (std::uint32_t oo = 0; oo < R; ++oo) rows_at[std::min((oo + KH - 1) / 2, pairs - 1)].push_back(oo);
@@ -256,9 +263,9 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
     if ((ur + 1) * L.warps > L.units) un.repeat = k.let(ut + "rep", warp + ur * L.warps >= L.units);
     auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "h", unit % H8));
     auto seg = L.S == 1 ? Val<u32>(0u) : Val<u32>(k.let(ut + "seg", unit / H8));
-    auto w_at = k.let(ut + "w", (c0 + h * 8u + gl) * (KH * KW));  // B's column n = gl: channel c0 + 8h + gl
+    auto w_at = k.let(ut + "w", (h * 8u + gl) * (KH * KW));  // B's column n = gl: channel c0 + 8h + gl
     for (std::uint32_t t = 0; t < KH * KW; ++t) {
-      auto wt = k.let(ut + "w" + std::to_string(t), load(prm.w, w_at + t));
+      auto wt = k.let(ut + "w" + std::to_string(t), load(wsm, w_at + t));
       un.b0.push_back(k.let(ut + "b0_" + std::to_string(t), select(e0, wt, Val<T>(0.0f))));
       un.b1.push_back(k.let(ut + "b1_" + std::to_string(t), select(e1, wt, Val<T>(0.0f))));
     }
