@@ -153,7 +153,7 @@ constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il
 bool uses_pix(DType t, const Params& p) {
   const bool asked = bounded_param(p, "px", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"pr", "ps", "pc", "pw", "pa"}) {
+    for (const char* key : {"pr", "ps", "pc", "pw", "pa", "pm"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the pixel tensor-core kernel: set px = 1 (or drop it)");
@@ -179,7 +179,9 @@ DepthwiseNhwcPix pix_of(const Params& p) {
           bounded_param(p, "ps", 1, 8, d.segs, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pc", 8, 512, d.channels, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "pa", 0, 8, d.ahead, "depthwise_conv2d_nhwc")};
+          bounded_param(p, "pa", 0, 8, d.ahead, "depthwise_conv2d_nhwc"),
+          std::uint64_t{1024} * bounded_param(p, "pm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
+                                              "depthwise_conv2d_nhwc")};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {
@@ -231,6 +233,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("pc");       // pixel tensor cores: channels per work-group (multiple of 8)
   s.spec_params.emplace_back("pw");       // pixel tensor cores: warps per work-group
   s.spec_params.emplace_back("pa");       // pixel tensor cores: row pairs in flight (0: the whole band first)
+  s.spec_params.emplace_back("pm");       // pixel tensor cores: shared memory allowed, KB (default 48)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -400,7 +403,11 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {{"pr", 12}, {"pa", 1}, {"pc", 16}}},
            {"px_c16_11x18_7x7_pad3_bias_pr4_pa2",
             {.B = 2, .C = 16, .size = {11, 18}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"pr", 4}, {"pa", 2}}}}) {
+            {{"pr", 4}, {"pa", 2}}},
+           // over 48 KB of shared memory (pm; CUDA's dynamic shared memory): 16 pairs in 10 slots, 52 KB of rows
+           {"px_c64_32x16_3x3_pad1_pr30_pa8_pm80",
+            {.B = 1, .C = 64, .size = {32, 16}, .k = {3, 3}, .pad = {1, 1}},
+            {{"pr", 30}, {"pa", 8}, {"pm", 80}}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
@@ -535,17 +542,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // pw4 pa2 0.0711-0.0724; 7x7 pr16/32 pc32 pa2 0.158-0.169 (166 registers: every tap in registers).
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
-           {k3, "3x3", {{"pr", 8}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 16}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
            {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 3}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 2}}},
-           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 4}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"minb", 5}}},
-           {k7, "7x7", {{"pr", 8}, {"pc", 32}, {"pw", 4}, {"pa", 0}}},
-           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}}}) {
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 8}, {"pm", 80}}},
+           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
+           {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 8}}},
+           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+           {k7, "7x7", {{"pr", 14}, {"pc", 16}, {"pw", 2}, {"pa", 4}}},
+           {k7, "7x7", {{"pr", 28}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 6}, {"pm", 64}}},
+           {k7, "7x7", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"pm", 64}}}}) {
     auto p = conv_params(f, c);
     p["px"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_px";

@@ -53,6 +53,7 @@ struct DepthwiseNhwcPix {
   std::uint32_t channels = 64;  // channels per work-group (CB; the largest multiple of 8 up to it dividing C is used)
   std::uint32_t warps = 4;      // warps per work-group (at most the units)
   std::uint32_t ahead = 0;      // 0: the whole band copied, then multiplied; else row pairs in flight (a ring)
+  std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
 };
 
 struct NhwcPixLayout {
@@ -122,10 +123,10 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
   }
   if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (pw), not " + std::to_string(o.warps);
   if (o.ahead > 8) return "takes 0 to 8 row pairs in flight (pa), not " + std::to_string(o.ahead);
-  if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > kPlaneSmemBytes) {
+  if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > o.smem_bytes) {
     return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
            std::to_string(L.CB) + " channels and two buffers of outputs in shared memory: " + std::to_string(L.bytes) +
-           " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           " bytes, more than " + std::to_string(o.smem_bytes) +
            "; use fewer rows (pr), segments (ps) or channels (pc)";
   }
   return "";
