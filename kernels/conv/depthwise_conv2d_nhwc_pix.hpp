@@ -122,7 +122,7 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
     return "takes 8 to 512 channels per work-group (pc), not " + std::to_string(o.channels);
   }
   if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (pw), not " + std::to_string(o.warps);
-  if (o.ahead > 8) return "takes 0 to 8 row pairs in flight (pa), not " + std::to_string(o.ahead);
+  if (o.ahead > 7) return "takes 0 to 7 row pairs in flight (pa), not " + std::to_string(o.ahead);
   if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > o.smem_bytes) {
     return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
            std::to_string(L.CB) + " channels and two buffers of outputs in shared memory: " + std::to_string(L.bytes) +
