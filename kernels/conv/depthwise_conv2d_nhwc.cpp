@@ -1,10 +1,12 @@
 // depthwise_conv2d_nhwc: depthwise 2-D convolution, NHWC in and out, weight [C, kh, kw],
-// optional bias; kh != kw allowed; stride, padding and dilation per axis. Two kernels: the
+// optional bias; kh != kw allowed; stride, padding and dilation per axis. FMA kernels: the
 // shared-ring kernel of depthwise_conv2d_nhwc_stream.hpp (stream = 1; V, VC, CL, NQ, PB, ahead), the
 // default where it applies, and the register kernel of depthwise_conv2d_nhwc.hpp (stream = 0, or a
 // case naming V, VC, VH, preload, ahead or CL without stream; V outputs along W x VC channels x VH
-// rows per thread); the parameters, oracle, inputs, tolerances and bench arithmetic are the direct
-// convolutions' (direct_conv_registry.hpp).
+// rows per thread). Tensor-core kernels (16-bit): channel planes with row pairs
+// (depthwise_conv2d_nhwc_mma.hpp, mma = 1; the default for windows of 5 or more rows) and pixels along M with
+// channels along N (depthwise_conv2d_nhwc_pix.hpp, px = 1). The parameters, oracle, inputs, tolerances and bench
+// arithmetic are the direct convolutions' (direct_conv_registry.hpp).
 #include "depthwise_conv2d_nhwc.hpp"
 
 #include <algorithm>
@@ -539,7 +541,12 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // 3x3 pr8 pc64 pw4 0.0880 ms, pw8 0.0733, pc32 0.0810, pr16 0.0794, ps2 pc32 0.0870, pr4 0.0786; 7x7 pr8 pc32 0.1168,
   // pc64 0.1220, pr16 ps2 pc16 0.1360, pr16 pc32 0.1290 (ncu: latency-bound on the band's copy, MIO-throttled: issue
   // 22%). Row pairs in flight (pa): 3x3 pr8 pc64 pw8 pa1 0.0652, pa2 0.0647, pr16 pa2 0.0661, pr32 pa3 0.0677, pc32
-  // pw4 pa2 0.0711-0.0724; 7x7 pr16/32 pc32 pa2 0.158-0.169 (166 registers: every tap in registers).
+  // pw4 pa2 0.0711-0.0724; 7x7 pr16/32 pc32 pa2 0.158-0.169 (166 registers: every tap in registers). With the output
+  // stage (16-byte stores): 3x3 pr8 pa0 0.0472, pa2 0.0491, pa4 0.0469, pr16 pa4 0.0456, pc32 pw4 0.0494, ps2 pc32
+  // 0.0503; with the weights in shared memory: pr14 pa4 0.0455-0.0457, pa3 0.0489, pa2 0.0503, pr28 0.0464, pw4 0.0466,
+  // pc32 pw4 0.0509, minb5 0.0507, pa6 pm64 0.0450, pa7 pm80 0.0449, pr28 pa6 pm64 0.0463; 7x7 pr14 pc32 pw4 pa4
+  // 0.1007-0.1015 (f16 0.1008), pc16 pw2 0.1024, pr28 0.1006, pa6 pm64 0.1031, pc64 pw8 pm64 0.1059; the defaults in
+  // the same runs: 3x3 (stream) 0.0434-0.0439, 7x7 (tensor-core ring) 0.1032-0.1046.
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
            {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},

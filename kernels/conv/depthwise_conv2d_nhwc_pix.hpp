@@ -13,22 +13,32 @@
 // instruction does what 8 warp FMA instructions (and their conversions) would.
 //
 // Mapping. A work-group (warps x 32 threads) takes image b, a band of R output rows (R even), a strip of 16 S output
-// columns and a block of CB channels (a multiple of 8 dividing C): g = ((b * NB + band) * NS + strip) * CBn + cb. It
-// copies the band's RS = R + kh - 1 (rounded up to even) input rows, strip columns q0 - pw .. + 16 S + kw - 1, as they
-// lie (16-byte asynchronous copies of 8 channels, zeros outside the input), into xs: pixel (r, j) channel c at
-// (r * WS + j) * PS + c, PS = CB or CB + 8 so that a pixel's stride is an odd number of 16-byte chunks (the 8 rows of a
-// load_matrix phase, consecutive pixels, then fall in distinct banks). One wait, one barrier; then each warp takes
-// units (16-column segment, 8-channel block) and keeps D of the unit's R output rows in registers: for each tap
-// column kx and row pair m, one load_matrix (lane l names pixel 16 seg + l % 8 + 8 ((l / 8) % 2) + kx of staged row
-// 2m + l / 16) feeds the mma of every output row o with d = 2m - o in [-1, kh - 1]. Per unit: RS / 2 x kw load_matrix
-// and about (kh + 1) / 2 x kw mma per output row. D's lanes hold channels 2 tl, 2 tl + 1 of pixels gl and gl + 8:
-// one 4-byte store each, rows past P and columns past Q skipped.
+// columns and a block of CB channels (a multiple of 8 dividing C): g = ((b * NB + band) * NS + strip) * CBn + cb. Its
+// block's weights go to shared memory first (one coalesced read per work-group). The band's RS = R + kh - 1 (rounded
+// up to even) input rows, strip columns q0 - pw .. + 16 S + kw - 1, are copied as they lie (16-byte asynchronous copies
+// of 8 channels, zeros outside the input; each thread's copies of a row pair computed once) into xs: pixel (r, j)
+// channel c at (r * WS + j) * PS + c, PS = CB or CB + 8 so that a pixel's stride is an odd number of 16-byte chunks
+// (the 8 rows of a load_matrix phase, consecutive pixels, then fall in distinct banks). With ahead (pa) = 0 the whole
+// band is copied first; else row pairs stream through a ring of ahead + 2 pair slots (row_ring.hpp: pair u + ahead in
+// flight while pair u is multiplied, one barrier per pair). Each warp takes units (16-column segment, 8-channel block)
+// and keeps D of the unit's R output rows in registers: for row pair m and tap column kx, one load_matrix (lane l names
+// pixel 16 seg + l % 8 + 8 ((l / 8) % 2) + kx of staged row 2m + l / 16) feeds the mma of every output row o with d =
+// 2m - o in [-1, kh - 1]. Per unit: RS / 2 x kw load_matrix and about (kh + 1) / 2 x kw mma per output row. D's lanes
+// hold channels 2 tl, 2 tl + 1 of pixels gl and gl + 8: the rows complete after pair m go to an output stage (two
+// buffers, pixel stride PS: conflict-free 4-byte stores) and leave after the next pair's barrier as 16-byte vectors of
+// whole pixels' channel blocks (stored from D directly, each warp store touched 8 lines with 16 bytes each: 0.064 ms
+// against 0.0456 with the stage, H200 3x3 bf16).
+// Measured (H200, 2026-12-04 twentieth session, N32 C384 56x56 bf16; docs/performance.md step 22): 3x3 pr 14 pc 64 pw 8
+// pa 4 0.0455-0.0457 ms, pa 7 (pm 80) 0.0449, against the FMA stream kernel's 0.0434-0.0439 (the default); 7x7 pr 14
+// pc 32 pw 4 pa 4 0.1007 (f16 0.1008) against the tensor-core ring kernel's 0.1032-0.1040 (the default, kept: this
+// kernel's legalised OpenCL C is 17 MB for 7x7).
 //
 // Contract (the library's rules): launch depthwise_nhwc_pix_groups(layout, B) work-groups of layout.G() threads
 // (launch bounds declare it); batch is a run-time u32 scalar; a work-group past the batch reads image 0 and stores
 // nothing; f32 accumulation of the 16-bit products, rounded once to T. std::invalid_argument
 // (depthwise_nhwc_pix_refusal) for what it does not take: not 16-bit, stride or dilation other than 1, C not a
-// multiple of 8, odd or out-of-range rows, a stage over 48 KB.
+// multiple of 8, odd or out-of-range rows, more than 7 pairs ahead, shared memory over the allowance (pm, default
+// 48 KB; CUDA's dynamic shared memory above 48).
 #pragma once
 
 #include <algorithm>

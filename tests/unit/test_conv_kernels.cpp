@@ -10,6 +10,7 @@
 
 #include "conv/depthwise_conv2d_nchw_smem.hpp"
 #include "conv/depthwise_conv2d_nhwc_mma.hpp"
+#include "conv/depthwise_conv2d_nhwc_pix.hpp"
 #include "conv/direct_conv_registry.hpp"
 #include "conv/smem_banks.hpp"
 #include "conv/winograd_conv2d.hpp"
@@ -1053,6 +1054,69 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
+}
+
+// The pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1): one work-group per (image, band of pr rows, strip of 16
+// ps columns, block of pc channels), pw warps; its layout (a pixel stride of an odd number of 16-byte chunks, the
+// ring's slots, the output stage), its refusals and its keys' scope.
+TEST(ConvKernels, DepthwiseNhwcPixLaunchAndRefusals) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
+  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
+           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"px", 1}};
+  // defaults: 7 bands of 8 rows x 4 strips of 16 columns x 6 blocks of 64 channels per image, 4 warps
+  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 7 * 4 * 6 * 128);
+  ir::Kernel k;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
+  EXPECT_TRUE(ir::has_mma(k));
+  EXPECT_TRUE(ir::has_load_matrix(k));
+  EXPECT_EQ(k.bounds.max_group_threads, 128u);
+  namespace kn = ingot::kernels;
+  const kn::ConvForm form{"depthwise_conv2d_nhwc", 2, kn::ConvLayout::ChannelsLast, kn::ConvChannels::Depthwise};
+  const kn::NhwcPixLayout L = kn::depthwise_nhwc_pix_geometry(kn::conv_spec(form, p), kn::DepthwiseNhwcPix{});
+  EXPECT_EQ(L.PS * 2 / 16 % 2, 1u);  // the 8 pixels of a load_matrix phase in distinct banks
+  EXPECT_EQ(L.slots, 5u);            // the whole band: 10 staged rows
+  EXPECT_EQ(L.stage_rows, 2u);       // 3x3: two output rows complete per row pair
+  EXPECT_LE(L.bytes, kn::kPlaneSmemBytes);
+  // a ring of row pairs: pa 4 holds 6 of the 8 pairs of 14 rows
+  const kn::NhwcPixLayout ring =
+      kn::depthwise_nhwc_pix_geometry(kn::conv_spec(form, p), kn::DepthwiseNhwcPix{.rows = 14, .ahead = 4});
+  EXPECT_EQ(ring.slots, 6u);
+  // channels per work-group: the largest multiple of 8 up to pc dividing C
+  EXPECT_EQ(kn::nhwc_pix_channels(384, 64), 64u);
+  EXPECT_EQ(kn::nhwc_pix_channels(24, 64), 24u);
+  EXPECT_EQ(kn::nhwc_pix_channels(40, 32), 8u);
+  EXPECT_EQ(kn::nhwc_pix_channels(12, 64), 0u);
+  // f32 with px = 1 runs the default kernels
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, p, &k), "");
+  EXPECT_FALSE(ir::has_mma(k));
+  // over 48 KB only where allowed (pm): CUDA then declares the stage dynamic
+  Params big = p;
+  big["pr"] = 14, big["pa"] = 6;
+  const auto why = [&](const Params& q, DType t = DType::bf16) {
+    return build_with(reg, "depthwise_conv2d_nhwc", t, q);
+  };
+  EXPECT_NE(why(big).find("use fewer rows (pr), segments (ps) or channels (pc)"), std::string::npos);
+  big["pm"] = 64;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, big, &k), "");
+  EXPECT_GT(codegen::emit(passes::optimize(k), codegen::Target::CUDA).dynamic_shared_bytes, 48u * 1024);
+  // refusals with the reason
+  Params bad = p;
+  bad["C"] = 12;
+  EXPECT_NE(why(bad).find("needs C a multiple of 8"), std::string::npos);
+  bad = p, bad["pr"] = 5;
+  EXPECT_NE(why(bad).find("even number of output rows"), std::string::npos);
+  bad = p, bad["stride_w"] = 2;
+  EXPECT_NE(why(bad).find("needs stride 1 and dilation 1; use px = 0"), std::string::npos);
+  bad = p, bad["pa"] = 8;
+  EXPECT_NE(why(bad).find("pa = 8 must be in [0, 7]"), std::string::npos);
+  // the keys' scope
+  bad = p, bad.erase("px"), bad["pr"] = 8;
+  EXPECT_NE(why(bad).find("pr applies to the pixel tensor-core kernel: set px = 1"), std::string::npos);
+  for (const char* key : {"V", "mr", "mma", "stream"}) {
+    bad = p, bad[key] = 1;
+    EXPECT_NE(why(bad).find(std::string(key) + " does not apply to px = 1"), std::string::npos) << key;
+  }
 }
 
 TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
