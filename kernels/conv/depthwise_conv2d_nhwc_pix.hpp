@@ -319,8 +319,9 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const std::uint32_t oo = rows_at[m][ri];
         const auto put = [&] {
           for (std::uint32_t f = 0; f < 2; ++f) {
-            const std::vector<Val<f32>> pair{un.d[oo][2 * f], un.d[oo][2 * f + 1]};
-            store_vec(ys, un.st + static_cast<std::uint32_t>(((m % 2) * max_rows + ri) * QS * PS + 8 * f * PS), pair);
+            const std::vector<Val<f32>> pair{un.d[oo][std::size_t{2} * f], un.d[oo][std::size_t{2} * f + 1]};
+            const auto row = static_cast<std::uint32_t>(ri) + (m % 2) * max_rows;
+            store_vec(ys, un.st + ((row * QS + 8 * f) * PS), pair);
           }
         };
         if (un.repeat) {
