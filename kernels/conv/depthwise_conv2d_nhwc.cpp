@@ -150,8 +150,9 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm"};
 
 // px = 1: the pixel tensor-core kernel (depthwise_conv2d_nhwc_pix.hpp; f16/bf16, f32 runs the other kernels) with pr
-// (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64) and pw (warps,
-// default 4). Its keys are refused without it, the other kernels' keys with it.
+// (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64), pw (warps,
+// default 4), pa (row pairs in flight, default 0: the whole band first) and pm (KB of shared memory allowed, default
+// 48). Its keys are refused without it, the other kernels' keys with it (minb applies to every kernel).
 bool uses_pix(DType t, const Params& p) {
   const bool asked = bounded_param(p, "px", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
@@ -169,7 +170,7 @@ bool uses_pix(DType t, const Params& p) {
       if (p.count(key)) {
         throw std::invalid_argument(
             std::string("depthwise_conv2d_nhwc: ") + key +
-            " does not apply to px = 1 (the pixel tensor-core kernel: pr, ps, pc, pw); drop it");
+            " does not apply to px = 1 (the pixel tensor-core kernel: pr, ps, pc, pw, pa, pm); drop it");
       }
     }
   }

@@ -126,8 +126,9 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
   if (o.rows < 2 || o.rows % 2 != 0 || o.rows > 32) {
     return "takes an even number of output rows per work-group (pr) in [2, 32], not " + std::to_string(o.rows);
   }
-  if (o.segs < 1 || o.segs > 8)
+  if (o.segs < 1 || o.segs > 8) {
     return "takes 1 to 8 16-column segments per work-group (ps), not " + std::to_string(o.segs);
+  }
   if (o.channels < 8 || o.channels > 512) {
     return "takes 8 to 512 channels per work-group (pc), not " + std::to_string(o.channels);
   }
@@ -137,7 +138,8 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
     return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
            std::to_string(L.CB) + " channels and two buffers of outputs in shared memory: " + std::to_string(L.bytes) +
            " bytes, more than " + std::to_string(o.smem_bytes) +
-           "; use fewer rows (pr), segments (ps) or channels (pc)";
+           "; use fewer rows (pr), segments (ps) or channels (pc), fewer row pairs in flight (pa), or allow more "
+           "(pm, KB)";
   }
   return "";
 }
