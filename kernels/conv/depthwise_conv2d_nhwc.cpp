@@ -151,13 +151,12 @@ constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il
 
 // px = 1: the pixel tensor-core kernel (depthwise_conv2d_nhwc_pix.hpp; f16/bf16, f32 runs the other kernels) with pr
 // (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64), pw (warps,
-// default 4), pa (steps in flight, default 0: the whole band first), pm (KB of shared memory allowed, default 48) and
-// pg (row pairs per step, default 1). Its keys are refused without it, the other kernels' keys with it (minb applies to
-// every kernel).
+// default 4), pa (row pairs in flight, default 0: the whole band first) and pm (KB of shared memory allowed, default
+// 48). Its keys are refused without it, the other kernels' keys with it (minb applies to every kernel).
 bool uses_pix(DType t, const Params& p) {
   const bool asked = bounded_param(p, "px", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"pr", "ps", "pc", "pw", "pa", "pm", "pg"}) {
+    for (const char* key : {"pr", "ps", "pc", "pw", "pa", "pm"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the pixel tensor-core kernel: set px = 1 (or drop it)");
@@ -171,7 +170,7 @@ bool uses_pix(DType t, const Params& p) {
       if (p.count(key)) {
         throw std::invalid_argument(
             std::string("depthwise_conv2d_nhwc: ") + key +
-            " does not apply to px = 1 (the pixel tensor-core kernel: pr, ps, pc, pw, pa, pm, pg); drop it");
+            " does not apply to px = 1 (the pixel tensor-core kernel: pr, ps, pc, pw, pa, pm); drop it");
       }
     }
   }
@@ -184,7 +183,6 @@ DepthwiseNhwcPix pix_of(const Params& p) {
           bounded_param(p, "pc", 8, 512, d.channels, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pa", 0, 7, d.ahead, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "pg", 1, 4, d.pairs_per_step, "depthwise_conv2d_nhwc"),
           std::uint64_t{1024} * bounded_param(p, "pm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
                                               "depthwise_conv2d_nhwc")};
 }
@@ -237,9 +235,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
   s.spec_params.emplace_back("pc");       // pixel tensor cores: channels per work-group (multiple of 8)
   s.spec_params.emplace_back("pw");       // pixel tensor cores: warps per work-group
-  s.spec_params.emplace_back("pa");       // pixel tensor cores: steps in flight (0: the whole band first)
+  s.spec_params.emplace_back("pa");       // pixel tensor cores: row pairs in flight (0: the whole band first)
   s.spec_params.emplace_back("pm");       // pixel tensor cores: shared memory allowed, KB (default 48)
-  s.spec_params.emplace_back("pg");       // pixel tensor cores: row pairs per step (per wait and barrier)
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -410,12 +407,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"px_c16_11x18_7x7_pad3_bias_pr4_pa2",
             {.B = 2, .C = 16, .size = {11, 18}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"pr", 4}, {"pa", 2}}},
-           // steps of several row pairs (pg): 7 pairs in steps of 2 through a ring of 3 steps (the last step one pair);
-           // the whole band in 2 steps of 3 pairs (1x1)
-           {"px_c16_19x18_3x3_pad1_pr12_pa1_pg2",
-            {.B = 1, .C = 16, .size = {19, 18}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"pr", 12}, {"pa", 1}, {"pg", 2}}},
-           {"px_c16_13x17_1x1_pr12_pg3", {.B = 2, .C = 16, .size = {13, 17}, .k = {1, 1}}, {{"pr", 12}, {"pg", 3}}},
            // over 48 KB of shared memory (pm; CUDA's dynamic shared memory): 16 pairs in 9 slots, 47 KB of rows
            {"px_c64_32x16_3x3_pad1_pr30_pa7_pm80",
             {.B = 1, .C = 64, .size = {32, 16}, .k = {3, 3}, .pad = {1, 1}},
@@ -564,10 +555,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 7}, {"pm", 80}}},
            {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
            {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 7}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 2}, {"pg", 2}, {"pm", 64}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 1}, {"pg", 2}, {"pm", 64}}},
-           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 2}, {"pg", 2}, {"pm", 80}}},
-           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 1}, {"pg", 4}, {"pm", 112}}},
            {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
            {k7, "7x7", {{"pr", 14}, {"pc", 16}, {"pw", 2}, {"pa", 4}}},
            {k7, "7x7", {{"pr", 28}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},

@@ -62,8 +62,7 @@ struct DepthwiseNhwcPix {
   std::uint32_t segs = 1;       // 16-column segments per work-group (S)
   std::uint32_t channels = 64;  // channels per work-group (CB; the largest multiple of 8 up to it dividing C is used)
   std::uint32_t warps = 4;      // warps per work-group (at most the units)
-  std::uint32_t ahead = 0;      // 0: the whole band copied, then multiplied; else steps in flight (a ring)
-  std::uint32_t pairs_per_step = 1;            // row pairs per step (per wait and barrier)
+  std::uint32_t ahead = 0;      // 0: the whole band copied, then multiplied; else row pairs in flight (a ring)
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
 };
 
@@ -72,9 +71,8 @@ struct NhwcPixLayout {
   std::uint32_t NB = 0, NS = 0, CBn = 0;       // bands, strips, channel blocks
   std::uint32_t RS = 0, WS = 0, PS = 0;        // staged rows, staged pixels per row, pixel stride (elements)
   std::uint32_t units = 0, warps = 0;          // (segment, 8-channel block) units; warps per work-group
-  std::uint32_t pg = 1, steps = 0;             // row pairs per step, steps per band
-  std::uint32_t slots = 0;                     // row pairs held: the whole band, or a ring of steps
-  std::uint32_t stage_rows = 0;                // output rows completed at one step, at most (the stage's buffers)
+  std::uint32_t slots = 0;                     // row pairs held: RS / 2 (the whole band) or a ring of them
+  std::uint32_t stage_rows = 0;                // output rows completed at one pair, at most (the stage's buffers)
   std::uint64_t bytes = 0;                     // the stage
   [[nodiscard]] std::uint32_t G() const { return 32 * warps; }
 };
@@ -104,12 +102,10 @@ inline NhwcPixLayout depthwise_nhwc_pix_geometry(const ConvSpec& s, const Depthw
   L.PS = L.H8 % 2 == 1 ? L.CB : L.CB + 8;
   L.units = L.S * L.H8;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, std::max(L.units, 1u)), 1, 32);
-  L.pg = std::max(o.pairs_per_step, 1u);
-  L.steps = (L.RS / 2 + L.pg - 1) / L.pg;
-  L.slots = (o.ahead == 0 ? L.steps : std::min(ring_slots(o.ahead), L.steps)) * L.pg;
+  L.slots = o.ahead == 0 ? L.RS / 2 : std::min(ring_slots(o.ahead), L.RS / 2);
   {
-    std::vector<std::uint32_t> done(std::max(L.steps, 1u), 0);
-    for (std::uint32_t oo = 0; oo < L.R; ++oo) ++done[std::min((oo + s.ksize[0] - 1) / 2, L.RS / 2 - 1) / L.pg];
+    std::vector<std::uint32_t> done(std::max(L.RS / 2, 1u), 0);
+    for (std::uint32_t oo = 0; oo < L.R; ++oo) ++done[std::min((oo + s.ksize[0] - 1) / 2, L.RS / 2 - 1)];
     L.stage_rows = *std::max_element(done.begin(), done.end());
   }
   L.bytes = (std::uint64_t{L.slots} * 2 * L.WS + std::uint64_t{2} * L.stage_rows * 16 * L.S) * L.PS * 2 +
@@ -137,15 +133,12 @@ inline std::string depthwise_nhwc_pix_refusal(const ConvSpec& s, std::size_t ele
     return "takes 8 to 512 channels per work-group (pc), not " + std::to_string(o.channels);
   }
   if (o.warps < 1 || o.warps > 32) return "takes 1 to 32 warps per work-group (pw), not " + std::to_string(o.warps);
-  if (o.ahead > 7) return "takes 0 to 7 steps in flight (pa), not " + std::to_string(o.ahead);
-  if (o.pairs_per_step < 1 || o.pairs_per_step > 4) {
-    return "takes 1 to 4 row pairs per step (pg), not " + std::to_string(o.pairs_per_step);
-  }
+  if (o.ahead > 7) return "takes 0 to 7 row pairs in flight (pa), not " + std::to_string(o.ahead);
   if (const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o); L.bytes > o.smem_bytes) {
     return "stages " + std::to_string(2 * L.slots) + " input rows x " + std::to_string(L.WS) + " pixels x " +
            std::to_string(L.CB) + " channels and two buffers of outputs in shared memory: " + std::to_string(L.bytes) +
            " bytes, more than " + std::to_string(o.smem_bytes) +
-           "; use fewer rows (pr), segments (ps) or channels (pc), fewer steps in flight (pa), or allow more "
+           "; use fewer rows (pr), segments (ps) or channels (pc), fewer row pairs in flight (pa), or allow more "
            "(pm, KB)";
   }
   return "";
@@ -185,9 +178,7 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x [B,H,W,C], w [C, kh, kw], bias, y [B,P,Q,C]
   const auto& x = prm.io.x;
   const auto& y = prm.io.y;
-  const std::uint32_t pairs = L.RS / 2, pair_elems = 2 * WS * PS, slots = L.slots, pg = L.pg;
-  // row pair p's slot: step p / pg in slot group (p / pg) % (slots / pg)
-  const auto slot_of = [&](std::uint32_t p) { return ((p / pg) % (slots / pg)) * pg + p % pg; };
+  const std::uint32_t pairs = L.RS / 2, pair_elems = 2 * WS * PS, slots = L.slots;
   auto xs = k.shared<T>("xs", slots * pair_elems);
   // the output stage: two buffers of the rows completed at one pair (pixel stride PS: conflict-free 4-byte stores)
   auto ys = k.shared<T>("ys", 2 * L.stage_rows * 16 * L.S * PS);
@@ -243,7 +234,7 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
         auto copy = [&] {
           auto ih = k.let(pt + "ih" + std::to_string(i), p0 + c.row + (2 * u) - PH);
           auto ok = k.let(pt + "ok" + std::to_string(i), c.col_ok && ih < H);
-          copy_async(xs, c.dst + slot_of(u) * pair_elems, x, c.src + select(ok, ih, 0u) * (Wd * C), 8, ok);
+          copy_async(xs, c.dst + (u % slots) * pair_elems, x, c.src + select(ok, ih, 0u) * (Wd * C), 8, ok);
         };
         if (c.valid) {
           if_(*c.valid, copy);
@@ -276,12 +267,8 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
                    [&](const Val<u32>& i, std::uint32_t) { store(wsm, i, load(prm.w, c0 * (KH * KW) + i)); });
   k.barrier();
   std::vector<Unit> units;
-  std::vector<std::vector<std::uint32_t>> rows_at(pairs), rows_step(L.steps);
-  for (std::uint32_t oo = 0; oo < R; ++oo) {
-    const std::uint32_t m = std::min((oo + KH - 1) / 2, pairs - 1);
-    rows_at[m].push_back(oo);
-    rows_step[m / pg].push_back(oo);
-  }
+  std::vector<std::vector<std::uint32_t>> rows_at(pairs);
+  for (std::uint32_t oo = 0; oo < R; ++oo) rows_at[std::min((oo + KH - 1) / 2, pairs - 1)].push_back(oo);
   const std::uint32_t QS = 16 * L.S, max_rows = L.stage_rows;
   for_group_rounds(k, warp, L.warps, L.units, "unit", false, [&](const Val<u32>& unit, std::uint32_t ur) {
     const std::string ut = "u" + std::to_string(ur) + "_";
@@ -312,7 +299,7 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // [2m - KH + 1, 2m + 1]; output row o is complete after pair (o + KH - 1) / 2 (the last pair at most): rows_at[m],
   // consecutive rows.
   const auto pair_products = [&](std::uint32_t m) {
-    const std::uint32_t base = slot_of(m) * pair_elems, st = m / pg;
+    const std::uint32_t base = (m % slots) * pair_elems;
     for (Unit& un : units) {
       for (std::uint32_t kx = 0; kx < KW; ++kx) {
         const auto mv = load_matrix(xs, un.a_at + (base + kx * PS));
@@ -328,14 +315,14 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
           un.d[oo] = mma_m16n8k16<T>(k, a, bf, un.d[oo]);
         }
       }
-      // 3. D of the rows complete after this pair to the output stage (buffer st % 2, the step's row oo - its first):
-      // pixel gl (+ 8) of the segment, channels 8h + 2 tl, + 1; a clamped unit (a repeat) writes nothing.
-      for (const std::uint32_t oo : rows_at[m]) {
-        const std::uint32_t ri = oo - rows_step[st][0];
+      // 3. D of the rows complete after this pair to the output stage (buffer m % 2): pixel gl (+ 8) of the segment,
+      // channels 8h + 2 tl, + 1; a clamped unit (a repeat) writes nothing.
+      for (std::size_t ri = 0; ri < rows_at[m].size(); ++ri) {
+        const std::uint32_t oo = rows_at[m][ri];
         const auto put = [&] {
           for (std::uint32_t f = 0; f < 2; ++f) {
             const std::vector<Val<f32>> pair{un.d[oo][std::size_t{2} * f], un.d[oo][std::size_t{2} * f + 1]};
-            const std::uint32_t row = ri + (st % 2) * max_rows;
+            const auto row = static_cast<std::uint32_t>(ri) + (m % 2) * max_rows;
             store_vec(ys, un.st + ((row * QS + 8 * f) * PS), pair);
           }
         };
@@ -347,9 +334,9 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
       }
     }
   };
-  // The stage's rows completed at step m leave as 16-byte vectors (chunk it: row ri, pixel, 8 channels h).
+  // The stage's rows completed at pair m leave as 16-byte vectors (chunk it: row ri, pixel, 8 channels h).
   const auto copy_out = [&](std::uint32_t m) {
-    const auto nr = static_cast<std::uint32_t>(rows_step[m].size());
+    const auto nr = static_cast<std::uint32_t>(rows_at[m].size());
     if (nr == 0) return;
     const std::string ot = "o" + std::to_string(m) + "_";
     for_group_rounds(k, lid, G, nr * QS * H8, ot, true, [&](const Val<u32>& it, std::uint32_t r) {
@@ -357,7 +344,7 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto h = H8 == 1 ? Val<u32>(0u) : Val<u32>(k.let(rt + "h", it % H8));
       auto px = k.let(rt + "px", (it / H8) % QS);
       auto ri = k.let(rt + "ri", it / (H8 * QS));
-      auto oo = k.let(rt + "o", p0 + ri + rows_step[m][0]);
+      auto oo = k.let(rt + "o", p0 + ri + rows_at[m][0]);
       Val<bool> ok = img_ok && q0 + px < Q;
       if (P % R != 0) ok = ok && oo < P;
       if_(ok, [&] {
@@ -366,25 +353,24 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
       });
     });
   };
-  // Step m: pairs m pg .. (m + 1) pg - 1 (fewer in the last).
   const auto step = [&](std::uint32_t m) {
-    if (m > 0) copy_out(m - 1);  // (after the step's barrier: every warp's stage stores of step m - 1 are done)
-    for (std::uint32_t p = m * pg; p < std::min((m + 1) * pg, pairs); ++p) pair_products(p);
+    if (m > 0) copy_out(m - 1);  // (after the step's barrier: every warp's stage stores of pair m - 1 are done)
+    pair_products(m);
   };
   if (o.ahead == 0) {
     copy_pairs(0, pairs);
     async_wait(k, 0);
-    for (std::uint32_t m = 0; m < L.steps; ++m) {
+    for (std::uint32_t m = 0; m < pairs; ++m) {
       k.barrier();
       step(m);
     }
   } else {
-    // (row_ring.hpp: step u + ahead in flight while step u is read; slot group u % (ahead + 2), or every step its own)
+    // (row_ring.hpp: pair u + ahead in flight while pair u is read; slot u % (ahead + 2), or every pair its own slot)
     for_ring_rows(
-        k, L.steps, o.ahead, [&](std::uint32_t u) { copy_pairs(u * pg, std::min(pg, pairs - u * pg)); }, step);
+        k, pairs, o.ahead, [&](std::uint32_t u) { copy_pairs(u, 1); }, step);
   }
   k.barrier();
-  copy_out(L.steps - 1);
+  copy_out(pairs - 1);
 }
 
 }  // namespace ingot::kernels
