@@ -256,8 +256,9 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   struct Unit {
     std::optional<Val<bool>> repeat;  // a clamped unit of the last round (repeats another warp's)
     Val<u32> a_at, st;                // the lane's load_matrix row; its D's place in a stage row
-    std::vector<Val<T>> b0,
-        b1;  // [ty * KW + kx]: the lane's channel's tap where it is b_0/b_2's row (else 0), b_1/b_3's
+    // [ty * KW + kx]: the lane's channel's tap where the lane holds B's nonzero row of b_0/b_2 (b0) or b_1/b_3 (b1),
+    // else 0
+    std::vector<Val<T>> b0, b1;
     std::vector<std::array<Val<f32>, 4>> d;
   };
   // The block's weights (CB kh kw contiguous elements) through shared memory: read from global memory once per
