@@ -31,15 +31,19 @@ InterpBuffer& as_interp(DeviceBuffer& b) {
 // The accesses of one shared array since the work-group's last barrier, per element: who wrote it and who read it
 // in which barrier interval (epoch; 0: never). Two threads touching one element in one interval, at least one of them
 // writing, race: the lockstep execution would hide it (every thread finishes a statement before the next begins),
-// a GPU does not order them.
+// a GPU does not order them. An asynchronous copy writes its element at some moment between its issue and the wait
+// that completes it: it counts as a write at the issue and at the wait, and any access to the element in between
+// (pending: the copying thread) races with it.
 struct SharedAccesses {
   static constexpr std::uint32_t kMany = 0xFFFFFFFFu;  // read by several threads
-  std::vector<std::uint32_t> w_epoch, w_lane, r_epoch, r_lane;
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;  // no copy in flight
+  std::vector<std::uint32_t> w_epoch, w_lane, r_epoch, r_lane, pending;
   void reset(std::size_t n) {
     w_epoch.assign(n, 0);
     w_lane.assign(n, 0);
     r_epoch.assign(n, 0);
     r_lane.assign(n, 0);
+    pending.assign(n, kNone);
   }
 };
 
@@ -220,6 +224,10 @@ class GroupRunner {
       c.width = s.count;
       c.ok = (ok[l] & 1u) != 0;
       c.loc = s.loc;
+      for (std::uint32_t j = 0; j < c.width; ++j) {  // the copy may write its element from now until its wait
+        note_access(dst, c.dst + j, l, true, "asynchronous copy (issued)");
+        if (dst.race) dst.race->pending[c.dst + j] = static_cast<std::uint32_t>(l);
+      }
       open_copies_[l].push_back(c);
     }
   }
@@ -238,6 +246,7 @@ class GroupRunner {
                    "buffer '" + src.name + "' element " + std::to_string(c.from + j) + ", copied by IR #" +
                        std::to_string(c.loc));
             }
+            if (dst.race) dst.race->pending[c.dst + j] = SharedAccesses::kNone;
             note_access(dst, c.dst + j, l, true, "asynchronous copy");
             write_elem(dst, c.dst + j, c.ok ? read_elem(src, c.from + j) : 0);
           }
@@ -342,11 +351,18 @@ class GroupRunner {
   }
 
   // Thread `lane` reads (write = false) or writes element i of m: a shared array's element that another thread wrote
-  // since the last barrier, or (for a write) read, is a race.
+  // since the last barrier, or (for a write) read, is a race; so is any access to an element an asynchronous copy is
+  // still writing (SharedAccesses).
   void note_access(Memory& m, std::size_t i, std::size_t lane, bool write, const char* what) {
     if (!m.race) return;
     SharedAccesses& a = *m.race;
     const auto l = static_cast<std::uint32_t>(lane);
+    if (a.pending[i] != SharedAccesses::kNone) {
+      fail("shared-memory race (access during an asynchronous copy)", lane, "", 0, 0,
+           "buffer '" + m.name + "' element " + std::to_string(i) + ": " + what + " by this thread while thread " +
+               std::to_string(a.pending[i]) +
+               "'s asynchronous copy into it is in flight (issued, not yet completed by its async_wait)");
+    }
     const auto race = [&](const std::string& kind, std::uint32_t other) {
       fail(std::string("shared-memory race (") + kind + ")", lane, "", 0, 0,
            "buffer '" + m.name + "' element " + std::to_string(i) + ": " + what + " by this thread, " +

@@ -136,8 +136,8 @@ void expect_shared_vector(runtime::Backend& be, DType t, std::uint32_t width, co
 // l of round r + 1 (zeros where the chunk starts at or past n: the source index clamped to 0)
 // while the group reads round r, and y[round*64*W + l*W + j] = chunk 63 - l, element W-1-j of the
 // round (through f32 for 16-bit types). y holds whole rounds (a multiple of 64*W elements).
-// Faults: ReadBeforeWait reads round 0 before any wait; NoFinalWait leaves the last copies
-// waiting (one wait of 1 pending group is skipped).
+// Faults: ReadBeforeWait reads round 0 before any wait; NoFinalWait starts one more copy after the
+// last round (into the buffer no round reads afterwards) and never waits for it.
 inline constexpr std::uint32_t kAsyncRounds = 3;
 enum class AsyncFault { None, ReadBeforeWait, NoFinalWait };
 template <class T>
@@ -162,9 +162,7 @@ ir::Kernel async_copy_kernel(std::uint32_t width, AsyncFault fault = AsyncFault:
     for (std::uint32_t r = 0; r < kAsyncRounds; ++r) {
       const bool last = r + 1 == kAsyncRounds;
       if (!last) copy(r + 1);
-      if (!(fault == AsyncFault::ReadBeforeWait && r == 0) && !(fault == AsyncFault::NoFinalWait && last)) {
-        async_wait(b, last ? 0 : 1);
-      }
+      if (!(fault == AsyncFault::ReadBeforeWait && r == 0)) async_wait(b, last ? 0 : 1);
       b.barrier();
       auto out = b.let("out", (g * kAsyncRounds + r) * (64 * width) + lid * width);
       for (std::uint32_t j = 0; j < width; ++j) {
@@ -177,6 +175,7 @@ ir::Kernel async_copy_kernel(std::uint32_t width, AsyncFault fault = AsyncFault:
       }
       b.barrier();
     }
+    if (fault == AsyncFault::NoFinalWait) copy(kAsyncRounds);
   });
 }
 

@@ -339,6 +339,53 @@ TEST(Interp, SharedMemoryRacesAreReported) {
   for (std::uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], i * 3u + 1u) << i;
 }
 
+// An asynchronous copy writes its element at some moment between its issue and the wait that completes it: a read of
+// the element another thread made since the last barrier (a ring slot refilled too early), or any access while the
+// copy is in flight, races with it; copied, waited for and read after a barrier, it does not.
+TEST(Interp, AsynchronousCopyRacesAreReported) {
+  const auto kernel = [](int kind) {
+    return trace("async_race" + std::to_string(kind), [kind](KernelBuilder& b) {
+      auto x = b.in<u32>("x", 128);
+      auto y = b.out<u32>("y", 64);
+      b.launch_bounds(64);
+      auto s = b.shared<u32>("s", 128);
+      auto l = b.local_id(0);
+      store_vec(s, l * 2u, std::vector<Val<u32>>{l, l});
+      b.barrier();
+      auto before = b.let("before", load(s, (l ^ 1u) * 2u));  // every thread reads its neighbour's pair
+      if (kind != 0) b.barrier();                             // the copies below start after every read
+      copy_async(s, l * 2u, x, l * 2u, 2, true);
+      async_commit(b);
+      if (kind == 2) {
+        store(y, l, load(s, (l ^ 1u) * 2u) + before);  // the neighbour's copy is still in flight
+        async_wait(b, 0);
+        return;
+      }
+      async_wait(b, 0);
+      b.barrier();
+      store(y, l, load(s, (l ^ 1u) * 2u) + before);
+    });
+  };
+  Interpreter be;
+  std::vector<double> xs(128);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<double>(100 + i);
+  auto x = make_buffer(be, DType::u32, xs);
+  auto y = be.allocate(DType::u32, 64);
+  for (const auto& [kind, problem] :
+       std::vector<std::pair<int, std::string>>{{0, "shared-memory race (write after read)"},
+                                                {2, "shared-memory race (access during an asynchronous copy)"}}) {
+    try {
+      be.launch(kernel(kind), grid_1d(64, 64), {x, y});
+      ADD_FAILURE() << "kind " << kind << ": no race reported";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.problem, problem) << e.what();
+    }
+  }
+  be.launch(kernel(1), grid_1d(64, 64), {x, y});
+  const auto out = read_buffer(be, *y);
+  for (std::uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], 100u + 3u * (i ^ 1u)) << i;
+}
+
 TEST(Interp, DivergentBarrierIsAnError) {
   Interpreter be;
   const auto k = trace("divergent", [](KernelBuilder& b) {
