@@ -307,11 +307,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const auto u = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PW = s.pad[1], G = plan.group();
-  if (k.kernel().bounds.max_group_threads < G || k.kernel().bounds.max_group_threads % 32 != 0) {
-    throw std::invalid_argument(s.name +
-                                ": the tensor-core kernel needs launch bounds of a multiple of 32 threads, at least " +
-                                std::to_string(G));
-  }
+  require_warp_launch_bounds(k, s, G, "the tensor-core kernel");
 
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x, w [C, kh, kw], bias, y
   const auto& batch = prm.io.batch;

@@ -589,21 +589,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
         if (pix) {
-          const DepthwiseNhwcPix o = pix_of(p);
-          if (const std::string why = depthwise_nhwc_pix_refusal(sp, sizeof(T), o); !why.empty()) {
-            throw std::invalid_argument(sp.name + ": the pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1) " +
-                                        why + "; use px = 0");
-          }
+          const DepthwiseNhwcPix o = pix_of(p);  // (the kernel refuses what it does not take, with the reason)
           apply_launch_bounds(k, p, depthwise_nhwc_pix_geometry(sp, o).G(), true);
           depthwise_conv2d_nhwc_pix<T>(k, sp, o);
           return;
         }
         if (mma) {
-          const DepthwiseNhwcMma o = mma_of(t, sp, p);
-          if (const std::string why = depthwise_nhwc_mma_refusal(sp, sizeof(T), o); !why.empty()) {
-            throw std::invalid_argument(sp.name + ": the tensor-core kernel (depthwise_conv2d_nhwc mma = 1) " + why +
-                                        "; use mma = 0");
-          }
+          const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
           apply_launch_bounds(k, p, depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G(), true);
           depthwise_conv2d_nhwc_mma<T>(k, sp, o);
           return;

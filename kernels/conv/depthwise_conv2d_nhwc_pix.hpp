@@ -164,12 +164,7 @@ void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const D
   }
   const NhwcPixLayout L = depthwise_nhwc_pix_geometry(s, o);
   const std::uint32_t G = L.G();
-  if (k.kernel().bounds.max_group_threads < G || k.kernel().bounds.max_group_threads % 32 != 0) {
-    throw std::invalid_argument(s.name +
-                                ": the pixel tensor-core kernel needs launch bounds of a multiple of 32 threads, at "
-                                "least " +
-                                std::to_string(G));
-  }
+  require_warp_launch_bounds(k, s, G, "the pixel tensor-core kernel");
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1];
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], PH = s.pad[0], PW = s.pad[1];

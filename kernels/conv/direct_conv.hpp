@@ -358,6 +358,17 @@ struct DenseConvParams {
   dsl::In<T> w;
 };
 
+// Throws std::invalid_argument unless k declares launch bounds of a multiple of 32 threads and at least G (the
+// sub-group kernels: mma, load_matrix, shuffles need whole warps); `what` names the kernel in the message.
+inline void require_warp_launch_bounds(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t G,
+                                       const std::string& what) {
+  const std::uint32_t bound = k.kernel().bounds.max_group_threads;
+  if (bound < G || bound % 32 != 0) {
+    throw std::invalid_argument(s.name + ": " + what + " needs launch bounds of a multiple of 32 threads, at least " +
+                                std::to_string(G));
+  }
+}
+
 template <class T>
 DenseConvParams<T> declare_dense_conv_params(dsl::KernelBuilder& k, const ConvSpec& s) {
   DenseConvParams<T> p;
