@@ -502,6 +502,21 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     s.bench.push_back({"N32_C384_56x56_7x7_minb10", p});
   }
 
+  // Bench rows of one kernel (kernel_key = 1) with the keys of each row, named N32_C384_56x56_<shape>_<kernel_key>_<key
+  // value>...
+  using KeyedRow = std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>;
+  const auto keyed_rows = [&](const char* kernel_key, const std::vector<KeyedRow>& rows) {
+    for (const auto& [c, shape, keys] : rows) {
+      auto p = conv_params(f, c);
+      p[kernel_key] = 1;
+      std::string name = "N32_C384_56x56_" + shape + "_" + kernel_key;
+      for (const auto& [key, v] : keys) {
+        p[key] = v;
+        name += std::string("_") + key + std::to_string(v);
+      }
+      s.bench.push_back({name, p});
+    }
+  };
   // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session). H200, the same session,
   // bf16: 7x7 0.1113 ms (32.5% of copy, the stream kernel 0.1121 in the same run), minb 3 0.1142, mr 6 0.1308, mr 4
   // 0.1470, mw 4 0.1213, il 4 0.1151, mc 8 with mr 16 / 8 0.1706 / 0.1512; 3x3 0.0831 against the stream kernel's
@@ -511,32 +526,21 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // session (2026-12-04): the row loads in A's order (lq 1, the default; lq 0 the order before) and bands through a
   // ring of plane rows (mb, msm; the 16-bit default for windows of 5 or more rows is mr 4 with every band). (A fill by
   // channel pairs and an output stage over the planes, with 12-16-row bands, measured no faster and were removed.)
-  for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
-           {k7, "7x7", {}},
-           {k7, "7x7", {{"lq", 0}}},
-           {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
-           {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}}},
-           {k7, "7x7", {{"mr", 16}, {"mb", 4}, {"msm", 200}}},
-           {k7, "7x7", {{"mr", 6}, {"mb", 10}, {"msm", 112}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 7}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"il", 1}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"minb", 3}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"il", 1}, {"minb", 3}}},
-           {k3, "3x3", {{"mr", 4}, {"mb", 14}}},
-           {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 112}}},
-           {k3, "3x3", {}},
-           {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}}}) {
-    auto p = conv_params(f, c);
-    p["mma"] = 1;
-    std::string name = "N32_C384_56x56_" + shape + "_mma";
-    for (const auto& [key, v] : tl) {
-      p[key] = v;
-      name += std::string("_") + key + std::to_string(v);
-    }
-    s.bench.push_back({name, p});
-  }
+  keyed_rows("mma", {{k7, "7x7", {}},
+                     {k7, "7x7", {{"lq", 0}}},
+                     {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
+                     {k7, "7x7", {{"mr", 8}, {"mb", 4}, {"msm", 112}}},
+                     {k7, "7x7", {{"mr", 16}, {"mb", 4}, {"msm", 200}}},
+                     {k7, "7x7", {{"mr", 6}, {"mb", 10}, {"msm", 112}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 14}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 7}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"il", 1}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"minb", 3}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"il", 1}, {"minb", 3}}},
+                     {k3, "3x3", {{"mr", 4}, {"mb", 14}}},
+                     {k7, "7x7", {{"mr", 4}, {"mb", 14}, {"msm", 112}}},
+                     {k3, "3x3", {}},
+                     {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}}});
 
   // px = 1 (pixel tensor cores, 2026-12-04 twentieth session). H200, the same session, bf16, whole bands (pa 0):
   // 3x3 pr8 pc64 pw4 0.0880 ms, pw8 0.0733, pc32 0.0810, pr16 0.0794, ps2 pc32 0.0870, pr4 0.0786; 7x7 pr8 pc32 0.1168,
@@ -548,27 +552,16 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // pc32 pw4 0.0509, minb5 0.0507, pa6 pm64 0.0450, pa7 pm80 0.0449, pr28 pa6 pm64 0.0463; 7x7 pr14 pc32 pw4 pa4
   // 0.1007-0.1015 (f16 0.1008), pc16 pw2 0.1024, pr28 0.1006, pa6 pm64 0.1031, pc64 pw8 pm64 0.1059; the defaults in
   // the same runs: 3x3 (stream) 0.0434-0.0439, 7x7 (tensor-core ring) 0.1032-0.1046.
-  for (const auto& [c, shape, tl] :
-       std::vector<std::tuple<ConvCase, std::string, std::vector<std::pair<const char*, int>>>>{
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 7}, {"pm", 80}}},
-           {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
-           {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 7}}},
-           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
-           {k7, "7x7", {{"pr", 14}, {"pc", 16}, {"pw", 2}, {"pa", 4}}},
-           {k7, "7x7", {{"pr", 28}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
-           {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 6}, {"pm", 64}}},
-           {k7, "7x7", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"pm", 64}}}}) {
-    auto p = conv_params(f, c);
-    p["px"] = 1;
-    std::string name = "N32_C384_56x56_" + shape + "_px";
-    for (const auto& [key, v] : tl) {
-      p[key] = v;
-      name += std::string("_") + key + std::to_string(v);
-    }
-    s.bench.push_back({name, p});
-  }
+  keyed_rows("px", {{k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}}},
+                    {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
+                    {k3, "3x3", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 7}, {"pm", 80}}},
+                    {k3, "3x3", {{"pr", 28}, {"pc", 64}, {"pw", 8}, {"pa", 6}, {"pm", 64}}},
+                    {k3, "3x3", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 7}}},
+                    {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+                    {k7, "7x7", {{"pr", 14}, {"pc", 16}, {"pw", 2}, {"pa", 4}}},
+                    {k7, "7x7", {{"pr", 28}, {"pc", 32}, {"pw", 4}, {"pa", 4}}},
+                    {k7, "7x7", {{"pr", 14}, {"pc", 32}, {"pw", 4}, {"pa", 6}, {"pm", 64}}},
+                    {k7, "7x7", {{"pr", 14}, {"pc", 64}, {"pw", 8}, {"pa", 4}, {"pm", 64}}}});
 
   // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us
   // per image in 16-bit (92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups per
