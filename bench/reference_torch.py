@@ -2,9 +2,11 @@
 """Reference timings for ingot's bench cases: cuDNN through PyTorch, on the same GPU, in the
 same run as `ingot bench`.
 
-usage: python3 bench/reference_torch.py CASES.json OUT.json
+usage: python3 bench/reference_torch.py CASES.json OUT.json [--back-to-back N]
   CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
   `ingot bench --reference OUT.json` (keys "kernel|dtype|case" -> {"ms": median, "note": ...}).
+  --back-to-back N times N calls per pair of events (the pair's time / N), as `ingot bench
+  --back-to-back N` does: the rate of a stream of calls, one call's ramp overlapping the queue.
 
 Method (the same as ingot's): inputs rotate over enough sets to exceed twice the 50 MB L2,
 warm-up calls first, then each call timed with CUDA events; the median is reported. Each timed
@@ -35,7 +37,7 @@ if SLEEP is None:
     sys.exit("reference_torch.py: this PyTorch has no torch.cuda._sleep; the timing would include host dispatch")
 
 
-def timed(make_inputs, fn, set_bytes):
+def timed(make_inputs, fn, set_bytes, per=1):
     sets = max(1, min(8, int(2 * L2_BYTES / max(set_bytes, 1)) + 1))
     inputs = [make_inputs() for _ in range(sets)]
     for i in range(WARMUP):
@@ -44,12 +46,13 @@ def timed(make_inputs, fn, set_bytes):
     times = []
     for i in range(REPS):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        SLEEP(SLEEP_CYCLES)  # the device waits while the host dispatches the call (see Method)
+        SLEEP(SLEEP_CYCLES * per)  # the device waits while the host dispatches the calls (see Method)
         a.record()
-        fn(*inputs[i % sets])
+        for j in range(per):
+            fn(*inputs[(i * per + j) % sets])
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / per)
     times.sort()
     return times[len(times) // 2]
 
@@ -163,7 +166,17 @@ def reference_for(kernel, p, dt):
 
 
 def main():
-    cases = json.load(open(sys.argv[1]))
+    args = sys.argv[1:]
+    per = 1
+    if "--back-to-back" in args:
+        i = args.index("--back-to-back")
+        if i + 1 >= len(args) or not args[i + 1].isdigit() or not 1 <= int(args[i + 1]) <= 1000:
+            sys.exit("reference_torch.py: --back-to-back takes a number of calls per window in [1, 1000]")
+        per = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    cases = json.load(open(args[0]))
     out = {}
     for c in cases:
         key, kernel, p = c["key"], c["kernel"], c["params"]
@@ -174,14 +187,16 @@ def main():
                 out[key] = {"note": note}
                 continue
             make, fn, set_bytes = ref
-            ms = timed(make, fn, set_bytes)
+            ms = timed(make, fn, set_bytes, per)
+            if per > 1:
+                note += f" ({per} calls back to back per pair of events)"
             out[key] = {"ms": ms, "note": note}
             print(f"{key:70s} {ms:9.4f} ms  ({note})", flush=True)
         except Exception as e:  # a case the reference cannot run is reported, not fatal
             out[key] = {"note": f"reference failed: {type(e).__name__}: {e}"}
             print(f"{key:70s} reference failed: {e}", flush=True)
         torch.cuda.empty_cache()
-    json.dump(out, open(sys.argv[2], "w"), indent=2)
+    json.dump(out, open(args[1], "w"), indent=2)
 
 
 if __name__ == "__main__":

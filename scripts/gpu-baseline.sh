@@ -7,6 +7,8 @@
 # Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
+#              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
+#              reference-b2b.json, baseline-b2b.json, snap-b2b.log)
 # Write the local commit to .commit first and name it in the run call's carry (.commit is git-ignored: without carry
 # it does not reach the device copy, whose git metadata may be older).
 set -uo pipefail
@@ -39,6 +41,17 @@ if [[ -n ${INGOT_SNAP_FILTER:-} ]]; then
   timeout $(( $(left) > 30 ? $(left) - 20 : 10 )) ./build/ingot snap --backend cuda --reference "$out/reference.json" \
     --out "$out/baseline.json" "${args[@]}" > "$out/snap.log" 2>&1
   log "snap rc=$? ($(( $(date +%s) - t0 )) s)"
+  if [[ -n ${INGOT_B2B:-} && $(left) -gt 60 ]]; then
+    # The same rows again with INGOT_B2B launches (and cuDNN calls) back to back per pair of events.
+    ./build/ingot bench --emit-cases "$out/cases.tmp" "${args[@]}" > /dev/null
+    timeout $(( $(left) / 3 )) python3 bench/reference_torch.py "$out/cases.tmp" "$out/reference-b2b.json" \
+      --back-to-back "$INGOT_B2B" > "$out/reference.tmp" 2>&1
+    log "reference back to back rc=$? ($(( $(date +%s) - t0 )) s): $(tail -1 "$out/reference.tmp")"
+    rm -f "$out/cases.tmp" "$out/reference.tmp"
+    timeout $(( $(left) > 30 ? $(left) - 20 : 10 )) ./build/ingot snap --backend cuda --back-to-back "$INGOT_B2B" \
+      --reference "$out/reference-b2b.json" --out "$out/baseline-b2b.json" "${args[@]}" > "$out/snap-b2b.log" 2>&1
+    log "snap back to back rc=$? ($(( $(date +%s) - t0 )) s)"
+  fi
 fi
 memcheck() {  # compute-sanitizer memcheck of ingot test --backend cuda over INGOT_CHECK_FILTER, at most $1 s
   [[ -n ${INGOT_CHECK_FILTER:-} && $(left) -gt 30 ]] && command -v compute-sanitizer > /dev/null || return 0

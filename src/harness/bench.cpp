@@ -153,6 +153,7 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
 
 std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
                                 const Ceilings& ceilings, const BenchOptions& options) {
+  runtime::check_timing_options(options.timing);  // a bad option is the caller's error, not every row's skip
   const std::vector<Job> jobs = bench_jobs(reg, options);
   std::vector<BenchRow> rows;
   const auto add = [&](BenchRow r) {

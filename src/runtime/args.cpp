@@ -174,16 +174,33 @@ void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g) {
 
 Timing Backend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
                               const std::vector<std::vector<Arg>>& arg_sets, const TimingOptions& options) {
+  check_timing_options(options);
   if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
   Timing t;
-  t.timer = "host clock";
+  t.timer = timer_name("host clock", options);
   for (int i = 0; i < options.warmup; ++i) launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
-  for (int i = 0; i < options.reps; ++i) {
+  const auto n = static_cast<std::size_t>(options.back_to_back);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(options.reps); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    launch(k, g, arg_sets[static_cast<std::size_t>(i) % arg_sets.size()]);
-    t.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    for (std::size_t j = 0; j < n; ++j) launch(k, g, arg_sets[(i * n + j) % arg_sets.size()]);
+    t.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                        static_cast<double>(n));
   }
   return t;
+}
+
+void check_timing_options(const TimingOptions& options) {
+  if (options.warmup < 0 || options.reps < 1 || options.back_to_back < 1 || options.back_to_back > 1000) {
+    throw ArgumentError("timing options: warmup = " + std::to_string(options.warmup) +
+                        " (>= 0), reps = " + std::to_string(options.reps) +
+                        " (>= 1) and back_to_back = " + std::to_string(options.back_to_back) +
+                        " (launches per timed window, 1 .. 1000) are out of range");
+  }
+}
+
+std::string timer_name(const std::string& clock, const TimingOptions& options) {
+  if (options.back_to_back == 1) return clock;
+  return clock + ", " + std::to_string(options.back_to_back) + " launches back to back per window";
 }
 
 std::vector<std::uint8_t> poison_bytes(DType t, std::size_t count) {

@@ -47,6 +47,43 @@ TEST(Bench, RowsCarryTimesRatesAndRotation) {
   EXPECT_EQ(r.frac_same_copy, 0);
 }
 
+// Back to back on the host clock: each window runs N launches (rotating over the sets) and reports its time / N.
+TEST(Bench, BackToBackWindowsHoldNLaunches) {
+  struct Counting : runtime::Backend {  // the interpreter, counting launches
+    runtime::Interpreter in;
+    int launches = 0;
+    [[nodiscard]] std::string name() const override { return in.name(); }
+    runtime::BufferPtr allocate(DType t, std::size_t n) override { return in.allocate(t, n); }
+    void upload(runtime::DeviceBuffer& d, const void* s, std::size_t n) override { in.upload(d, s, n); }
+    void download(const runtime::DeviceBuffer& s, void* d, std::size_t n) override { in.download(s, d, n); }
+    void launch(const ir::Kernel& k, const runtime::LaunchGeometry& g, const std::vector<runtime::Arg>& a) override {
+      ++launches;
+      in.launch(k, g, a);
+    }
+  } be;
+  const Registry reg = tiny_registry();
+  Ceilings c;
+  c.copy_bytes_per_s = 1e9;
+  c.f32_flops_per_s = 1e9;
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {.warmup = 1, .reps = 3, .back_to_back = 4};
+  const auto rows = run_bench(reg, be, "interp", c, opt);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].skipped.empty()) << rows[0].skipped;
+  EXPECT_EQ(rows[0].timer, "host clock, 4 launches back to back per window");
+  EXPECT_EQ(rows[0].reps, 3);
+  EXPECT_EQ(be.launches, 1 + 3 * 4);
+  opt.timing.back_to_back = 0;
+  try {
+    (void)run_bench(reg, be, "interp", c, opt);
+    FAIL();
+  } catch (const runtime::ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("back_to_back = 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(be.launches, 1 + 3 * 4);
+}
+
 TEST(Bench, OversizedCasesAreSkippedWithTheReason) {
   runtime::Interpreter be;
   BenchOptions opt;

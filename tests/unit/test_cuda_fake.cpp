@@ -363,6 +363,31 @@ TEST_F(CudaFakeDriver, TimedLaunchesHoldOnlyTheLaunch) {
   EXPECT_EQ(counters().launches, 10u);
 }
 
+// Back to back: each pair of events holds N launches (rotating over the sets) and the time is the window's / N.
+TEST_F(CudaFakeDriver, TimedLaunchesBackToBack) {
+  const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
+  auto& be = backend();
+  auto x = make_buffer(be, DType::f32, iota_values(10));
+  std::vector<std::vector<Arg>> sets;
+  sets.reserve(3);
+  for (int s = 0; s < 3; ++s) sets.push_back({scalar_arg<u32>(10), x, x, be.allocate(DType::f32, 10)});
+  be.launch(k, grid_1d(10, 32), sets[0]);
+  const auto t = be.time_launches(k, grid_1d(10, 32), sets, {.warmup = 1, .reps = 5, .back_to_back = 4});
+  EXPECT_EQ(t.timer, "cuda events, 4 launches back to back per window");
+  ASSERT_EQ(t.seconds.size(), 5u);
+  for (const double sec : t.seconds) EXPECT_DOUBLE_EQ(sec, 1e-3);  // 4 launches (4 ms in the fake) / 4
+  EXPECT_EQ(counters().launches, 1u + 1 + 5 * 4);
+  for (const int bad : {0, 1001}) {
+    try {
+      (void)be.time_launches(k, grid_1d(10, 32), sets, {.warmup = 0, .reps = 2, .back_to_back = bad});
+      FAIL() << bad;
+    } catch (const ArgumentError& e) {
+      EXPECT_TRUE(contains(e.what(), "back_to_back = " + std::to_string(bad))) << e.what();
+    }
+  }
+  EXPECT_EQ(counters().launches, 22u);
+}
+
 TEST_F(CudaFakeDriver, CompiledOnceThenFromMemoryThenFromDisk) {
   const auto k = passes::optimize(trace("vadd_f32", examples::vector_add<f32>));
   auto run = [&](CudaBackend& be) {

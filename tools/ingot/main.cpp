@@ -435,7 +435,7 @@ void print_ceilings(const harness::Ceilings& c) {
 
 struct BenchArgs {
   std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out, cases;
-  int reps = 30, warmup = 5;
+  int reps = 30, warmup = 5, back_to_back = 1;
   double max_bytes = 60e9;
 };
 
@@ -445,9 +445,13 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   opt.filter = a.filter;
   opt.cases = a.cases;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
-  opt.timing = runtime::TimingOptions{a.warmup, a.reps};
+  opt.timing = runtime::TimingOptions{a.warmup, a.reps, a.back_to_back};
   opt.max_bytes = a.max_bytes;
   if (a.reps < 1 || a.warmup < 0) throw UsageError("--reps must be >= 1 and --warmup >= 0");
+  if (a.back_to_back < 1 || a.back_to_back > 1000) {
+    throw UsageError("--back-to-back must be in [1, 1000] (launches per timed window), not " +
+                     std::to_string(a.back_to_back));
+  }
   if (!a.emit_cases.empty()) {
     std::ofstream(a.emit_cases) << harness::bench_cases_json(reg, opt) << "\n";
     std::printf("wrote the bench cases to %s\n", a.emit_cases.c_str());
@@ -509,7 +513,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
                 r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, same, r.tflops,
                 100 * r.frac_fma, ref, ratio);
   }
-  std::printf("timer: %s; median of %d reps after %d warm-up launches; inputs rotate over sets > 2x L2\n",
+  std::printf("timer: %s; median of %d windows after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
   std::printf("%%same: a 16-byte copy kernel of the same bytes, timed the same way, over this kernel's time\n");
   if (!path.empty()) {
@@ -708,6 +712,10 @@ int main(int argc, char** argv) {
     c->add_option("--cases", bargs.cases, "Only cases whose name matches this regular expression (ECMAScript)");
     c->add_option("--reps", bargs.reps, "Timed launches per case")->capture_default_str();
     c->add_option("--warmup", bargs.warmup, "Untimed launches first")->capture_default_str();
+    c->add_option("--back-to-back", bargs.back_to_back,
+                  "Launches per timed window, enqueued back to back (1: each launch timed alone, its launch and "
+                  "ramp included; N: the window's time / N, the rate of a stream of launches)")
+        ->capture_default_str();
     c->add_option("--reference", bargs.reference,
                   "Reference times (JSON from bench/reference_torch.py) to compare with");
     c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")

@@ -82,10 +82,18 @@ void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g);
 
 struct TimingOptions {
   int warmup = 3;  // untimed launches first (compilation, caches, clocks)
-  int reps = 20;   // timed launches
+  int reps = 20;   // timed windows
+  // Launches per timed window, enqueued back to back (nothing between them): 1 times each launch
+  // alone, its launch and ramp included; N > 1 gives a window's time / N, the rate of a stream of
+  // launches (as a CUDA graph or a loop of layers runs them: one launch's ramp overlaps the queue).
+  int back_to_back = 1;
 };
+// Throws ArgumentError for options out of range (reps < 1, warmup < 0, back_to_back outside [1, 1000]).
+void check_timing_options(const TimingOptions& options);
+// The timer's description: `clock` ("cuda events", "host clock"), with the launches per window where more than one.
+[[nodiscard]] std::string timer_name(const std::string& clock, const TimingOptions& options);
 struct Timing {
-  std::vector<double> seconds;  // one per timed launch
+  std::vector<double> seconds;  // one per timed window: its time / back_to_back
   std::string timer;            // "cuda events", "host clock"
 };
 

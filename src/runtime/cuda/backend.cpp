@@ -403,6 +403,7 @@ Timing CudaBackend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
       !api.cuEventSynchronize) {
     return Backend::time_launches(k, g, arg_sets, options);
   }
+  check_timing_options(options);
   if (arg_sets.empty()) throw ArgumentError("time_launches needs at least one argument set");
   // Every set checked and packed once, before the first event: the timed loop records, launches
   // and records (see Prepared).
@@ -414,20 +415,21 @@ Timing CudaBackend::time_launches(const ir::Kernel& k, const LaunchGeometry& g,
   ctx.check(api.cuStreamSynchronize(impl_->stream), "running warm-up launches of kernel '" + k.name + "'");
   const auto n = static_cast<std::size_t>(options.reps);
   std::vector<CUevent> events(2 * n, nullptr);
+  const auto per = static_cast<std::size_t>(options.back_to_back);
   Timing t;
-  t.timer = "cuda events";
+  t.timer = timer_name("cuda events", options);
   try {
     for (auto& e : events) ctx.check(api.cuEventCreate(&e, 0), "creating a timing event");
     for (std::size_t i = 0; i < n; ++i) {
       ctx.check(api.cuEventRecord(events[2 * i], impl_->stream), "recording a timing event");
-      enqueue(prepared[i % prepared.size()]);
+      for (std::size_t j = 0; j < per; ++j) enqueue(prepared[(i * per + j) % prepared.size()]);
       ctx.check(api.cuEventRecord(events[2 * i + 1], impl_->stream), "recording a timing event");
     }
     ctx.check(api.cuEventSynchronize(events.back()), "running timed launches of kernel '" + k.name + "'");
     for (std::size_t i = 0; i < n; ++i) {
       float ms = 0;
       ctx.check(api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "reading a timing event");
-      t.seconds.push_back(static_cast<double>(ms) * 1e-3);
+      t.seconds.push_back(static_cast<double>(ms) * 1e-3 / static_cast<double>(per));
     }
   } catch (...) {
     for (auto e : events) {
