@@ -205,26 +205,11 @@ bool plane_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Para
   return async && (tile.mma || tile.smem);
 }
 
-// Planes in flight while one is multiplied in the tensor-core kernel: "pa" (1 .. 3, default 1: two buffers). Refused
-// unless the kernel copies its planes asynchronously (ignored for f32 with mma = 1, like async).
-std::uint32_t mma_planes_ahead(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const std::uint32_t pa = bounded_param(p, "pa", 1, 3, 1, "depthwise_conv2d");
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
-  if (p.count("pa") && !(tile.mma ? plane_async(sp, tile, p) : mma_asked)) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: pa (planes ahead) applies to the tensor-core kernel's asynchronous planes (mma = 1, "
-        "f16/bf16, "
-        "with async = 1 or the tuned schedule); drop pa");
-  }
-  return tile.mma ? pa : 1;
-}
-
 // The tensor-core kernel's options from the case's parameters (each refused where it does not apply).
 DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   DepthwiseMmaOptions o;
   o.images = mma_images(sp, tile, p);
   o.async = plane_async(sp, tile, p);
-  o.ahead = mma_planes_ahead(sp, tile, p);
   o.warps = mma_warps(tile, p);
   o.lm = mma_load_matrix(tile, p);
   o.lm_first = mma_lm_first(tile, p);
@@ -262,7 +247,7 @@ bool streams(const Params& p) {
 }
 DepthwiseNchwStream stream_of(const Params& p) {
   for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "pa", "mw", "lm", "os", "rp", "il", "lq"}) {
+       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -301,7 +286,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
-  s.spec_params.emplace_back("pa");       // tensor cores with async: planes in flight while one is multiplied
   s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
   s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
   s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
@@ -592,15 +576,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
             {{"imgs", 1}, {"lq", 0}}},
            {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
             {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}}},
-           // planes ahead (pa): the tuned schedule's 8 images through 3 buffers (B = 9: the second work-group has one
-           // image, 7 past the batch), 7 images through 4 buffers with the output stage
-           {"c2_19x24_7x7_pad3_bias_b9_rp_pa2",
-            {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"pa", 2}}},
-           {"c2_14x24_3x3_pad1_b7_rp_os_imgs7_pa3",
-            {.B = 7, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {{"os", 1}, {"imgs", 7}, {"async", 1}, {"pa", 3}}}}) {
+            {{"lq", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;
@@ -846,23 +822,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       q["lq"] = lq;
       s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_lq" + std::to_string(lq), q});
     }
-    // Planes in flight while one is multiplied (pa; the default 1: two buffers; 7x7 only: the 3x3 schedule's
-    // work-groups take 2 images, so 2 buffers whatever pa).
-    for (const int pa : {2, 3}) {
-      if (shape != "7x7") break;
-      auto q = conv_params(f, c);
-      q["pa"] = pa;
-      s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_pa" + std::to_string(pa), q});
-    }
-    // ... with other images per work-group (the tuned schedule's 4 warps named): 16 images make 768 work-groups, one
-    // wave at 6 per multiprocessor.
-    for (const auto& [imgs, pa] : std::vector<std::pair<int, int>>{{16, 1}, {16, 2}, {16, 3}, {4, 2}}) {
-      if (shape != "7x7") break;
-      auto q = conv_params(f, c);
-      q["mma"] = 1, q["rp"] = 1, q["mw"] = 4, q["async"] = 1, q["imgs"] = imgs, q["pa"] = pa;
-      s.bench.push_back(
-          {"N32_C384_56x56_" + shape + "_mma_rp_imgs" + std::to_string(imgs) + "_pa" + std::to_string(pa), q});
-    }
   }
   // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
   // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
@@ -967,12 +926,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
       });
     }
     const auto tile = tile_of(t, sp, p);
-    (void)plane_async(sp, tile, p);       // refuses async without the tensor-core or staged-plane kernel
-    (void)mma_planes_ahead(sp, tile, p);  // refuses pa without the tensor-core kernel's asynchronous planes
-    (void)mma_warps(tile, p);             // refuses mw without the tensor-core kernel
-    (void)mma_load_matrix(tile, p);       // refuses lm without the tensor-core kernel
-    (void)mma_lm_first(tile, p);          // refuses lmfirst without load_matrix
-    (void)mma_row_pairs(sp, tile, p);     // refuses rp without the tensor-core kernel, il without rp
+    (void)plane_async(sp, tile, p);    // refuses async without the tensor-core or staged-plane kernel
+    (void)mma_warps(tile, p);          // refuses mw without the tensor-core kernel
+    (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
+    (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
+    (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {

@@ -15,8 +15,8 @@
 // is even, else per element, rows past P and columns past Q skipped.
 // Applies to 16-bit elements, stride 1, dilation 1 and kw <= 8 (8 + kw - 1 + s <= 16 columns).
 // With async (copy_async, ir.hpp), the planes of the work-group's images go through two buffers
-// (pa + 1 with pa planes ahead) in a run-time loop: the border is zeroed once per buffer, plane i + 1 (.. i + pa) is
-// copied into one buffer (no registers, no waiting) while the warps read plane i from another; one wait and
+// in a run-time loop: the border is zeroed once per buffer, plane i + 1 is copied into one
+// buffer (no registers, no waiting) while the warps read plane i from the other; one wait and
 // two barriers per plane. Needs rows of vector copies (W even).
 //
 // Row pairs (rp, with load_matrix): a tile is instead 2 output rows x 64 columns — A's rows 0-7 are the 8 column
@@ -59,8 +59,7 @@ enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads
 // The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq).
 struct DepthwiseMmaOptions {
   std::uint32_t images = 1;  // planes of one channel per work-group
-  bool async = false;        // planes through buffers by asynchronous copies
-  std::uint32_t ahead = 1;   // async: planes in flight while one is multiplied (ahead + 1 buffers)
+  bool async = false;        // planes through two buffers by asynchronous copies
   std::uint32_t warps = 0;   // warps per work-group (0: the plan's default)
   bool lm = false;           // A fragments by load_matrix
   bool lm_first = false;     // every tile's load_matrix of a tap row before the row's first mma
@@ -321,16 +320,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     throw std::invalid_argument(s.name + ": async = 1 (depthwise_conv2d mma) copies rows in vectors: rows of " +
                                 std::to_string(Wd) + " elements admit none; use async = 0");
   }
-  if (o.ahead < 1 || o.ahead > 3 || (o.ahead > 1 && !async)) {
-    throw std::invalid_argument(s.name + ": planes ahead (depthwise_conv2d pa) = " + std::to_string(o.ahead) +
-                                " must be 1 .. 3, and over 1 only with async = 1");
-  }
-  const std::uint32_t buffers = async ? std::min(images, o.ahead + 1) : 1;
-  if (std::uint64_t{buffers} * L.elements() * sizeof(T) > kPlaneSmemBytes) {
-    throw std::invalid_argument(s.name + ": " + std::to_string(buffers) + " plane buffers of " +
-                                std::to_string(L.elements() * sizeof(T)) + " bytes exceed " +
-                                std::to_string(kPlaneSmemBytes) + " bytes of shared memory: lower pa (planes ahead)");
-  }
+  const std::uint32_t buffers = async && images > 1 ? 2 : 1;
   auto xs = k.shared<T>("xs", u(L.elements()) * buffers);
   // With os, a plane's outputs go to shared memory first and leave as 16-byte vectors of the contiguous P x Q plane
   // (where P * Q % 8 == 0 and both fit): D's 4-byte pairs cover half a 32-byte sector each, so direct stores cost the
@@ -518,8 +508,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         [&](const Val<u32>& img, const Val<u32>& buf) {
           const auto cur = plane_of(img);
           plane_work(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
-        },
-        o.ahead);
+        });
     return;
   }
 

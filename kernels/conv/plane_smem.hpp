@@ -266,43 +266,36 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
   });
 }
 
-// The planes of `images` images through ahead + 1 buffers of layout L in xs ((ahead + 1) * L.elements(), at most
-// `images` buffers), in a run-time loop: every border is zeroed once, planes 0 .. ahead - 1 are copied first, and each
-// round starts the copy of the plane `ahead` images on into the buffer the previous round used (copy_plane_async), so
-// `ahead` planes are in flight while one is multiplied, then waits for its own plane, puts a barrier, runs body(image,
-// buffer offset) and puts a barrier (its buffer is free for the next round's copy). plane_at(image) gives the image's
-// first input element x[..]. Every thread of the work-group must run it.
+// The planes of `images` images through two buffers of layout L in xs (2 * L.elements(); one
+// buffer when images == 1), in a run-time loop: both borders are zeroed once, plane 0 is copied
+// first, and each round starts the copy of the next plane into the other buffer (copy_plane_async)
+// before it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a
+// barrier (the buffer is free for the copy after next). plane_at(image) gives the image's first
+// input element x[..]. Every thread of the work-group must run it.
 template <class T, dsl::Access A>
 void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
                       const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t images,
                       const std::function<dsl::Val<u32>(const dsl::Val<u32>&)>& plane_at,
-                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body,
-                      std::uint32_t ahead = 1) {
+                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body) {
   using namespace ingot::dsl;
-  if (ahead < 1 || ahead > 6) throw std::invalid_argument("for_planes_async: ahead must be 1 .. 6");
-  const std::uint32_t buffers = std::min(images, ahead + 1);
-  ahead = buffers - 1;  // (one image: one buffer, nothing ahead)
+  const std::uint32_t buffers = images > 1 ? 2 : 1;
   const auto elems = static_cast<std::uint32_t>(L.elements());
   for (std::uint32_t b = 0; b < buffers; ++b) zero_plane_border(k, xs, L, lid, G, b * elems);
-  for (std::uint32_t j = 0; j < std::max(ahead, 1u); ++j) {
-    const std::string jt = std::to_string(j);
-    copy_plane_async(k, x, xs, L, k.let("x_plane" + jt, plane_at(Val<u32>(j))), lid, G, Val<u32>(j * elems));
-    async_commit(k);
-  }
+  copy_plane_async(k, x, xs, L, k.let("x_plane0", plane_at(Val<u32>(0u))), lid, G, Val<u32>(0u));
+  async_commit(k);
   for_(k.constant<u32>(0), images, [&](const Val<u32>& img) {
-    if (ahead > 0) {
-      auto nxt = k.let("nxt", img + ahead);
+    if (buffers == 2) {
+      auto nxt = k.let("nxt", img + 1u);
       if_(nxt < images, [&] {
-        copy_plane_async(k, x, xs, L, k.let("x_next", plane_at(nxt)), lid, G,
-                         k.let("next_buf", (nxt % buffers) * elems));
+        copy_plane_async(k, x, xs, L, k.let("x_next", plane_at(nxt)), lid, G, k.let("next_buf", (nxt % 2u) * elems));
       });
       async_commit(k);  // (an empty group past the last image)
-      async_wait(k, ahead);
+      async_wait(k, 1);
     } else {
       async_wait(k, 0);
     }
     k.barrier();  // the plane has landed for every thread
-    body(img, ahead > 0 ? k.let("buf", (img % buffers) * elems) : Val<u32>(0u));
+    body(img, buffers == 2 ? k.let("buf", (img % 2u) * elems) : Val<u32>(0u));
     k.barrier();  // every thread is done with the buffer before the next copy into it starts
   });
 }

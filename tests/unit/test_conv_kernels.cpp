@@ -826,39 +826,6 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
                 std::string::npos)
           << key;
     }
-    // pa (planes ahead): the tuned schedule's 3 images through 3 buffers with pa 2 (two planes in flight: the first
-    // two copied before the loop), 2 buffers by default; at most the images; refused without async planes and past 3
-    const auto xs_bytes = [](const ir::Kernel& kk) -> std::uint64_t {
-      for (const auto& a : kk.shared) {
-        if (a.hint == "xs") return a.count;
-      }
-      return 0;
-    };
-    const auto waits_two = [](const ir::Kernel& kk) {
-      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
-      return cu.find("cp.async.wait_group 2") != std::string::npos;
-    };
-    Params a2 = p;
-    a2["pa"] = 2;
-    ir::Kernel two, three;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &two), "");
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, a2, &three), "");
-    EXPECT_EQ(xs_bytes(three) * 2, xs_bytes(two) * 3);
-    EXPECT_TRUE(waits_two(three));
-    EXPECT_FALSE(waits_two(two));
-    a2["B"] = 2;  // 2 images: 2 buffers whatever pa
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, a2, &three), "");
-    EXPECT_EQ(xs_bytes(three), xs_bytes(two));
-    EXPECT_FALSE(waits_two(three));
-    a2["B"] = 3, a2["pa"] = 4;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, a2).find("pa = 4 must be in [1, 3]"), std::string::npos);
-    a2["pa"] = 2, a2["imgs"] = 3, a2["async"] = 0;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, a2).find("pa (planes ahead) applies"),
-              std::string::npos);
-    a2 = p, a2["VH"] = 2, a2["pa"] = 2;  // the tiled kernel
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, a2).find("pa (planes ahead) applies"),
-              std::string::npos);
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, a2).find("pa (planes ahead) applies"), std::string::npos);
     // f32 with mma = 1 and rp = 1 runs the tiled kernel (like lm)
     bad = p, bad["mma"] = 1, bad["rp"] = 1;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, bad, &k7), "");
