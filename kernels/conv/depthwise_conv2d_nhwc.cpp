@@ -59,13 +59,13 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
-  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC),      get("CL", 0, 1024, d.CL), get("NQ", 1, 32, d.NQ),
-          get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead), get("go", 0, 1, d.order)};
+  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
+          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB", "go"}) {
+  for (const char* key : {"NQ", "PB"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -79,8 +79,7 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 }
 
 // The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
-constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
-                                                     "ahead", "stream", "NQ", "PB",      "go"};
+constexpr std::array<const char*, 9> kFmaKernelKeys{"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
@@ -223,7 +222,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
-  s.spec_params.emplace_back("go");       // stream: work-group order (1: a pixel's channel blocks adjacent)
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
   s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
@@ -335,16 +333,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     for (std::size_t i = 0; i < tl.size(); ++i)
       p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});
-  }
-  // The work-group order with a pixel's channel blocks adjacent (go 1): 2 blocks x 2 strips x 3 bands x 2 images (the
-  // last strip and band partial); the defaults (a 7x7 window: 2 blocks of 32 channels, P = 9 in one band of 14 rows).
-  {
-    auto p = conv_params(f, {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true});
-    p["stream"] = 1, p["V"] = 4, p["VC"] = 2, p["CL"] = 4, p["NQ"] = 2, p["PB"] = 4, p["ahead"] = 2, p["go"] = 1;
-    s.tests.push_back({"stream_c16_9x11_3x3_pad1_bias_go1", p});
-    auto q = conv_params(f, {.B = 2, .C = 64, .size = {9, 12}, .k = {7, 7}, .pad = {3, 3}});
-    q["stream"] = 1, q["go"] = 1;
-    s.tests.push_back({"stream_c64_9x12_7x7_pad3_go1", q});
   }
 
   // mma = 1 (tensor cores; f32 runs the default kernels): a partial last band (P = 13, 8 rows per work-group), Q over
@@ -503,13 +491,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       name += std::string("_") + key + std::to_string(tl[i]);
     }
     s.bench.push_back({name, p});
-  }
-
-  // The stream defaults with a pixel's channel blocks in adjacent work-groups (go 1).
-  for (const auto& [c, shape] : {std::pair{k3, "3x3"}, std::pair{k7, "7x7"}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1, p["go"] = 1;
-    s.bench.push_back({"N32_C384_56x56_" + std::string(shape) + "_stream_go1", p});
   }
 
   // The 7x7 stream default with registers capped for 10 work-groups of 64 per SM (96 registers against 128, 40 bytes

@@ -13,16 +13,17 @@
 //
 // Mapping. Work-group g takes one image b, one block of CBC = CL*VC channels (cb), one strip of
 // QS = NQ*V output columns (s) and one band of PB output rows (band):
-// g = ((b*CB + cb)*NB + band)*NS + s (order 0), or ((b*NB + band)*NS + s)*CB + cb (order 1). Its G = CL*NQ threads: lid
-// = qgl*CL + cl takes the channel vector cl (channels cb*CBC + cl*VC .. + VC) and the V output columns s*QS + qgl*V ..
-// + V of every row of the band: a VC x V x PB tile, accumulated in f32 as the register kernel does (each input row
-// converted once per thread and fed to every (output row, tap row) that reads it; an output row stored right after its
-// last input row, so about kh*dh/sh rows of accumulators are live). Ring. The band reads NR = (PB-1)*SH + (KH-1)*DH + 1
-// input rows ih = band*PB*SH - PH + u, of the strip's IWS = (QS-1)*SW + (KW-1)*DW + 1 columns: S = ahead + 2 slots of
-// IWS x CBC elements, row u in slot u % S, element (column j, channel c) at slot*IWS*CBC + j*CBC + c. Each row is IWS *
-// CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread over the G threads; a
-// copy outside the input writes zeros. The copies, waits and barriers follow row_ring.hpp (rows `ahead` ahead of their
-// arithmetic, one barrier per row).
+// g = ((b*CB + cb)*NB + band)*NS + s. Its G = CL*NQ threads: lid = qgl*CL + cl takes the channel
+// vector cl (channels cb*CBC + cl*VC .. + VC) and the V output columns s*QS + qgl*V .. + V of every
+// row of the band: a VC x V x PB tile, accumulated in f32 as the register kernel does (each input
+// row converted once per thread and fed to every (output row, tap row) that reads it; an output row
+// stored right after its last input row, so about kh*dh/sh rows of accumulators are live).
+// Ring. The band reads NR = (PB-1)*SH + (KH-1)*DH + 1 input rows ih = band*PB*SH - PH + u, of the
+// strip's IWS = (QS-1)*SW + (KW-1)*DW + 1 columns: S = ahead + 2 slots of IWS x CBC elements,
+// row u in slot u % S, element (column j, channel c) at slot*IWS*CBC + j*CBC + c. Each row is
+// IWS * CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread
+// over the G threads; a copy outside the input writes zeros. The copies, waits and barriers follow
+// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row).
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
@@ -67,8 +68,6 @@ struct DepthwiseNhwcStream {
   std::uint32_t NQ = 2;     // column groups per work-group
   std::uint32_t PB = 8;     // output rows per work-group (and per thread)
   std::uint32_t ahead = 2;  // rows whose copies are in flight while one row is read
-  std::uint32_t order = 0;  // work-group order: 0 strips fastest, then bands, channel blocks, images; 1 channel blocks
-                            // fastest, then strips, bands, images (a pixel's channel blocks read and written together)
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -100,7 +99,6 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (t.NQ < 1 || t.NQ > 32)
     fail("NQ (column groups per work-group) = " + std::to_string(t.NQ) + " must be in [1, 32]");
   if (t.ahead < 1 || t.ahead > 8) fail("ahead = " + std::to_string(t.ahead) + " must be in [1, 8]");
-  if (t.order > 1) fail("order (go) = " + std::to_string(t.order) + " must be 0 or 1");
   NhwcStreamLayout L;
   const std::uint32_t C = s.in_channels;
   L.VC = channel_vector_width("depthwise_conv2d_nhwc", C, t.VC);
@@ -179,24 +177,12 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   auto lid = k.let("lid", k.local_id(0));
   auto live = k.let("live", g0 < batch * per_batch);
   auto g = k.let("g", select(live, g0, 0u));  // a work-group past the last takes work-group 0's operands
-  // (a mixed radix: the digit of radix n, then the rest)
-  const auto digit = [&](Val<u32>& rest, std::uint32_t n, const char* name) {
-    if (n == 1) return Val<u32>(0u);
-    auto d = k.let(name, rest % n);
-    rest = k.let(std::string(name) + "_rest", rest / n);
-    return Val<u32>(d);
-  };
-  Val<u32> rest = g, strip, band, cb;
-  if (t.order == 0) {
-    strip = digit(rest, L.NS, "strip");
-    band = digit(rest, L.NB, "band");
-    cb = digit(rest, L.CB, "cb");
-  } else {
-    cb = digit(rest, L.CB, "cb");
-    strip = digit(rest, L.NS, "strip");
-    band = digit(rest, L.NB, "band");
-  }
-  const Val<u32> b = rest;
+  auto strip = L.NS == 1 ? Val<u32>(0u) : k.let("strip", g % L.NS);
+  auto r1 = L.NS == 1 ? Val<u32>(g) : k.let("r1", g / L.NS);
+  auto band = L.NB == 1 ? Val<u32>(0u) : k.let("band", r1 % L.NB);
+  auto bc = L.NB == 1 ? r1 : k.let("bc", r1 / L.NB);  // b*CB + cb
+  auto cb = L.CB == 1 ? Val<u32>(0u) : k.let("cb", bc % L.CB);
+  auto b = L.CB == 1 ? bc : k.let("b", bc / L.CB);
   auto cl = CL == 1 ? Val<u32>(0u) : k.let("cl", lid % CL);
   auto qgl = t.NQ == 1 ? Val<u32>(0u) : k.let("qgl", lid / CL);
   auto c0 = k.let("c0", cb * CBC + cl * VC);

@@ -1159,18 +1159,6 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   a0["ahead"] = 0;
   EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, a0).find("ahead = 0 must be in [1, 8]"),
             std::string::npos);
-  // the work-group order (go): 0 or 1, the stream kernel's only
-  Params go = p;
-  go["go"] = 1;
-  EXPECT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, go), "");
-  go["go"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, go).find("go = 2 must be in [0, 1]"),
-            std::string::npos);
-  go = {{"B", 2},        {"C", 16},    {"H", 9},     {"W", 11},   {"kh", 3},
-        {"kw", 3},       {"pad_h", 1}, {"pad_w", 1}, {"bias", 0}, {"stride_h", 1},
-        {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"go", 1},   {"V", 4}};  // the register kernel
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, go).find("go applies to the stream kernel"),
-            std::string::npos);
 }
 
 // NCHW stream = 1: one work-group per (block of NP planes, band, strip) with NP*NQ threads (declared as launch
