@@ -69,11 +69,50 @@ Dialect cuda() {
   // Tensor cores (sm_80+, like the conversions below): A row-major, B column-major, f32 accumulators.
   d.mma_m16n8k16 = {{DType::f16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"},
                     {DType::bf16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}};
+  // Shared memory through 32-bit addresses (Dialect::shared_base): NVRTC (CUDA 13.0) gives shared arrays 64-bit
+  // addresses where nvcc gives 32-bit ones (e.g. the NHWC 7x7 tensor-core kernel: 124 registers against 74). Every
+  // access is inline PTX on a 32-bit address; "memory" orders them with every other memory access, as the array
+  // accesses they replace are ordered (volatile: none is dropped or merged).
+  d.shared_base = "(unsigned int)__cvta_generic_to_shared({array})";
+  const auto shared_helpers = [&d](std::uint32_t key, bool words, const std::string& ptx, const std::string& type,
+                                   const std::string& reg) {
+    const std::string sfx = words ? std::to_string(key) + "w" : std::to_string(8 * key);
+    const std::string ld = "ingot_lds" + sfx, st = "ingot_sts" + sfx;
+    const bool v = words && key > 1;
+    std::string outs, ins, regs;
+    for (std::uint32_t i = 0; i < (v ? key : 1); ++i) {
+      const std::string part = v ? std::string("v.") + "xyzw"[i] : "v";
+      outs += std::string(i ? ", " : "") + "\"=" + reg + "\"(" + part + ")";
+      ins += ", \"" + reg + "\"(" + part + ")";
+      regs += (i ? ", %" : "%") + std::to_string(i);
+    }
+    const std::string n = std::to_string(v ? key : 1);
+    const std::string vec = v ? ".v" + std::to_string(key) : "";
+    const std::string list = v ? "{" + regs + "}" : "%0";
+    d.conversion_helpers[ld] = "static __device__ __forceinline__ " + type + " " + ld + "(unsigned int a) {\n  " +
+                               type + " v;\n  asm volatile(\"ld.shared" + vec + ptx + " " + list + ", [%" + n +
+                               "];\" : " + outs + " : \"r\"(a) : \"memory\");\n  return v;\n}\n";
+    std::string slist = v ? "{" : "";
+    for (std::uint32_t i = 0; i < (v ? key : 1); ++i) slist += (i ? ", %" : "%") + std::to_string(i + 1);
+    if (v) slist += "}";
+    d.conversion_helpers[st] = "static __device__ __forceinline__ void " + st + "(unsigned int a, " + type +
+                               " v) {\n  asm volatile(\"st.shared" + vec + ptx + " [%0], " + slist + ";\" :: \"r\"(a)" +
+                               ins + " : \"memory\");\n}\n";
+    (words ? d.shared_load_words : d.shared_load)[key] = ld;
+    (words ? d.shared_store_words : d.shared_store)[key] = st;
+  };
+  shared_helpers(1, false, ".u8", "unsigned short", "h");  // (a byte moves through a 16-bit register)
+  shared_helpers(2, false, ".u16", "unsigned short", "h");
+  shared_helpers(4, false, ".u32", "unsigned int", "r");
+  shared_helpers(8, false, ".u64", "unsigned long long", "l");
+  shared_helpers(1, true, ".u32", "unsigned int", "r");
+  shared_helpers(2, true, ".u32", "uint2", "r");
+  shared_helpers(4, true, ".u32", "uint4", "r");
   // ldmatrix (sm_75+): "memory" keeps it after the barrier that publishes the rows.
   const auto ldmatrix = [](const std::string& shape) {
     return "asm volatile(\"ldmatrix.sync.aligned." + shape +
            ".shared.b16 {%0, %1, %2, %3}, [%4];\" : \"=r\"({w0}), \"=r\"({w1}), \"=r\"({w2}), \"=r\"({w3}) : "
-           "\"r\"((unsigned int)__cvta_generic_to_shared({row})) : \"memory\");";
+           "\"r\"({row_addr}) : \"memory\");";
   };
   d.load_matrix = ldmatrix("m8n8.x4");
   d.load_matrix_trans = ldmatrix("m8n8.x4.trans");
@@ -81,10 +120,9 @@ Dialect cuda() {
   // of 0 bytes fills the destination with zeros. "memory": no shared access moves across them.
   for (const std::uint32_t bytes : {4u, 8u, 16u}) {
     const std::string n = std::to_string(bytes);
-    d.copy_async[bytes] =
-        std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [%0], [%1], " + n +
-        ", %2;\" :: \"r\"((unsigned int)__cvta_generic_to_shared({dst})), \"l\"({src}), \"r\"(({ok}) ? " + n +
-        "u : 0u) : \"memory\");";
+    d.copy_async[bytes] = std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                          ".shared.global [%0], [%1], " + n +
+                          ", %2;\" :: \"r\"({dst_addr}), \"l\"({src}), \"r\"(({ok}) ? " + n + "u : 0u) : \"memory\");";
   }
   d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
   d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";
@@ -164,6 +202,11 @@ Dialect hip() {
   d.target = Target::HIP;
   d.conversion_helpers.clear();  // no PTX on AMD: the portable integer code
   d.pack2_helpers.clear();
+  d.shared_base.clear();  // (hipcc's own pointer widths; no PTX)
+  d.shared_load.clear();
+  d.shared_store.clear();
+  d.shared_load_words.clear();
+  d.shared_store_words.clear();
   d.copy_async.clear();  // no cp.async on AMD GPUs: legalise copies at once
   d.async_commit = d.async_wait = "";
   d.mma_m16n8k16.clear();  // AMD's matrix cores have other fragment layouts: the shared-memory exchange

@@ -83,6 +83,12 @@ class Printer {
       os << "  " << d_.shared_space << " " << t << " " << shared_names_[i] << "[" << k_.shared[i].count << "]"
          << d_.shared_align << ";\n";
     }
+    if (!d_.shared_base.empty()) {
+      for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+        os << "  const " << type(DType::u32) << " " << shared_names_[i]
+           << "_addr = " << replace_all(d_.shared_base, "{array}", shared_names_[i]) << ";\n";
+      }
+    }
     os << body.str() << "}\n";
     return KernelSource{d_.target, entry_, os.str(), dynamic ? layout.bytes : 0, layout.bytes};
   }
@@ -196,6 +202,53 @@ class Printer {
   }
   [[nodiscard]] std::string space_of(ir::MemRef m) const {
     return m.space == ir::Space::Global ? d_.global_space : d_.shared_pointer_space;
+  }
+  // Shared memory through 32-bit addresses (Dialect::shared_base): the array's address plus the element's byte offset.
+  [[nodiscard]] bool shared_by_address(ir::MemRef m) const {
+    return m.space == ir::Space::Shared && !d_.shared_base.empty();
+  }
+  std::string shared_address(ir::MemRef m, ir::ExprId index) {
+    if (d_.shared_base.empty())
+      return replace_all("(unsigned int)__cvta_generic_to_shared(&{a})", "{a}", mem_name(m) + "[" + expr(index) + "]");
+    const std::string u = type(DType::u32);
+    return "(" + shared_names_.at(m.id) + "_addr + (" + u + ")(" + expr(index) + ") * " +
+           std::to_string(dtype_size(k_.mem_type(m))) + "u)";
+  }
+  // A call of the helper helpers[key] at the element's address (with `value` as its second argument where given).
+  std::string shared_call(const std::map<std::uint32_t, std::string>& helpers, std::size_t key, ir::MemRef m,
+                          ir::ExprId index, const std::string& value) {
+    const auto h = helpers.find(static_cast<std::uint32_t>(key));
+    if (h == helpers.end()) {
+      throw std::logic_error(
+          "the " + d_.name + " dialect has no shared-memory access of " + std::to_string(key) +
+          (&helpers == &d_.shared_load_words || &helpers == &d_.shared_store_words ? " words" : " bytes"));
+    }
+    helpers_used_.insert(h->second);
+    return h->second + "(" + shared_address(m, index) + (value.empty() ? "" : ", " + value) + ")";
+  }
+  // A value of type t from the unsigned bits a shared load returns, and the bits a shared store takes.
+  std::string from_bits(DType t, const std::string& b) const {
+    switch (t) {
+      case DType::f32: return replace_all(d_.uint_as_float, "{x}", b);
+      case DType::boolean: return "((" + b + ") != 0)";
+      case DType::i8: return "((" + type(t) + ")(" + type(DType::u8) + ")(" + b + "))";
+      default: return "((" + type(t) + ")(" + b + "))";
+    }
+  }
+  std::string to_bits(DType t, const std::string& v) const {
+    switch (t) {
+      case DType::f32: return replace_all(d_.float_as_uint, "{x}", v);
+      case DType::boolean: return "((" + v + ") ? 1u : 0u)";
+      case DType::i8: return "((" + type(DType::u8) + ")(" + v + "))";
+      default: {
+        const std::size_t es = dtype_size(t);
+        const std::string u = es == 1   ? type(DType::u8)
+                              : es == 2 ? type(DType::u16)
+                              : es == 4 ? type(DType::u32)
+                                        : "unsigned long long";  // (i64)
+        return "((" + u + ")(" + v + "))";
+      }
+    }
   }
 
   std::string signature() const {
@@ -408,7 +461,11 @@ class Printer {
       case Op::GroupId: return axis(d_.group_id, n.imm);
       case Op::GroupSize: return axis(d_.group_size, n.imm);
       case Op::NumGroups: return axis(d_.num_groups, n.imm);
-      case Op::Load: return mem_name(ir::decode_mem(n.imm)) + "[" + expr(n.a) + "]";
+      case Op::Load: {
+        const ir::MemRef m = ir::decode_mem(n.imm);
+        if (shared_by_address(m)) return from_bits(n.type, shared_call(d_.shared_load, dtype_size(n.type), m, n.a, ""));
+        return mem_name(m) + "[" + expr(n.a) + "]";
+      }
       case Op::Cast: return cast(k_.exprs[n.a].type, n.type, expr(n.a));
       case Op::Bitcast: return bitcast(k_.exprs[n.a].type, n.type, expr(n.a));
       case Op::Select: return "(" + expr(n.a) + " ? " + expr(n.b) + " : " + expr(n.c) + ")";
@@ -527,7 +584,14 @@ class Printer {
         os << ind << "const " << type(k_.vars.at(s.var).type) << " " << var_names_[s.var] << " = " << call << ";\n";
         break;
       }
-      case ir::StmtKind::Store: os << ind << mem_name(s.mem) << "[" << expr(s.a) << "] = " << expr(s.b) << ";\n"; break;
+      case ir::StmtKind::Store:
+        if (shared_by_address(s.mem)) {
+          const DType t = k_.mem_type(s.mem);
+          os << ind << shared_call(d_.shared_store, dtype_size(t), s.mem, s.a, to_bits(t, expr(s.b))) << ";\n";
+          break;
+        }
+        os << ind << mem_name(s.mem) << "[" << expr(s.a) << "] = " << expr(s.b) << ";\n";
+        break;
       case ir::StmtKind::If:
         os << ind << "if (" << expr(s.a) << ") {\n";
         temps_.clear();
@@ -564,6 +628,8 @@ class Printer {
         }
         const ir::MemRef dst{ir::Space::Shared, s.shared};
         std::string line = replace_all(form->second, "{dst}", "&" + mem_name(dst) + "[" + expr(s.a) + "]");
+        if (line.find("{dst_addr}") != std::string::npos)
+          line = replace_all(line, "{dst_addr}", shared_address(dst, s.a));
         line = replace_all(line, "{src}", "&" + mem_name(s.mem) + "[" + expr(s.b) + "]");
         os << ind << replace_all(line, "{ok}", expr(s.c)) << "\n";
         break;
@@ -693,7 +759,12 @@ class Printer {
     bool any_read = false;
     for (const ir::VarId var : s.vars) any_read = any_read || var_read_[var];
     if (!any_read && !vec_used_.count(v)) return;  // an unread load may be removed (ir.hpp)
-    os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
+    if (shared_by_address(s.mem)) {
+      os << ind << "const " << word_type(words) << " " << v << " = "
+         << shared_call(d_.shared_load_words, static_cast<std::uint32_t>(words), s.mem, s.a, "") << ";\n";
+    } else {
+      os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
+    }
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
       if (!var_read_[s.vars[j]]) continue;
       const std::string word = word_part(v, words, j / per_word);
@@ -721,6 +792,8 @@ class Printer {
     const std::string v = "ingot_lm" + std::to_string(s.loc);
     os << ind << word_type(4) << " " << v << ";\n";
     std::string line = replace_all(form, "{row}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
+    if (line.find("{row_addr}") != std::string::npos)
+      line = replace_all(line, "{row_addr}", shared_address(s.mem, s.a));
     for (std::size_t w = 0; w < 4; ++w) line = replace_all(line, "{w" + std::to_string(w) + "}", word_part(v, 4, w));
     os << ind << line << "\n";
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
@@ -734,8 +807,15 @@ class Printer {
   void store_vec(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
     const std::size_t es = dtype_size(t), per_word = 4 / es, words = s.values.size() * es / 4;
+    const auto put = [&](const std::string& value) {
+      if (shared_by_address(s.mem)) {
+        os << ind << shared_call(d_.shared_store_words, static_cast<std::uint32_t>(words), s.mem, s.a, value) << ";\n";
+      } else {
+        os << ind << "*" << word_pointer(s, words, false) << " = " << value << ";\n";
+      }
+    };
     if (const std::string v = loaded_vector(s.values, t); !v.empty()) {  // a copy: the loaded words as they are
-      os << ind << "*" << word_pointer(s, words, false) << " = " << v << ";\n";
+      put(v);
       return;
     }
     const std::string u = type(DType::u32);
@@ -785,7 +865,7 @@ class Printer {
       for (std::size_t w = 0; w < words; ++w) args += (w ? ", " : "") + word[w];
       value = replace_all(replace_all(d_.word_vector_make, "{n}", std::to_string(words)), "{args}", args);
     }
-    os << ind << "*" << word_pointer(s, words, false) << " = " << value << ";\n";
+    put(value);
   }
 
   void atomic(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {

@@ -14,6 +14,14 @@ static __device__ __forceinline__ unsigned short ingot_f32_to_bf16(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+static __device__ __forceinline__ unsigned int ingot_lds32(unsigned int a) {
+  unsigned int v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+static __device__ __forceinline__ void ingot_sts32(unsigned int a, unsigned int v) {
+  asm volatile("st.shared.u32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
+}
 
 extern "C" __global__ void features(
     const unsigned int n,
@@ -23,15 +31,16 @@ extern "C" __global__ void features(
     int* __restrict__ counts,
     float* __restrict__ total) {
   __shared__ float tile_s0[64] __attribute__((aligned(16)));
+  const unsigned int tile_s0_addr = (unsigned int)__cvta_generic_to_shared(tile_s0);
   // shared array tile_s0 is declared at the top of the kernel
   const unsigned int t0 = (blockIdx.x * blockDim.x + threadIdx.x);
   const unsigned int j_0 = ((t0 < n) ? t0 : 0u);
   const unsigned short x_1 = x[j_0];
-  tile_s0[threadIdx.x] = (ingot_f16_to_f32(x_1) * scale);
+  ingot_sts32((tile_s0_addr + (unsigned int)(threadIdx.x) * 4u), __float_as_uint((ingot_f16_to_f32(x_1) * scale)));
   __syncthreads();
   float acc_2 = 0.0f;
   for (unsigned int i_3 = 0u; i_3 < min((threadIdx.x + 1u), 64u); i_3 += 1u) {
-    const float tile_4 = tile_s0[i_3];
+    const float tile_4 = __uint_as_float(ingot_lds32((tile_s0_addr + (unsigned int)(i_3) * 4u)));
     acc_2 = (acc_2 + tile_4);
   }
   if (((blockIdx.x * blockDim.x + threadIdx.x) < n)) {

@@ -73,13 +73,25 @@ struct Dialect {
   // Mma (ir.hpp) per element type: the PTX instruction the CUDA printer wraps in inline assembly
   // (operands packed two to a 32-bit word); empty = none (legalise exchanges through shared memory).
   std::map<DType, std::string> mma_m16n8k16;
+  // Shared memory through 32-bit addresses (CUDA: NVRTC addresses shared arrays through 64-bit pointers, nvcc through
+  // 32-bit ones; every index becomes a 64-bit product and sum, costing registers and instructions). Where shared_base
+  // is set, each shared array's 32-bit address is computed once per kernel from it ("{array}": the array), and every
+  // shared access calls a helper (defined in conversion_helpers) with that address plus the byte offset: shared_load
+  // and shared_store by element size in bytes (1, 2, 4, 8; loads return the bits as an unsigned integer, stores take
+  // them), shared_load_words and shared_store_words by 32-bit words of a vector access (1, 2, 4; the word vector type).
+  // The asynchronous copies and matrix loads then take "{dst_addr}" and "{row_addr}", the 32-bit addresses. Empty: the
+  // arrays are indexed as such.
+  std::string shared_base;
+  std::map<std::uint32_t, std::string> shared_load, shared_store, shared_load_words, shared_store_words;
   // Matrix load (ir.hpp, LoadMatrix): one statement writing the 32-bit words "{w0}".."{w3}" from the
-  // 8-element shared row at pointer "{row}"; "" = none (legalise shuffles the rows and loads pairs);
-  // load_matrix_trans likewise for the transposed load. A dialect has both or neither.
+  // 8-element shared row at pointer "{row}" (or 32-bit address "{row_addr}", with shared_base); "" = none (legalise
+  // shuffles the rows and loads pairs); load_matrix_trans likewise for the transposed load. A dialect has both or
+  // neither.
   std::string load_matrix;
   std::string load_matrix_trans;
   // Asynchronous copies (ir.hpp) per copy size in bytes (4, 8, 16): one statement in which "{dst}"
-  // is a pointer to the shared destination, "{src}" one to the global source and "{ok}" the
+  // is a pointer to the shared destination ("{dst_addr}" its 32-bit address, with shared_base), "{src}" one to the
+  // global source and "{ok}" the
   // condition (zeros where false); async_commit and async_wait ("{n}": groups left incomplete) one
   // statement each. An empty map = none (legalise copies at once and drops commits and waits).
   std::map<std::uint32_t, std::string> copy_async;
