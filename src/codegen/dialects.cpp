@@ -82,8 +82,16 @@ Dialect cuda() {
     std::string outs, ins, regs;
     for (std::uint32_t i = 0; i < (v ? key : 1); ++i) {
       const std::string part = v ? std::string("v.") + "xyzw"[i] : "v";
-      outs += std::string(i ? ", " : "") + "\"=" + reg + "\"(" + part + ")";
-      ins += ", \"" + reg + "\"(" + part + ")";
+      outs += i ? ", \"=" : "\"=";
+      outs += reg;
+      outs += "\"(";
+      outs += part;
+      outs += ")";
+      ins += ", \"";
+      ins += reg;
+      ins += "\"(";
+      ins += part;
+      ins += ")";
       regs += (i ? ", %" : "%") + std::to_string(i);
     }
     const std::string n = std::to_string(v ? key : 1);
@@ -120,9 +128,12 @@ Dialect cuda() {
   // of 0 bytes fills the destination with zeros. "memory": no shared access moves across them.
   for (const std::uint32_t bytes : {4u, 8u, 16u}) {
     const std::string n = std::to_string(bytes);
-    d.copy_async[bytes] = std::string("asm volatile(\"cp.async.") + (bytes == 16 ? "cg" : "ca") +
-                          ".shared.global [%0], [%1], " + n +
-                          ", %2;\" :: \"r\"({dst_addr}), \"l\"({src}), \"r\"(({ok}) ? " + n + "u : 0u) : \"memory\");";
+    std::string form = "asm volatile(\"cp.async.";
+    form += bytes == 16 ? "cg" : "ca";
+    form += ".shared.global [%0], [%1], " + n;
+    form += ", %2;\" :: \"r\"({dst_addr}), \"l\"({src}), \"r\"(({ok}) ? " + n;
+    form += "u : 0u) : \"memory\");";
+    d.copy_async[bytes] = form;
   }
   d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
   d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";

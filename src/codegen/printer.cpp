@@ -208,8 +208,9 @@ class Printer {
     return m.space == ir::Space::Shared && !d_.shared_base.empty();
   }
   std::string shared_address(ir::MemRef m, ir::ExprId index) {
-    if (d_.shared_base.empty())
-      return replace_all("(unsigned int)__cvta_generic_to_shared(&{a})", "{a}", mem_name(m) + "[" + expr(index) + "]");
+    if (d_.shared_base.empty()) {
+      throw std::logic_error("the " + d_.name + " dialect names a 32-bit shared address without shared_base");
+    }
     const std::string u = type(DType::u32);
     return "(" + shared_names_.at(m.id) + "_addr + (" + u + ")(" + expr(index) + ") * " +
            std::to_string(dtype_size(k_.mem_type(m))) + "u)";

@@ -115,7 +115,8 @@ struct Dialect {
   std::set<ir::Op> unsupported;  // ops the legalise pass must remove first
   // Dialect-specific definitions of the 16-bit conversion helpers (by helper name), used
   // instead of the portable integer code; each must give the same result for every non-NaN
-  // input (RNE) and a quiet NaN for NaN.
+  // input (RNE) and a quiet NaN for NaN. Also the shared-memory access helpers (shared_load ..).
+  // Each helper a kernel calls is printed once, before the kernel.
   std::map<std::string, std::string> conversion_helpers;
   // Optional: per 16-bit float type, the name of a helper (defined in conversion_helpers) that
   // rounds two f32 values to one 32-bit word of two packed elements, the first in the low half —
