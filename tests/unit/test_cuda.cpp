@@ -357,6 +357,14 @@ TEST_F(CudaCompile, SharedMemoryIsAddressedIn32Bits) {
     if (b.name == "N32_C384_56x56_7x7") kernels.push_back(passes::optimize(nhwc->build(DType::bf16, b.params)));
   }
   ASSERT_EQ(kernels.size(), 4u);
+  // every element width (1, 2, 4, 8 bytes) through its helper
+  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<i8>()));
+  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<u8>()));
+  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<u16>()));
+  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<f32>()));
+  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<i64>()));
+  kernels.push_back(passes::optimize(ingot::testing::shared_vector_kernel<i8>(4)));  // one word of four bytes
+  kernels.push_back(passes::optimize(ingot::testing::shared_vector_kernel<f32>(2)));
   static const std::regex shared_access(
       R"re((ld|st|ldmatrix|cp\.async)[.a-z0-9]*\.shared[.a-z0-9]*\s[^;\[]*\[%(r|rd)[0-9]+)re");
   for (const auto& k : kernels) {
@@ -556,6 +564,24 @@ TEST_F(CudaExec, SharedArraysTakeVectorAccess) {
   ingot::testing::expect_shared_vector<bf16>(*be_, DType::bf16, 8, x);
   ingot::testing::expect_shared_vector<f32>(*be_, DType::f32, 4, x);
   ingot::testing::expect_shared_vector<f16>(*be_, DType::f16, 2, x);
+}
+
+// Scalar shared accesses of every element width (the 1-, 2-, 4- and 8-byte helpers of the 32-bit addressing).
+TEST_F(CudaExec, SharedArraysOfEveryWidth) {
+  std::vector<double> x(2 * 64), xs(2 * 64);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<double>(i % 100) - 50.0;
+    xs[i] = static_cast<double>(i * 7 % 128) * 0.25 - 9.0;
+  }
+  std::vector<double> xu(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<double>((i * 37) % 251);
+  ingot::testing::expect_shared_scalar<i8>(*be_, DType::i8, x);
+  ingot::testing::expect_shared_scalar<u8>(*be_, DType::u8, xu);
+  ingot::testing::expect_shared_scalar<u16>(*be_, DType::u16, xu);
+  ingot::testing::expect_shared_scalar<i32>(*be_, DType::i32, x);
+  ingot::testing::expect_shared_scalar<i64>(*be_, DType::i64, x);
+  ingot::testing::expect_shared_scalar<f32>(*be_, DType::f32, xs);
+  ingot::testing::expect_shared_scalar<bf16>(*be_, DType::bf16, xs);
 }
 
 // Asynchronous copies (cp.async, zero fill where the condition is false) through two buffers.

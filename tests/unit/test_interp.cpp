@@ -159,6 +159,16 @@ TEST(Interp, SharedArraysTakeVectorAccess) {
   ingot::testing::expect_shared_vector<f16>(be, DType::f16, 2, shared_vector_input(64 * 2));
 }
 
+// The shared round trip of every element width (what CudaExec.SharedArraysOfEveryWidth runs on a GPU).
+TEST(Interp, SharedArraysOfEveryWidth) {
+  Interpreter be;
+  std::vector<double> x(2 * 64);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 100) - 50.0;
+  ingot::testing::expect_shared_scalar<i8>(be, DType::i8, x);
+  ingot::testing::expect_shared_scalar<i64>(be, DType::i64, x);
+  ingot::testing::expect_shared_scalar<f32>(be, DType::f32, x);
+}
+
 TEST(Interp, MisalignedSharedVectorAccessIsReported) {
   Interpreter be;
   const auto k = ingot::testing::shared_vector_kernel<f32>(4, /*offset=*/2);
