@@ -189,12 +189,7 @@ template <class T>
 void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseNhwcMma& o) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the tensor-core depthwise kernel multiplies f16 or bf16");
-  s.validate();
-  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast || s.groups != s.in_channels ||
-      s.out_channels != s.in_channels) {
-    throw std::invalid_argument(s.name +
-                                ": depthwise_conv2d_nhwc_mma needs a 2-D NHWC depthwise spec (groups = C = O)");
-  }
+  require_depthwise_nhwc_spec(s, "depthwise_conv2d_nhwc_mma");
   if (const std::string why = depthwise_nhwc_mma_refusal(s, sizeof(T), o); !why.empty()) {
     throw std::invalid_argument(s.name + ": the tensor-core kernel (depthwise_conv2d_nhwc mma = 1) " + why +
                                 "; use mma = 0");

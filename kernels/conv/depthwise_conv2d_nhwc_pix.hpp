@@ -152,12 +152,7 @@ template <class T>
 void depthwise_conv2d_nhwc_pix(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseNhwcPix& o) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel tensor-core depthwise kernel multiplies f16 or bf16");
-  s.validate();
-  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast || s.groups != s.in_channels ||
-      s.out_channels != s.in_channels) {
-    throw std::invalid_argument(s.name +
-                                ": depthwise_conv2d_nhwc_pix needs a 2-D NHWC depthwise spec (groups = C = O)");
-  }
+  require_depthwise_nhwc_spec(s, "depthwise_conv2d_nhwc_pix");
   if (const std::string why = depthwise_nhwc_pix_refusal(s, sizeof(T), o); !why.empty()) {
     throw std::invalid_argument(s.name + ": the pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1) " + why +
                                 "; use px = 0");

@@ -369,6 +369,16 @@ inline void require_warp_launch_bounds(dsl::KernelBuilder& k, const ConvSpec& s,
   }
 }
 
+// Validates s and throws std::invalid_argument unless it is a 2-D NHWC depthwise spec (groups = C = O); `kernel` names
+// the kernel in the message.
+inline void require_depthwise_nhwc_spec(const ConvSpec& s, const std::string& kernel) {
+  s.validate();
+  if (s.rank() != 2 || s.layout != ConvLayout::ChannelsLast || s.groups != s.in_channels ||
+      s.out_channels != s.in_channels) {
+    throw std::invalid_argument(s.name + ": " + kernel + " needs a 2-D NHWC depthwise spec (groups = C = O)");
+  }
+}
+
 template <class T>
 DenseConvParams<T> declare_dense_conv_params(dsl::KernelBuilder& k, const ConvSpec& s) {
   DenseConvParams<T> p;

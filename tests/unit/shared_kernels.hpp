@@ -17,14 +17,16 @@
 
 namespace ingot::testing {
 
-// y[g*32 + l] = x[g*32 + 31 - l] for work-groups of 32 threads (n a multiple of 32).
-inline ir::Kernel reverse_kernel() {
+// y[g*32 + l] = x[g*32 + 31 - l] for work-groups of 32 threads (n a multiple of 32), through a shared array of T (the
+// CUDA printer moves each element through its width's helper: 1, 2, 4 or 8 bytes).
+template <class T = i32>
+ir::Kernel reverse_kernel() {
   return trace("reverse", [](KernelBuilder& b) {
     using namespace ingot::dsl;
     auto n = b.scalar<u32>("n");
-    auto x = b.in<i32>("x", n);
-    auto y = b.out<i32>("y", n);
-    auto tile = b.shared<i32>("tile", 32);
+    auto x = b.in<T>("x", n);
+    auto y = b.out<T>("y", n);
+    auto tile = b.shared<T>("tile", 32);
     auto l = b.local_id(0);
     auto g = b.group_id(0) * b.group_size(0);
     store(tile, l, load(x, g + l));
@@ -131,37 +133,17 @@ void expect_shared_vector(runtime::Backend& be, DType t, std::uint32_t width, co
   }
 }
 
-// Scalar shared accesses of one element type: thread l of work-group g (64 threads) stores x[64g + l] as element
-// 63 - l of a shared array and, after a barrier, writes element l to y: y[64g + l] = x[64g + 63 - l]. The CUDA printer
-// moves each element through its width's helper (1, 2, 4 or 8 bytes).
+// Runs reverse_kernel<T>() on be over x (a multiple of 32 elements) and checks it.
 template <class T>
-ir::Kernel shared_scalar_kernel() {
-  return trace("shared_scalar", [](KernelBuilder& b) {
-    using namespace ingot::dsl;
-    auto n = b.scalar<u32>("n");
-    auto x = b.in<T>("x", n);
-    auto y = b.out<T>("y", n);
-    auto tile = b.shared<T>("tile", 64);
-    b.launch_bounds(64);
-    auto l = b.let("l", b.local_id(0));
-    auto g = b.let("g", b.group_id(0) * 64u);
-    store(tile, 63u - l, load(x, g + l));
-    b.barrier();
-    store(y, g + l, load(tile, l));
-  });
-}
-
-// Runs shared_scalar_kernel<T>() on be over x (a multiple of 64 elements) and checks it.
-template <class T>
-void expect_shared_scalar(runtime::Backend& be, DType t, const std::vector<double>& x) {
-  const auto k = passes::optimize(shared_scalar_kernel<T>());
+void expect_reverse(runtime::Backend& be, DType t, const std::vector<double>& x) {
+  const auto k = passes::optimize(reverse_kernel<T>());
   const auto n = static_cast<std::uint32_t>(x.size());
   auto xb = runtime::make_buffer(be, t, x);
   auto yb = be.allocate(t, n);
-  be.launch(k, runtime::grid_1d(n, 64), {runtime::scalar_arg<u32>(n), xb, yb});
+  be.launch(k, runtime::grid_1d(n, 32), {runtime::scalar_arg<u32>(n), xb, yb});
   const auto y = runtime::read_buffer(be, *yb);
   for (std::uint32_t i = 0; i < n; ++i) {
-    EXPECT_EQ(y[i], x[(i / 64) * 64 + 63 - i % 64]) << be.name() << " " << dtype_name(t) << " at " << i;
+    EXPECT_EQ(y[i], x[(i / 32) * 32 + 31 - i % 32]) << be.name() << " " << dtype_name(t) << " at " << i;
   }
 }
 

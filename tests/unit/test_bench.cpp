@@ -18,14 +18,19 @@ Registry tiny_registry() {
   r.add(s);
   return r;
 }
+// Ceilings of 1 GB/s and 1 GFLOP/s: a row's fractions are its rates in those units.
+Ceilings unit_ceilings() {
+  Ceilings c;
+  c.copy_bytes_per_s = 1e9;
+  c.f32_flops_per_s = 1e9;
+  return c;
+}
 }  // namespace
 
 TEST(Bench, RowsCarryTimesRatesAndRotation) {
   runtime::Interpreter be;
   const Registry reg = tiny_registry();
-  Ceilings c;
-  c.copy_bytes_per_s = 1e9;
-  c.f32_flops_per_s = 1e9;
+  const Ceilings c = unit_ceilings();
   BenchOptions opt;
   opt.dtype = DType::f32;
   opt.timing = {1, 3};
@@ -62,9 +67,7 @@ TEST(Bench, BackToBackWindowsHoldNLaunches) {
     }
   } be;
   const Registry reg = tiny_registry();
-  Ceilings c;
-  c.copy_bytes_per_s = 1e9;
-  c.f32_flops_per_s = 1e9;
+  const Ceilings c = unit_ceilings();
   BenchOptions opt;
   opt.dtype = DType::f32;
   opt.timing = {.warmup = 1, .reps = 3, .back_to_back = 4};

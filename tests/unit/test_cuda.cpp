@@ -358,11 +358,11 @@ TEST_F(CudaCompile, SharedMemoryIsAddressedIn32Bits) {
   }
   ASSERT_EQ(kernels.size(), 4u);
   // every element width (1, 2, 4, 8 bytes) through its helper
-  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<i8>()));
-  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<u8>()));
-  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<u16>()));
-  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<f32>()));
-  kernels.push_back(passes::optimize(ingot::testing::shared_scalar_kernel<i64>()));
+  kernels.push_back(passes::optimize(ingot::testing::reverse_kernel<i8>()));
+  kernels.push_back(passes::optimize(ingot::testing::reverse_kernel<u8>()));
+  kernels.push_back(passes::optimize(ingot::testing::reverse_kernel<u16>()));
+  kernels.push_back(passes::optimize(ingot::testing::reverse_kernel<f32>()));
+  kernels.push_back(passes::optimize(ingot::testing::reverse_kernel<i64>()));
   kernels.push_back(passes::optimize(ingot::testing::shared_vector_kernel<i8>(4)));  // one word of four bytes
   kernels.push_back(passes::optimize(ingot::testing::shared_vector_kernel<f32>(2)));
   static const std::regex shared_access(
@@ -575,13 +575,13 @@ TEST_F(CudaExec, SharedArraysOfEveryWidth) {
   }
   std::vector<double> xu(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<double>((i * 37) % 251);
-  ingot::testing::expect_shared_scalar<i8>(*be_, DType::i8, x);
-  ingot::testing::expect_shared_scalar<u8>(*be_, DType::u8, xu);
-  ingot::testing::expect_shared_scalar<u16>(*be_, DType::u16, xu);
-  ingot::testing::expect_shared_scalar<i32>(*be_, DType::i32, x);
-  ingot::testing::expect_shared_scalar<i64>(*be_, DType::i64, x);
-  ingot::testing::expect_shared_scalar<f32>(*be_, DType::f32, xs);
-  ingot::testing::expect_shared_scalar<bf16>(*be_, DType::bf16, xs);
+  ingot::testing::expect_reverse<i8>(*be_, DType::i8, x);
+  ingot::testing::expect_reverse<u8>(*be_, DType::u8, xu);
+  ingot::testing::expect_reverse<u16>(*be_, DType::u16, xu);
+  ingot::testing::expect_reverse<i32>(*be_, DType::i32, x);
+  ingot::testing::expect_reverse<i64>(*be_, DType::i64, x);
+  ingot::testing::expect_reverse<f32>(*be_, DType::f32, xs);
+  ingot::testing::expect_reverse<bf16>(*be_, DType::bf16, xs);
 }
 
 // Asynchronous copies (cp.async, zero fill where the condition is false) through two buffers.

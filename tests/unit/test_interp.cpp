@@ -164,9 +164,9 @@ TEST(Interp, SharedArraysOfEveryWidth) {
   Interpreter be;
   std::vector<double> x(2 * 64);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 100) - 50.0;
-  ingot::testing::expect_shared_scalar<i8>(be, DType::i8, x);
-  ingot::testing::expect_shared_scalar<i64>(be, DType::i64, x);
-  ingot::testing::expect_shared_scalar<f32>(be, DType::f32, x);
+  ingot::testing::expect_reverse<i8>(be, DType::i8, x);
+  ingot::testing::expect_reverse<i64>(be, DType::i64, x);
+  ingot::testing::expect_reverse<f32>(be, DType::f32, x);
 }
 
 TEST(Interp, MisalignedSharedVectorAccessIsReported) {
