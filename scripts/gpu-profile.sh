@@ -6,7 +6,9 @@
 # Usage: bash scripts/gpu-profile.sh (write the local commit to .commit first and name it in the run call's carry:
 # .commit is git-ignored, and the device copy's git metadata may be older than the working tree it runs)
 #   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
-#   INGOT_BENCH="filter|dtype|case-regex;..."             cases to bench (median of 30 after 5)
+#   INGOT_BENCH="filter|dtype|case-regex[|variants];..."  cases to bench (median of 30 after 5); variants: space-separated
+#                                                         KEY=V,KEY=V lists, each also run as ingot bench --variant
+#   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 set -uo pipefail
@@ -22,6 +24,13 @@ tmp=$(mktemp -d)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=OFF > "$tmp/configure.log" 2>&1 || { tail -20 "$tmp/configure.log"; exit 1; }
 cmake --build build -j "$(nproc)" --target ingot > "$tmp/build.log" 2>&1 || { grep -E "error" "$tmp/build.log" | head; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
+if [[ -n ${INGOT_UNIT:-} ]]; then  # the unit tests (GoogleTest) whose names match this filter, on the GPU
+  cmake -S . -B build-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=ON > "$tmp/configure-tests.log" 2>&1 &&
+    cmake --build build-tests -j "$(nproc)" --target ingot_unit_tests > "$tmp/build-tests.log" 2>&1 ||
+    { grep -E "error" "$tmp/build-tests.log" | head; tail -5 "$tmp/configure-tests.log"; }
+  timeout 300 ./build-tests/tests/ingot_unit_tests --gtest_filter="$INGOT_UNIT" > "$out/unit.log" 2>&1
+  echo "unit tests rc=$? ($(( $(date +%s) - t0 )) s)"; grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran" "$out/unit.log" | tail -12
+fi
 if [[ -n ${INGOT_PROBE:-} ]]; then
   nvcc -O3 -arch=sm_90 bench/probes/copy_probe.cu -o build/copy_probe 2>&1 | tail -5
   ./build/copy_probe 2>&1 | tee "$out/copy-probe.txt"
@@ -78,8 +87,9 @@ fi
 IFS=';' read -ra items <<< "${INGOT_BENCH:-}"
 n=0
 for it in "${items[@]}"; do
-  IFS='|' read -r filt dt cs <<< "$it"; n=$((n + 1))
-  timeout 300 ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" > "$out/bench-$n.log" 2>&1
+  IFS='|' read -r filt dt cs vs <<< "$it"; n=$((n + 1))
+  vargs=(); for v in ${vs:-}; do vargs+=(--variant "$v"); done
+  timeout 300 ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" "${vargs[@]}" > "$out/bench-$n.log" 2>&1
   echo "bench $n ($it) rc=$?"; grep -E "^[a-z_0-9]+ +(bf16|f16|f32) " "$out/bench-$n.log" | awk '{printf "%-22s %-5s %-60s %s %s %s\n",$1,$2,$3,$4,$6,$7}'
 done
 echo "total: $(( $(date +%s) - t0 )) s"

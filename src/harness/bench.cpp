@@ -29,8 +29,15 @@ bool selected(const KernelSpec& k, const std::string& filter) { return k.matches
 struct Job {
   const KernelSpec* k;
   DType t;
-  const BenchCase* c;
+  BenchCase c;  // the registry's case, or a variant of it (BenchOptions::variants)
 };
+
+// "KEY=V,KEY=V" (a variant's name suffix).
+std::string variant_suffix(const Params& overrides) {
+  std::string s;
+  for (const auto& [key, v] : overrides) s += (s.empty() ? "" : ",") + key + "=" + std::to_string(v);
+  return s;
+}
 
 // The (kernel, dtype, case) triples the options select, in registry order.
 std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
@@ -49,7 +56,11 @@ std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
     for (DType t : k.dtypes) {
       if (options.dtype && *options.dtype != t) continue;
       for (const auto& c : k.bench) {
-        if (!cases || std::regex_search(c.name, *cases)) jobs.push_back({&k, t, &c});
+        if (cases && !std::regex_search(c.name, *cases)) continue;
+        jobs.push_back({&k, t, c});
+        for (const Params& v : options.variants) {
+          jobs.push_back({&k, t, {c.name + "+" + variant_suffix(v), k.with_overrides(c.params, v)}});
+        }
       }
     }
   }
@@ -151,6 +162,11 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
   return c;
 }
 
+void check_bench_options(const Registry& reg, const BenchOptions& options) {
+  runtime::check_timing_options(options.timing);
+  (void)bench_jobs(reg, options);
+}
+
 std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
                                 const Ceilings& ceilings, const BenchOptions& options) {
   runtime::check_timing_options(options.timing);  // a bad option is the caller's error, not every row's skip
@@ -165,13 +181,13 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
     BenchRow r;
     r.kernel = k->name;
     r.dtype = std::string(dtype_name(t));
-    r.case_name = c->name;
-    r.params = format_params(c->params);
+    r.case_name = c.name;
+    r.params = format_params(c.params);
     if (options.on_progress) options.on_progress(j, jobs.size(), r.key());
     try {
-      r.bytes = k->bytes ? k->bytes(t, c->params) : 0;
-      r.flops = k->flops ? k->flops(c->params) : 0;
-      const ir::Kernel kern = passes::optimize(k->build(t, c->params));
+      r.bytes = k->bytes ? k->bytes(t, c.params) : 0;
+      r.flops = k->flops ? k->flops(c.params) : 0;
+      const ir::Kernel kern = passes::optimize(k->build(t, c.params));
       // Refuse early (before generating inputs) from the registry's byte count.
       const int est_sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(r.bytes, 1.0))) + 1,
                                       1, options.max_rotation_sets);
@@ -182,7 +198,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
         add(r);
         continue;
       }
-      const HostData in = k->inputs(t, c->params, options.seed);
+      const HostData in = k->inputs(t, c.params, options.seed);
       // Scalars first, so extents can be evaluated.
       std::vector<runtime::Arg> proto(kern.params.size());
       double set_bytes = 0;
@@ -221,7 +237,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           set[i] = buf;
         }
       }
-      const auto timing = be.time_launches(kern, k->geometry(t, c->params), arg_sets, options.timing);
+      const auto timing = be.time_launches(kern, k->geometry(t, c.params), arg_sets, options.timing);
       r.timer = timing.timer;
       r.reps = static_cast<int>(timing.seconds.size());
       r.median_s = median(timing.seconds);
@@ -258,9 +274,9 @@ std::string bench_cases_json(const Registry& reg, const BenchOptions& options) {
     BenchRow r;
     r.kernel = job.k->name;
     r.dtype = std::string(dtype_name(job.t));
-    r.case_name = job.c->name;
+    r.case_name = job.c.name;
     j.push_back(
-        {{"key", r.key()}, {"kernel", r.kernel}, {"dtype", r.dtype}, {"case", r.case_name}, {"params", job.c->params}});
+        {{"key", r.key()}, {"kernel", r.kernel}, {"dtype", r.dtype}, {"case", r.case_name}, {"params", job.c.params}});
   }
   return j.dump(2);
 }

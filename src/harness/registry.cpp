@@ -53,6 +53,25 @@ std::string KernelSpec::variant_name(DType t, const Params& p) const {
   return s;
 }
 
+Params KernelSpec::with_overrides(const Params& p, const Params& overrides) const {
+  Params out = p;
+  for (const auto& [key, v] : overrides) {
+    const bool optional = std::find(spec_params.begin(), spec_params.end(), key) != spec_params.end();
+    if (!p.count(key) && !optional) {
+      std::string extra;
+      for (const auto& sp : spec_params) {
+        if (p.count(sp)) continue;
+        extra += extra.empty() ? "; optional: " : ", ";
+        extra += sp;
+      }
+      throw std::invalid_argument("kernel '" + name + "' has no parameter '" + key +
+                                  "' (parameters: " + format_params(p) + extra + ")");
+    }
+    out[key] = v;
+  }
+  return out;
+}
+
 bool KernelSpec::matches(const std::string& filter) const {
   if (filter.empty()) return true;
   std::size_t start = 0;

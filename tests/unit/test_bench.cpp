@@ -142,6 +142,39 @@ TEST(Bench, ReferenceMergeBaselineAndDiff) {
   EXPECT_TRUE(d.gains.empty());
 }
 
+// --variant: each selected case runs as registered, then once per variant with its parameters replaced (rows named
+// "<case>+KEY=V,..."); a key the kernel does not have is an error naming the kernel's parameters.
+TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
+  runtime::Interpreter be;
+  const Registry reg = tiny_registry();
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {0, 1};
+  opt.variants = {{{"V", 2}}, {{"V", 4}, {"L", 33}}};
+  const auto rows = run_bench(reg, be, "interp", unit_ceilings(), opt);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].case_name, "tiny");
+  EXPECT_EQ(rows[1].case_name, "tiny+V=2");
+  EXPECT_EQ(rows[2].case_name, "tiny+L=33,V=4");
+  for (const auto& r : rows) EXPECT_TRUE(r.skipped.empty()) << r.case_name << ": " << r.skipped;
+  EXPECT_NE(rows[0].params.find("V=1"), std::string::npos) << rows[0].params;
+  EXPECT_NE(rows[1].params.find("V=2"), std::string::npos) << rows[1].params;
+  EXPECT_NE(rows[2].params.find("L=33"), std::string::npos) << rows[2].params;
+  EXPECT_GT(rows[2].bytes, rows[0].bytes);  // a longer L moves more bytes: the override reached the case
+  const auto cases = nlohmann::json::parse(bench_cases_json(reg, opt));
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[1].at("params").at("V"), 2);
+  opt.variants = {{{"VQ", 2}}};
+  try {
+    (void)run_bench(reg, be, "interp", unit_ceilings(), opt);
+    FAIL() << "an unknown key ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'depthwise_conv1d' has no parameter 'VQ'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("optional: rowlocal"), std::string::npos) << e.what();
+  }
+}
+
 // --cases: a regular expression over the case names selects the cases of both the run and the
 // emitted case list; a bad expression is an error that names it.
 TEST(Bench, CaseFilterSelectsCasesByRegex) {

@@ -65,6 +65,29 @@ DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
   return *t;
 }
 
+// NAME=VALUE items (--set, --variant) as parameters; `option` names the flag in the error.
+harness::Params parse_assignments(const std::vector<std::string>& items, const std::string& option) {
+  harness::Params p;
+  for (const auto& s : items) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("bad " + option + " '" + s + "': write NAME=VALUE, e.g. " + option + " B=4");
+    }
+    const std::string val = s.substr(eq + 1);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(val, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != val.size() || val.empty())
+      throw UsageError("bad " + option + " '" + s + "': the value must be an integer");
+    p[s.substr(0, eq)] = v;
+  }
+  return p;
+}
+
 // The case parameters: a named test case (default: the first), overridden by --set NAME=VALUE.
 harness::Params case_params(const harness::KernelSpec& k, const std::string& case_name,
                             const std::vector<std::string>& sets) {
@@ -84,38 +107,11 @@ harness::Params case_params(const harness::KernelSpec& k, const std::string& cas
       throw UsageError("kernel '" + k.name + "' has no case '" + case_name + "' (cases: " + list + ")");
     }
   }
-  harness::Params p = *found;
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("bad --set '" + s + "': write NAME=VALUE, e.g. --set B=4");
-    const std::string key = s.substr(0, eq);
-    const std::string val = s.substr(eq + 1);
-    // A key of the case, or an optional specialisation parameter the case leaves at its default (e.g. a tile).
-    const bool optional = std::find(k.spec_params.begin(), k.spec_params.end(), key) != k.spec_params.end();
-    if (!p.count(key) && !optional) {
-      std::string extra;
-      for (const auto& sp : k.spec_params) {
-        if (p.count(sp)) continue;
-        extra += extra.empty() ? "; optional: " : ", ";
-        extra += sp;
-      }
-      std::string msg = "kernel '" + k.name + "' has no parameter '" + key + "' (parameters: ";
-      msg += harness::format_params(p);
-      msg += extra;
-      msg += ")";
-      throw UsageError(msg);
-    }
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(val, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != val.size() || val.empty()) throw UsageError("bad --set '" + s + "': the value must be an integer");
-    p[key] = v;
+  try {
+    return k.with_overrides(*found, parse_assignments(sets, "--set"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  return p;
 }
 
 ir::Kernel build_kernel(const harness::KernelSpec& k, DType t, const harness::Params& p) {
@@ -437,13 +433,32 @@ struct BenchArgs {
   std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out, cases;
   int reps = 30, warmup = 5, back_to_back = 1;
   double max_bytes = 60e9;
+  std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
 };
+
+// --variant's "KEY=V,KEY=V" lists as parameter overrides.
+std::vector<harness::Params> parse_variants(const std::vector<std::string>& lists) {
+  std::vector<harness::Params> out;
+  for (const auto& list : lists) {
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = list.find(',', start);
+      items.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    out.push_back(parse_assignments(items, "--variant"));
+  }
+  return out;
+}
 
 int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   require_filter_matches(reg, a.filter);
   harness::BenchOptions opt;
   opt.filter = a.filter;
   opt.cases = a.cases;
+  opt.variants = parse_variants(a.variants);
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
   opt.timing = runtime::TimingOptions{a.warmup, a.reps, a.back_to_back};
   opt.max_bytes = a.max_bytes;
@@ -457,6 +472,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     std::printf("wrote the bench cases to %s\n", a.emit_cases.c_str());
     return 0;
   }
+  harness::check_bench_options(reg, opt);  // before a backend opens and the ceilings are measured
   const auto names = harness::parse_backend_list(a.backend);
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
   auto slot = harness::open_backend(names[0]);
@@ -720,6 +736,9 @@ int main(int argc, char** argv) {
                   "Reference times (JSON from bench/reference_torch.py) to compare with");
     c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")
         ->capture_default_str();
+    c->add_option("--variant", bargs.variants,
+                  "Also run each selected case with these parameters replaced, KEY=V,KEY=V (repeatable; a row "
+                  "named <case>+KEY=V,...: e.g. a tiling swept without changing the registry)");
   };
   auto* bench =
       app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
@@ -731,7 +750,9 @@ int main(int argc, char** argv) {
   bench->footer(
       "Examples:\n  ingot bench --backend cuda\n  ingot bench --filter depthwise --dtype bf16 --json bench.json\n"
       "  ingot bench --emit-cases cases.json && python3 bench/reference_torch.py cases.json ref.json &&\n"
-      "    ingot bench --reference ref.json");
+      "    ingot bench --reference ref.json\n"
+      "  ingot bench --filter depthwise_conv2d_nhwc --dtype bf16 --cases '_3x3$' --variant PB=4 --variant "
+      "PB=6,ahead=2");
   auto* snap =
       app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
   add_bench_options(snap);

@@ -33,6 +33,9 @@ struct BenchOptions {
   std::string filter;  // substring of kernel name or family
   std::string cases;   // ECMAScript regex searched in the case name ("" = every case)
   std::optional<DType> dtype;
+  // Each selected case runs as registered, then once per entry here with those parameters replaced or added
+  // (KernelSpec::with_overrides: a tiling swept without a registry change), named "<case>+KEY=V,KEY=V".
+  std::vector<Params> variants;
   runtime::TimingOptions timing{5, 30};
   double cache_bytes = 50e6;  // L2 size: input sets rotate over more than twice this
   int max_rotation_sets = 8;
@@ -65,6 +68,10 @@ struct BenchRow {
 // has one) and an ingot copy kernel over `copy_bytes` (at most 64 MiB off the GPU), and an f32
 // FMA-chain kernel. The interpreter has no ceilings (zeros, said in the methods).
 [[nodiscard]] Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes = 1 << 30);
+
+// Throws std::invalid_argument for options no row could run with (bad timing, a bad --cases expression, a variant
+// key a selected kernel does not have): checked before anything is measured.
+void check_bench_options(const Registry& reg, const BenchOptions& options);
 
 [[nodiscard]] std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be,
                                               const std::string& backend_name, const Ceilings& ceilings,

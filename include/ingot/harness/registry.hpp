@@ -91,6 +91,10 @@ struct KernelSpec {
   // name exactly
   // ("depthwise_conv2d$").
   [[nodiscard]] bool matches(const std::string& filter) const;
+  // A case's parameters with some replaced or added: each key must be one of the case's or an optional
+  // specialisation parameter (spec_params) the case leaves at its default; std::invalid_argument naming the kernel's
+  // parameters otherwise.
+  [[nodiscard]] Params with_overrides(const Params& p, const Params& overrides) const;
 };
 
 class Registry {
