@@ -144,7 +144,11 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
 // outputs fit shared memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against
 // 0.0677 without (the fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers
 // against 78: fewer work-groups per SM). Row pairs store whole 128-byte rows (7x7 with os: 0.0553 ms against 0.0478).
-// Refused unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm).
+// Since 2026-12-04 (twenty-second session; shared memory addressed in 32 bits) row pairs of windows of 5 or more rows
+// take os = 1 by default, with launch bounds for 6 work-groups per SM (the launch bounds in s.build): 7x7 bf16
+// 0.0435-0.0438 ms against 0.0448-0.0451 with os = 0 (f16 0.0435 against 0.0449; os = 1 uncapped, 64 registers:
+// 0.0528). (3x3 row pairs stay at os = 0: 0.0420-0.0423 with it against 0.0415-0.0418.) Refused unless the case asks
+// for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("os") && !tile.mma && !mma_asked && !tile.smem) {
@@ -152,7 +156,8 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
         "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16) "
         "and the staged-plane kernel (smem = 1); drop os");
   }
-  const bool dflt = sp.ksize[0] < 5 && !mma_row_pairs(sp, tile, p);
+  const bool rp = mma_row_pairs(sp, tile, p);
+  const bool dflt = sp.ksize[0] < 5 ? !rp : rp;
   return tile.mma && bounded_param(p, "os", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
 }
 // The staged-plane kernel's outputs through its plane buffer, leaving as vectors: "os" (0 or 1, default 0; refused
@@ -938,10 +943,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
           // With minb, bounds of the work-group it launches (4 warps in the tuned schedule), so that the registers fit
           // minb of those work-groups per multiprocessor; without, 256 threads (ptxas gives the tuned 7x7 schedule 76
           // registers under those bounds, the ones measured, and 64 with 16 bytes spilled under 128-thread bounds).
+          // Row pairs of windows of 5 or more rows default to minb 6 (with their default output stage, os = 1: 72
+          // registers against 64 uncapped, H200 2026-12-04 twenty-second session 7x7 bf16 0.0435-0.0438 ms against
+          // 0.0528; minb 5 0.0440, minb 7 0.0438).
           const DepthwiseMmaOptions o = mma_options(sp, tile, p);
+          Params bounds = p;
+          if (o.rp && sp.ksize[0] >= 5 && !bounds.count("minb")) bounds["minb"] = 6;
           const std::uint32_t group =
-              p.count("minb") ? depthwise_conv2d_mma_plan(sp, sizeof(T), o.warps, o.lm, o.rp).group() : 256u;
-          apply_launch_bounds(k, p, group, true);
+              bounds.count("minb") ? depthwise_conv2d_mma_plan(sp, sizeof(T), o.warps, o.lm, o.rp).group() : 256u;
+          apply_launch_bounds(k, bounds, group, true);
           return depthwise_conv2d_nchw_mma<T>(k, sp, o);
         }
       }

@@ -84,10 +84,12 @@ struct NhwcStreamLayout {
 // copy bandwidth, f16 83.6%, against 79% and 76% for the register kernel), in f32 32 x 2 (90.5% against 85%). Wide
 // windows: 4 columns x 1 channel x 14 rows, 32 x 2, two ahead (7x7 bf16 32% against 19%, f32 53% against 31%). Since
 // shared memory is addressed in 32 bits (2026-12-04 twenty-first session), 16-bit narrow windows take 6 rows per
-// thread: 3x3 bf16 0.0425 ms against 0.0437 with 8 (in 2026-12-02's code 6 and 8 rows measured alike, 83.5-84.0%).
+// thread: 3x3 bf16 0.0425 ms against 0.0437 with 8 (in 2026-12-02's code 6 and 8 rows measured alike, 83.5-84.0%);
+// f32 takes 4 rows, two ahead: 0.0806-0.0808 ms in four runs against 0.0821-0.0824 with 8 rows three ahead (2026-12-04
+// twenty-second session; PB 5 or 6 two ahead 0.0808, PB 4 three ahead 0.0807).
 inline DepthwiseNhwcStream depthwise_nhwc_stream_default(std::uint32_t kw, std::size_t elem_bytes) {
   if (kw >= 5) return {4, 1, 32, 2, 14, 2};
-  return elem_bytes == 2 ? DepthwiseNhwcStream{4, 2, 64, 1, 6, 3} : DepthwiseNhwcStream{4, 2, 32, 2, 8, 3};
+  return elem_bytes == 2 ? DepthwiseNhwcStream{4, 2, 64, 1, 6, 3} : DepthwiseNhwcStream{4, 2, 32, 2, 4, 2};
 }
 
 // Throws std::invalid_argument for a spec or tiling the kernel does not take.

@@ -891,13 +891,13 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   p["VH"] = 1;
   EXPECT_EQ(spec(reg, "depthwise_conv2d").geometry(DType::bf16, p).total_threads(), 4u * 64 * 56 * 7);
   // NHWC 3x3 default: the stream kernel, V4 x VC2 per thread: 16-bit PB6, 10 bands x 14 strips of 32 threads (64
-  // channels x 4 columns per work-group); f32 PB8, 7 bands x 7 strips of 64 (64 channels x 8 columns)
+  // channels x 4 columns per work-group); f32 PB4, 14 bands x 7 strips of 64 (64 channels x 8 columns)
   Params q = p;
   q.erase("VH");
   q["B"] = 2;
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 10 * 14 * 32);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).group_size[0], 32u);
-  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 2u * 7 * 7 * 64);
+  EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 2u * 14 * 7 * 64);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).group_size[0], 64u);
   // stream = 0: the register kernel's V4 x VC2 x VH8: 7*14 tiles * 32 channel pairs per image (25 groups of 256)
   q["stream"] = 0;
@@ -1125,9 +1125,9 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
            {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"stream", 1}};
   // 16-bit defaults V4 VC2 CL64 NQ1 PB6: 3 channel blocks x 10 bands x 14 strips per image, 64 threads each (f32: CL32
-  // NQ2 PB8, 6 x 7 x 7)
+  // NQ2 PB4, 6 x 14 x 7)
   EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 3 * 10 * 14 * 64);
-  EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 7 * 7 * 64);
+  EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 14 * 7 * 64);
   EXPECT_EQ(s.geometry(DType::bf16, p).group_size[0], 64u);
   ir::Kernel k;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
