@@ -160,18 +160,6 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
   const bool dflt = sp.ksize[0] < 5 ? !rp : rp;
   return tile.mma && bounded_param(p, "os", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
 }
-// With the output stage and planes through two buffers, the stage's barrier (after every read of a plane) closes each
-// plane's round: "ob" (0 or 1, default 1; 0 keeps the loop's own closing barrier as well, three barriers per plane
-// instead of two). Refused where the case asks for neither tensor cores nor the staged plane.
-bool mma_stage_closes(const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
-  if (p.count("ob") && !tile.mma && !mma_asked) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: ob (the output stage's barrier closes each plane) applies to the tensor-core kernel (mma = "
-        "1, f16/bf16); drop ob");
-  }
-  return bounded_param(p, "ob", 0, 1, 1, "depthwise_conv2d") == 1;
-}
 // The staged-plane kernel's outputs through its plane buffer, leaving as vectors: "os" (0 or 1, default 0; refused
 // where a plane has more tiles than the work-group has threads).
 bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
@@ -231,7 +219,6 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   o.lm = mma_load_matrix(tile, p);
   o.lm_first = mma_lm_first(tile, p);
   o.os = mma_output_stage(sp, tile, p);
-  o.stage_closes = mma_stage_closes(tile, p);
   o.rp = mma_row_pairs(sp, tile, p);
   if (o.rp && (o.lm_first || (p.count("lm") && param(p, "lm") == 0))) {
     throw std::invalid_argument(
@@ -265,7 +252,7 @@ bool streams(const Params& p) {
 }
 DepthwiseNchwStream stream_of(const Params& p) {
   for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq", "ob"}) {
+       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -311,7 +298,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
   s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
-  s.spec_params.emplace_back("ob");      // tensor cores with os and async: 1 = the stage's barrier closes each plane
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");      // stream: planes per work-group
@@ -581,10 +567,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_19x24_7x7_pad3_bias_b9_rp_tuned",
             {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {}},
-           // (the tuned 7x7 with the planes' loop closing each round with its own barrier as well)
-           {"c2_19x24_7x7_pad3_bias_b9_rp_tuned_ob0",
-            {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"ob", 0}}},
            {"c3_23x16_3x3_pad1_b2_rp_mw1_il3",
             {.B = 2, .C = 3, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}},
             {{"mw", 1}, {"il", 3}}},

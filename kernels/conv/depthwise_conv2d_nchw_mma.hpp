@@ -64,7 +64,6 @@ struct DepthwiseMmaOptions {
   bool lm = false;           // A fragments by load_matrix
   bool lm_first = false;     // every tile's load_matrix of a tap row before the row's first mma
   bool os = false;           // outputs through shared memory, 16-byte stores
-  bool stage_closes = true;  // async with os: the stage's barrier closes each plane (no closing barrier of the loop)
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
@@ -509,8 +508,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         [&](const Val<u32>& img, const Val<u32>& buf) {
           const auto cur = plane_of(img);
           plane_work(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
-        },
-        stage_out && o.stage_closes);  // leave_stage's barrier follows every read of the plane
+        });
     return;
   }
 

@@ -271,15 +271,12 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
 // first, and each round starts the copy of the next plane into the other buffer (copy_plane_async)
 // before it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a
 // barrier (the buffer is free for the copy after next). plane_at(image) gives the image's first
-// input element x[..]. Every thread of the work-group must run it. body_syncs: the body itself puts a
-// barrier after its last read of the buffer (and of any shared array a later body writes before that body's
-// first barrier), so the closing barrier is left out.
+// input element x[..]. Every thread of the work-group must run it.
 template <class T, dsl::Access A>
 void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
                       const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t images,
                       const std::function<dsl::Val<u32>(const dsl::Val<u32>&)>& plane_at,
-                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body,
-                      bool body_syncs = false) {
+                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body) {
   using namespace ingot::dsl;
   const std::uint32_t buffers = images > 1 ? 2 : 1;
   const auto elems = static_cast<std::uint32_t>(L.elements());
@@ -299,7 +296,7 @@ void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
     }
     k.barrier();  // the plane has landed for every thread
     body(img, buffers == 2 ? k.let("buf", (img % 2u) * elems) : Val<u32>(0u));
-    if (!body_syncs) k.barrier();  // every thread is done with the buffer before the next copy into it starts
+    k.barrier();  // every thread is done with the buffer before the next copy into it starts
   });
 }
 
