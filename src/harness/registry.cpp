@@ -102,6 +102,26 @@ void Registry::add(KernelSpec spec) {
   if (missing) throw std::invalid_argument("kernel '" + spec.name + "' has no " + missing + " function");
   if (spec.dtypes.empty()) throw std::invalid_argument("kernel '" + spec.name + "' lists no dtypes");
   if (spec.tests.empty()) throw std::invalid_argument("kernel '" + spec.name + "' has no test cases");
+  // Every case parameter is declared (a specialisation constant or a run-time scalar): an undeclared key would be
+  // ignored by the build (a typo running the default silently) and left out of the variant's name.
+  const auto declared = [&](const std::string& key) {
+    return std::find(spec.spec_params.begin(), spec.spec_params.end(), key) != spec.spec_params.end() ||
+           std::find(spec.runtime_params.begin(), spec.runtime_params.end(), key) != spec.runtime_params.end();
+  };
+  const auto check_case = [&](const char* kind, const std::string& case_name, const Params& p) {
+    for (const auto& [key, v] : p) {
+      if (declared(key)) continue;
+      std::string known;
+      for (const auto& d : spec.spec_params) known += (known.empty() ? "" : " ") + d;
+      known += " |";
+      for (const auto& d : spec.runtime_params) known += " " + d;
+      throw std::invalid_argument("kernel '" + spec.name + "' " + kind + " case '" + case_name + "' sets '" + key +
+                                  "', which the kernel does not declare (parameters: " + known +
+                                  "): declare it in spec_params or runtime_params, or fix the case");
+    }
+  };
+  for (const auto& t : spec.tests) check_case("test", t.name, t.params);
+  for (const auto& b : spec.bench) check_case("bench", b.name, b.params);
   kernels_.push_back(std::move(spec));
 }
 

@@ -71,6 +71,35 @@ TEST(Registry, DuplicateRegistrationIsRefused) {
   EXPECT_THROW(r.add(copy), std::invalid_argument);
 }
 
+// A case parameter the kernel does not declare (a typo the build would ignore, running the default) is refused at
+// registration, naming the kernel, the case and the key.
+TEST(Registry, UndeclaredCaseParametersAreRefused) {
+  const Registry reg = builtin_registry();
+  KernelSpec k = *reg.find("depthwise_conv1d");
+  k.name = "depthwise_conv1d_copy";
+  Registry r;
+  EXPECT_NO_THROW(r.add(k));
+  for (const bool bench : {false, true}) {
+    KernelSpec bad = k;
+    bad.name = bench ? "bad_bench" : "bad_test";
+    auto p = k.tests.front().params;
+    p["VQ"] = 2;  // V (outputs per thread) mistyped
+    if (bench) {
+      bad.bench.push_back({"typo", p});
+    } else {
+      bad.tests.push_back({"typo", p});
+    }
+    try {
+      r.add(bad);
+      FAIL() << "a case with an undeclared key was registered";
+    } catch (const std::invalid_argument& e) {
+      const std::string want = std::string("kernel '") + bad.name + "' " + (bench ? "bench" : "test") +
+                               " case 'typo' sets 'VQ', which the kernel does not declare";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Registry, EveryKernelHasATailCaseAndCompleteFunctions) {
   const Registry reg = builtin_registry();
   for (const auto& k : reg.kernels()) {
