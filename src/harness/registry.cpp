@@ -53,20 +53,39 @@ std::string KernelSpec::variant_name(DType t, const Params& p) const {
   return s;
 }
 
+namespace {
+// "kernel 'K' has no parameter 'KEY' (parameters: the case's; optional: the spec parameters it leaves out)".
+std::invalid_argument no_such_parameter(const KernelSpec& k, const Params& p, const std::string& key) {
+  std::string msg = "kernel '" + k.name + "' has no parameter '" + key + "' (parameters: " + format_params(p);
+  bool first = true;
+  for (const auto& sp : k.spec_params) {
+    if (p.count(sp)) continue;
+    msg += first ? "; optional: " : ", ";
+    msg += sp;
+    first = false;
+  }
+  msg += ")";
+  return std::invalid_argument(msg);
+}
+
+// A registered case sets a key its kernel declares in neither spec_params nor runtime_params.
+std::invalid_argument undeclared_case_key(const KernelSpec& k, const char* kind, const std::string& case_name,
+                                          const std::string& key) {
+  std::string msg = "kernel '" + k.name + "' " + kind + " case '" + case_name + "' sets '" + key +
+                    "', which the kernel does not declare (parameters:";
+  for (const auto& d : k.spec_params) msg += " " + d;
+  msg += " |";
+  for (const auto& d : k.runtime_params) msg += " " + d;
+  msg += "): declare it in spec_params or runtime_params, or fix the case";
+  return std::invalid_argument(msg);
+}
+}  // namespace
+
 Params KernelSpec::with_overrides(const Params& p, const Params& overrides) const {
   Params out = p;
   for (const auto& [key, v] : overrides) {
     const bool optional = std::find(spec_params.begin(), spec_params.end(), key) != spec_params.end();
-    if (!p.count(key) && !optional) {
-      std::string extra;
-      for (const auto& sp : spec_params) {
-        if (p.count(sp)) continue;
-        extra += extra.empty() ? "; optional: " : ", ";
-        extra += sp;
-      }
-      throw std::invalid_argument("kernel '" + name + "' has no parameter '" + key +
-                                  "' (parameters: " + format_params(p) + extra + ")");
-    }
+    if (!p.count(key) && !optional) throw no_such_parameter(*this, p, key);
     out[key] = v;
   }
   return out;
@@ -110,14 +129,7 @@ void Registry::add(KernelSpec spec) {
   };
   const auto check_case = [&](const char* kind, const std::string& case_name, const Params& p) {
     for (const auto& [key, v] : p) {
-      if (declared(key)) continue;
-      std::string known;
-      for (const auto& d : spec.spec_params) known += (known.empty() ? "" : " ") + d;
-      known += " |";
-      for (const auto& d : spec.runtime_params) known += " " + d;
-      throw std::invalid_argument("kernel '" + spec.name + "' " + kind + " case '" + case_name + "' sets '" + key +
-                                  "', which the kernel does not declare (parameters: " + known +
-                                  "): declare it in spec_params or runtime_params, or fix the case");
+      if (!declared(key)) throw undeclared_case_key(spec, kind, case_name, key);
     }
   };
   for (const auto& t : spec.tests) check_case("test", t.name, t.params);

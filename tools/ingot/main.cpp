@@ -65,14 +65,20 @@ DType parse_dtype_or_throw(const std::string& s, const harness::KernelSpec* k) {
   return *t;
 }
 
+// "bad --set 'ITEM': WHY" (or --variant).
+UsageError bad_assignment(const std::string& option, const std::string& item, const std::string& why) {
+  std::string msg = "bad " + option;
+  msg += " '" + item + "': " + why;
+  return UsageError(msg);
+}
+
 // NAME=VALUE items (--set, --variant) as parameters; `option` names the flag in the error.
 harness::Params parse_assignments(const std::vector<std::string>& items, const std::string& option) {
   harness::Params p;
   for (const auto& s : items) {
     const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw UsageError("bad " + option + " '" + s + "': write NAME=VALUE, e.g. " + option + " B=4");
-    }
+    if (eq == std::string::npos || eq == 0)
+      throw bad_assignment(option, s, "write NAME=VALUE, e.g. " + option + " B=4");
     const std::string val = s.substr(eq + 1);
     std::size_t used = 0;
     long long v = 0;
@@ -81,8 +87,7 @@ harness::Params parse_assignments(const std::vector<std::string>& items, const s
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != val.size() || val.empty())
-      throw UsageError("bad " + option + " '" + s + "': the value must be an integer");
+    if (used != val.size() || val.empty()) throw bad_assignment(option, s, "the value must be an integer");
     p[s.substr(0, eq)] = v;
   }
   return p;
