@@ -7,6 +7,7 @@
 # Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
+#              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size)
 #              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
 #              reference-b2b.json, baseline-b2b.json, snap-b2b.log)
 # Write the local commit to .commit first and name it in the run call's carry (.commit is git-ignored: without carry
@@ -39,7 +40,7 @@ if [[ -n ${INGOT_SNAP_FILTER:-} ]]; then
   log "reference rc=$? ($(( $(date +%s) - t0 )) s): $(tail -1 "$out/reference.tmp")"
   rm -f "$out/cases.tmp" "$out/reference.tmp"
   timeout $(( $(left) > 30 ? $(left) - 20 : 10 )) ./build/ingot snap --backend cuda --reference "$out/reference.json" \
-    --out "$out/baseline.json" "${args[@]}" > "$out/snap.log" 2>&1
+    --out "$out/baseline.json" "${args[@]}" ${INGOT_SNAP_CHECK:+--check} > "$out/snap.log" 2>&1
   log "snap rc=$? ($(( $(date +%s) - t0 )) s)"
   if [[ -n ${INGOT_B2B:-} && $(left) -gt 60 ]]; then
     # The same rows again with INGOT_B2B launches (and cuDNN calls) back to back per pair of events.

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ingot/dsl.hpp"
+#include "ingot/harness/harness.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/scalar_eval.hpp"
 
@@ -258,10 +259,16 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           r.same_copy_note = std::string("same-size copy failed: ") + e.what();
         }
       }
+      if (options.check) {
+        arg_sets.clear();  // (the kernel's timing buffers are freed before the check allocates its own)
+        const BackendSlot slot{backend_name, std::shared_ptr<runtime::Backend>(&be, [](runtime::Backend*) {}), "",
+                               nullptr, nullptr};
+        const CaseResult cr = run_case(*k, t, TestCase{c.name, c.params}, slot, options.seed);
+        r.check = cr.status == Status::Pass ? "passed" : "FAILED: " + cr.message;
+      }
     } catch (const std::exception& e) {
       r.skipped = std::string("error: ") + e.what();
     }
-    (void)backend_name;
     add(r);
   }
   if (options.on_progress) options.on_progress(jobs.size(), jobs.size(), "done");
@@ -329,6 +336,7 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                 {"same_copy_note", r.same_copy_note},
                 {"skipped", r.skipped},
                 {"reference_note", r.reference_note}};
+    if (!r.check.empty()) row["check"] = r.check;
     if (r.reference_s) {
       row["reference_s"] = *r.reference_s;
       row["ratio_reference_over_ingot"] = *r.reference_s / r.median_s;

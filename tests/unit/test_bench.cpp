@@ -175,6 +175,37 @@ TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
   }
 }
 
+// --check: each row also runs through the correctness harness at its own size; a wrong result is reported as a failed
+// check with the harness's message (here: an oracle off by one), and no row is checked without the option.
+TEST(Bench, CheckRunsEachRowAgainstTheOracle) {
+  runtime::Interpreter be;
+  Registry reg = tiny_registry();
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {0, 1};
+  EXPECT_EQ(run_bench(reg, be, "interp", unit_ceilings(), opt).at(0).check, "");
+  opt.check = true;
+  opt.variants = {{{"V", 2}}};
+  auto rows = run_bench(reg, be, "interp", unit_ceilings(), opt);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) EXPECT_EQ(r.check, "passed") << r.case_name;
+  EXPECT_EQ(nlohmann::json::parse(baseline_json(rows, unit_ceilings(), "interp", "c", "d"))["rows"][0]["check"],
+            "passed");
+  KernelSpec wrong = reg.kernels().front();
+  wrong.name = "depthwise_conv1d_wrong_oracle";
+  const auto oracle = wrong.oracle;
+  wrong.oracle = [oracle](DType t, const Params& p, const HostData& in) {
+    auto want = oracle(t, p, in);
+    for (auto& [name, v] : want) v[0] += 1;
+    return want;
+  };
+  Registry bad;
+  bad.add(wrong);
+  rows = run_bench(bad, be, "interp", unit_ceilings(), opt);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].check.rfind("FAILED: output 'y': first bad index 0", 0), 0u) << rows[0].check;
+}
+
 // --cases: a regular expression over the case names selects the cases of both the run and the
 // emitted case list; a bad expression is an error that names it.
 TEST(Bench, CaseFilterSelectsCasesByRegex) {

@@ -439,6 +439,7 @@ struct BenchArgs {
   int reps = 30, warmup = 5, back_to_back = 1;
   double max_bytes = 60e9;
   std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
+  bool check = false;                 // --check: each row also against the CPU oracle at its size
 };
 
 // --variant's "KEY=V,KEY=V" lists as parameter overrides.
@@ -464,6 +465,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   opt.filter = a.filter;
   opt.cases = a.cases;
   opt.variants = parse_variants(a.variants);
+  opt.check = a.check;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
   opt.timing = runtime::TimingOptions{a.warmup, a.reps, a.back_to_back};
   opt.max_bytes = a.max_bytes;
@@ -530,9 +532,9 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
       std::snprintf(ref, sizeof ref, "%.4f", *r.reference_s * 1e3);
       std::snprintf(ratio, sizeof ratio, "%.2fx", *r.reference_s / r.median_s);
     }
-    std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %6s %8.2f %5.1f%% %10s %9s\n", r.kernel.c_str(), r.dtype.c_str(),
-                r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, same, r.tflops,
-                100 * r.frac_fma, ref, ratio);
+    std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %6s %8.2f %5.1f%% %10s %9s%s%s\n", r.kernel.c_str(),
+                r.dtype.c_str(), r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, same,
+                r.tflops, 100 * r.frac_fma, ref, ratio, r.check.empty() ? "" : "  check: ", r.check.c_str());
   }
   std::printf("timer: %s; median of %d windows after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
@@ -541,10 +543,14 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     save(document(rows));
     std::printf("wrote %s\n", path.c_str());
   }
-  std::size_t ran = 0;
-  for (const auto& r : rows) ran += r.skipped.empty();
+  std::size_t ran = 0, failed = 0;
+  for (const auto& r : rows) {
+    ran += r.skipped.empty();
+    failed += r.check.rfind("FAILED", 0) == 0;
+  }
+  if (a.check) std::printf("check: %zu of %zu rows against the CPU oracle failed\n", failed, ran);
   std::printf("%zu benchmarked, %zu skipped\n", ran, rows.size() - ran);
-  return ran > 0 ? 0 : 1;
+  return ran > 0 && failed == 0 ? 0 : 1;
 }
 
 int cmd_diff(const std::string& a, const std::string& b, double threshold, bool strict) {
@@ -741,6 +747,9 @@ int main(int argc, char** argv) {
                   "Reference times (JSON from bench/reference_torch.py) to compare with");
     c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")
         ->capture_default_str();
+    c->add_flag("--check", bargs.check,
+                "Also run each row once against the CPU oracle at its own size (outputs poisoned, every element "
+                "compared; seconds of CPU per row); a failed check fails the command");
     c->add_option("--variant", bargs.variants,
                   "Also run each selected case with these parameters replaced, KEY=V,KEY=V (repeatable; a row "
                   "named <case>+KEY=V,...: e.g. a tiling swept without changing the registry)");

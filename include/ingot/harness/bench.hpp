@@ -36,6 +36,10 @@ struct BenchOptions {
   // Each selected case runs as registered, then once per entry here with those parameters replaced or added
   // (KernelSpec::with_overrides: a tiling swept without a registry change), named "<case>+KEY=V,KEY=V".
   std::vector<Params> variants;
+  // Each row also runs once through the correctness harness at its own size (run_case: outputs poisoned, every
+  // element against the CPU oracle in f64, the kernel's tolerance): the timed kernel checked at production size, where
+  // the test cases are small. Costs the oracle's CPU time per row (seconds at the bench sizes).
+  bool check = false;
   runtime::TimingOptions timing{5, 30};
   double cache_bytes = 50e6;  // L2 size: input sets rotate over more than twice this
   int max_rotation_sets = 8;
@@ -61,6 +65,8 @@ struct BenchRow {
   std::optional<double> reference_s;  // the reference's median time for the same case
   std::string reference_note;         // what the reference ran (or why there is none)
   std::string skipped;                // non-empty: why this case did not run
+  // BenchOptions::check: "" not checked, "passed", or "FAILED: <the harness's message>".
+  std::string check;
   [[nodiscard]] std::string key() const { return kernel + "|" + dtype + "|" + case_name; }
 };
 
