@@ -189,6 +189,13 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       r.bytes = k->bytes ? k->bytes(t, c.params) : 0;
       r.flops = k->flops ? k->flops(c.params) : 0;
       const ir::Kernel kern = passes::optimize(k->build(t, c.params));
+      if (options.skip_reason) {
+        if (std::string why = options.skip_reason(kern); !why.empty()) {
+          r.skipped = why;
+          add(r);
+          continue;
+        }
+      }
       // Refuse early (before generating inputs) from the registry's byte count.
       const int est_sets = std::clamp(static_cast<int>(std::ceil(2 * options.cache_bytes / std::max(r.bytes, 1.0))) + 1,
                                       1, options.max_rotation_sets);
@@ -262,7 +269,7 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       if (options.check) {
         arg_sets.clear();  // (the kernel's timing buffers are freed before the check allocates its own)
         const BackendSlot slot{backend_name, std::shared_ptr<runtime::Backend>(&be, [](runtime::Backend*) {}), "",
-                               nullptr, nullptr};
+                               nullptr, options.skip_reason};
         const CaseResult cr = run_case(*k, t, TestCase{c.name, c.params}, slot, options.seed);
         r.check = cr.status == Status::Pass ? "passed" : "FAILED: " + cr.message;
       }

@@ -206,6 +206,28 @@ TEST(Bench, CheckRunsEachRowAgainstTheOracle) {
   EXPECT_EQ(rows[0].check.rfind("FAILED: output 'y': first bad index 0", 0), 0u) << rows[0].check;
 }
 
+// The backend's refusals (open_backend's skip_reason: a CPU OpenCL device and a huge source, shared memory over the
+// device's) skip a row with their reason, as ingot test does, instead of compiling it.
+TEST(Bench, BackendRefusalsSkipTheRow) {
+  runtime::Interpreter be;
+  const Registry reg = tiny_registry();
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {0, 1};
+  opt.check = true;
+  int asked = 0;
+  opt.skip_reason = [&](const ir::Kernel& k) {
+    ++asked;
+    return k.name.empty() ? std::string() : "refused by the backend: " + k.name;
+  };
+  const auto rows = run_bench(reg, be, "interp", unit_ceilings(), opt);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(rows[0].skipped, "refused by the backend: depthwise_conv1d_f32");
+  EXPECT_EQ(rows[0].check, "");  // nothing ran, nothing checked
+  EXPECT_EQ(rows[0].median_s, 0);
+}
+
 // --cases: a regular expression over the case names selects the cases of both the run and the
 // emitted case list; a bad expression is an error that names it.
 TEST(Bench, CaseFilterSelectsCasesByRegex) {

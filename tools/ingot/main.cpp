@@ -440,6 +440,7 @@ struct BenchArgs {
   double max_bytes = 60e9;
   std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
   bool check = false;                 // --check: each row also against the CPU oracle at its size
+  bool long_compiles = false;         // --long: no source-size limit on a CPU OpenCL device
 };
 
 // --variant's "KEY=V,KEY=V" lists as parameter overrides.
@@ -482,7 +483,9 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   harness::check_bench_options(reg, opt);  // before a backend opens and the ceilings are measured
   const auto names = harness::parse_backend_list(a.backend);
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
-  auto slot = harness::open_backend(names[0]);
+  harness::OpenBackendOptions open;
+  if (a.long_compiles) open.cpu_opencl_source_limit = 0;
+  auto slot = harness::open_backend(names[0], open);
   if (!slot.backend)
     throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
@@ -495,6 +498,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     if (tty && done == total) std::fprintf(stderr, "\r\033[K");
   };
   std::fprintf(stderr, "measuring ceilings...\n");
+  opt.skip_reason = slot.skip_reason;  // the backend's refusals skip a row with their reason (as in ingot test)
   const auto ceilings = harness::measure_ceilings(*slot.backend);
   print_ceilings(ceilings);
   const std::string path = snap ? a.out : a.json_path;
@@ -747,6 +751,8 @@ int main(int argc, char** argv) {
                   "Reference times (JSON from bench/reference_torch.py) to compare with");
     c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")
         ->capture_default_str();
+    c->add_flag("--long", bargs.long_compiles,
+                "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 1 MB (minutes each to compile)");
     c->add_flag("--check", bargs.check,
                 "Also run each row once against the CPU oracle at its own size (outputs poisoned, every element "
                 "compared; seconds of CPU per row); a failed check fails the command");

@@ -40,6 +40,9 @@ struct BenchOptions {
   // element against the CPU oracle in f64, the kernel's tolerance): the timed kernel checked at production size, where
   // the test cases are small. Costs the oracle's CPU time per row (seconds at the bench sizes).
   bool check = false;
+  // The backend's refusals (BackendSlot::skip_reason from open_backend: shared memory over the device's, OpenCL C
+  // too large for a CPU device to compile in reasonable time): a non-empty reason skips the row with it.
+  std::function<std::string(const ir::Kernel&)> skip_reason;
   runtime::TimingOptions timing{5, 30};
   double cache_bytes = 50e6;  // L2 size: input sets rotate over more than twice this
   int max_rotation_sets = 8;
