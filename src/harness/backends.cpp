@@ -57,9 +57,8 @@ std::function<std::string(const ir::Kernel&)> source_size_limit(std::uint64_t li
   return [limit](const ir::Kernel& k) -> std::string {
     if (limit == 0 || codegen::emit(k, codegen::Target::OpenCL).source.size() <= limit) return "";
     return "OpenCL C over " + std::to_string(limit / 1000) +
-           " kB, minutes to compile on a CPU device: ingot test/bench --long (INGOT_TEST_LONG=1 in the unit tests) "
-           "runs "
-           "it";
+           " kB, minutes to compile on a CPU device: --long runs it (ingot test, ingot bench; INGOT_TEST_LONG=1 in "
+           "the unit tests)";
   };
 }
 
