@@ -45,58 +45,15 @@ std::string OpenCLDeviceInfo::describe() const {
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <optional>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
-
-#include <pthread.h>
 
 #include "ingot/runtime/cache.hpp"
 
 namespace ingot::runtime {
 
 namespace {
-
-// The stack an OpenCL compile runs on. An 18.6 MB kernel (the grouped 3-D 16-bit default) sent PoCL's LLVM 15 into
-// ScalarEvolution's recursion deep enough to overflow the 8 MB main-thread stack: a segmentation fault of the whole
-// process (2026-12-04, this repository's Debian 12 machine; reproduced under gdb). Only touched pages are committed.
-constexpr std::size_t kBuildStackBytes = std::size_t{1} << 30;
-
-// Runs f on a thread with a stack of `bytes`, joins it and rethrows what f threw; where no such thread can be made,
-// runs f on the caller's stack.
-template <class F>
-void on_big_stack(std::size_t bytes, F&& f) {
-  struct Job {
-    std::remove_reference_t<F>* f;
-    std::exception_ptr error;
-  };
-  Job job{&f, nullptr};
-  pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) {
-    f();
-    return;
-  }
-  pthread_t th{};
-  const auto entry = [](void* p) -> void* {
-    auto* j = static_cast<Job*>(p);
-    try {
-      (*j->f)();
-    } catch (...) {
-      j->error = std::current_exception();
-    }
-    return nullptr;
-  };
-  const bool started = pthread_attr_setstacksize(&attr, bytes) == 0 && pthread_create(&th, &attr, entry, &job) == 0;
-  pthread_attr_destroy(&attr);
-  if (!started) {
-    f();
-    return;
-  }
-  pthread_join(th, nullptr);
-  if (job.error) std::rethrow_exception(job.error);
-}
 
 // ------------------------------------------------------------------------------ error names
 
@@ -379,9 +336,7 @@ struct OpenCLBackend::Impl {
     cl_int e = CL_SUCCESS;
     ProgramHandle p(clCreateProgramWithSource(session->context.get(), 1, &text, &len, &e));
     check(e, "clCreateProgramWithSource", "creating the program of kernel '" + src.entry + "'");
-    cl_int be = CL_SUCCESS;
-    on_big_stack(kBuildStackBytes,
-                 [&] { be = clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr); });
+    const cl_int be = clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr);
     if (be != CL_SUCCESS) {
       const std::string log = build_log(p.get());
       throw OpenCLCompileError("opencl: building kernel '" + src.entry + "' for " + info.device_name +
@@ -400,10 +355,7 @@ struct OpenCLBackend::Impl {
     cl_int e = CL_SUCCESS;
     ProgramHandle p(clCreateProgramWithBinary(session->context.get(), 1, &session->device, &len, &ptr, &status, &e));
     if (e != CL_SUCCESS || status != CL_SUCCESS || !p) return {};
-    cl_int be = CL_SUCCESS;
-    on_big_stack(kBuildStackBytes,
-                 [&] { be = clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr); });
-    if (be != CL_SUCCESS) return {};
+    if (clBuildProgram(p.get(), 1, &session->device, opts.c_str(), nullptr, nullptr) != CL_SUCCESS) return {};
     return p;
   }
 
