@@ -18,6 +18,13 @@ Registry tiny_registry() {
   r.add(s);
   return r;
 }
+// f32 rows, one timed launch, no warm-up.
+BenchOptions one_launch_f32() {
+  BenchOptions opt;
+  opt.dtype = DType::f32;
+  opt.timing = {0, 1};
+  return opt;
+}
 // Ceilings of 1 GB/s and 1 GFLOP/s: a row's fractions are its rates in those units.
 Ceilings unit_ceilings() {
   Ceilings c;
@@ -147,9 +154,7 @@ TEST(Bench, ReferenceMergeBaselineAndDiff) {
 TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
   runtime::Interpreter be;
   const Registry reg = tiny_registry();
-  BenchOptions opt;
-  opt.dtype = DType::f32;
-  opt.timing = {0, 1};
+  BenchOptions opt = one_launch_f32();
   opt.variants = {{{"V", 2}}, {{"V", 4}, {"L", 33}}};
   const auto rows = run_bench(reg, be, "interp", unit_ceilings(), opt);
   ASSERT_EQ(rows.size(), 3u);
@@ -180,15 +185,16 @@ TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
 TEST(Bench, CheckRunsEachRowAgainstTheOracle) {
   runtime::Interpreter be;
   Registry reg = tiny_registry();
-  BenchOptions opt;
-  opt.dtype = DType::f32;
-  opt.timing = {0, 1};
+  BenchOptions opt = one_launch_f32();
   EXPECT_EQ(run_bench(reg, be, "interp", unit_ceilings(), opt).at(0).check, "");
   opt.check = true;
   opt.variants = {{{"V", 2}}};
   auto rows = run_bench(reg, be, "interp", unit_ceilings(), opt);
   ASSERT_EQ(rows.size(), 2u);
-  for (const auto& r : rows) EXPECT_EQ(r.check, "passed") << r.case_name;
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.check, "passed") << r.case_name;
+    EXPECT_FALSE(r.check_failed());
+  }
   EXPECT_EQ(nlohmann::json::parse(baseline_json(rows, unit_ceilings(), "interp", "c", "d"))["rows"][0]["check"],
             "passed");
   KernelSpec wrong = reg.kernels().front();
@@ -204,6 +210,7 @@ TEST(Bench, CheckRunsEachRowAgainstTheOracle) {
   rows = run_bench(bad, be, "interp", unit_ceilings(), opt);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].check.rfind("FAILED: output 'y': first bad index 0", 0), 0u) << rows[0].check;
+  EXPECT_TRUE(rows[0].check_failed());
 }
 
 // The backend's refusals (open_backend's skip_reason: a CPU OpenCL device and a huge source, shared memory over the
@@ -211,9 +218,7 @@ TEST(Bench, CheckRunsEachRowAgainstTheOracle) {
 TEST(Bench, BackendRefusalsSkipTheRow) {
   runtime::Interpreter be;
   const Registry reg = tiny_registry();
-  BenchOptions opt;
-  opt.dtype = DType::f32;
-  opt.timing = {0, 1};
+  BenchOptions opt = one_launch_f32();
   opt.check = true;
   int asked = 0;
   opt.skip_reason = [&](const ir::Kernel& k) {

@@ -550,7 +550,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   std::size_t ran = 0, failed = 0;
   for (const auto& r : rows) {
     ran += r.skipped.empty();
-    failed += r.check.rfind("FAILED", 0) == 0;
+    failed += r.check_failed();
   }
   if (a.check) std::printf("check: %zu of %zu rows against the CPU oracle failed\n", failed, ran);
   std::printf("%zu benchmarked, %zu skipped\n", ran, rows.size() - ran);
@@ -771,8 +771,8 @@ int main(int argc, char** argv) {
       "Examples:\n  ingot bench --backend cuda\n  ingot bench --filter depthwise --dtype bf16 --json bench.json\n"
       "  ingot bench --emit-cases cases.json && python3 bench/reference_torch.py cases.json ref.json &&\n"
       "    ingot bench --reference ref.json\n"
-      "  ingot bench --filter depthwise_conv2d_nhwc --dtype bf16 --cases '_3x3$' --variant PB=4 --variant "
-      "PB=6,ahead=2");
+      "  ingot bench --filter depthwise_conv2d_nhwc --dtype bf16 --cases '_3x3$' --variant stream=1,PB=4 "
+      "--variant stream=1,PB=6,ahead=2");
   auto* snap =
       app.add_subcommand("snap", "Run the bench and write a baseline JSON (device, commit, date, ceilings, rows)");
   add_bench_options(snap);

@@ -70,6 +70,7 @@ struct BenchRow {
   std::string skipped;                // non-empty: why this case did not run
   // BenchOptions::check: "" not checked, "passed", or "FAILED: <the harness's message>".
   std::string check;
+  [[nodiscard]] bool check_failed() const { return check.rfind("FAILED", 0) == 0; }
   [[nodiscard]] std::string key() const { return kernel + "|" + dtype + "|" + case_name; }
 };
 
