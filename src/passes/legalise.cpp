@@ -1,6 +1,7 @@
 // Decomposition of ops a dialect cannot print.
 #include "ingot/passes/legalise.hpp"
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,14 +70,20 @@ ir::Kernel exchange_through_shared(const ir::Kernel& in, ir::StmtKind kind, DTyp
                         " dialect need launch bounds (the shared-memory exchange is sized by them)");
   }
   ir::Kernel k = in;
-  const ExprId lid = linear_local_id(k.exprs);
+  // the linear local id, computed once at the top of the kernel (each exchange uses it several times)
+  ir::Stmt lid_let;
+  lid_let.kind = ir::StmtKind::Let;
+  lid_let.var = static_cast<ir::VarId>(k.vars.size());
+  k.vars.push_back(ir::VarInfo{DType::u32, false, "lid"});
+  lid_let.a = linear_local_id(k.exprs);
+  const ExprId lid = k.exprs.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, lid_let.var});
   const auto scratch = static_cast<std::uint32_t>(k.shared.size());
   k.shared.push_back(ir::SharedArray{type, k.bounds.max_group_threads * per_thread, what});
   replace_statements(k, k.body, kind, scratch, lid, lower);
   ir::Stmt alloc;
   alloc.kind = ir::StmtKind::SharedAlloc;
   alloc.shared = scratch;
-  k.body.insert(k.body.begin(), alloc);
+  k.body.insert(k.body.begin(), {alloc, lid_let});
   ir::renumber(k);
   return k;
 }
@@ -126,8 +133,12 @@ void lower_shuffle(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, Expr
 
 constexpr std::uint32_t kMmaSlots = 12;  // per lane: 8 values of A, 4 of B
 
-// One Mma: the lanes' A and B values (rounded) into their slots of f32 array `scratch`, then
-// each result from the owners' slots (legalise.hpp).
+// One Mma: the lanes' A and B values (rounded) into their slots of f32 array `scratch`, then 16
+// steps k, each reading the lane's two A and two B values of step k once from their owners' slots
+// and adding their four products to the lane's accumulators (legalise.hpp). (Reading each
+// product's operands anew, 128 loads per Mma, printed 4x the OpenCL C — 18.6 MB for the grouped
+// 3-D bench kernel's 420 Mma — and built ~30x slower on PoCL without optimisation. A run-time loop
+// over k prints less still, but PoCL's loop passes took minutes per kernel on it.)
 void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
   ir::ExprArena& a = k.exprs;
   const ir::MemRef mem{ir::Space::Shared, scratch};
@@ -160,29 +171,38 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
     out.push_back(put);
   }
   out.push_back(barrier);
-  const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, u(~(ir::kMmaLanes - 1)));
+  // d_i = D[g + 8*(i/2)][2t + i%2], g = lane / 4, t = lane % 4. At step kk, A[row][kk] sits with lane
+  // 4*(row % 8) + (kk % 8)/2 = 4g + q (q = (kk % 8)/2), slot kk%2 + 2*(row/8) + 4*(kk/8); B[kk][col] with lane
+  // 4*col + q, slot 8 + kk%2 + 2*(kk/8).
   const ExprId lane = a.binary(Op::BitAnd, DType::u32, lid, u(ir::kMmaLanes - 1));
+  const ExprId base = a.binary(Op::BitAnd, DType::u32, lid, u(~(ir::kMmaLanes - 1)));
   const ExprId g = a.binary(Op::Shr, DType::u32, lane, u(2));
   const ExprId t = a.binary(Op::BitAnd, DType::u32, lane, u(3));
-  const auto slot = [&](ExprId owner, std::uint32_t i) {
-    return a.make({Op::Load, DType::f32, add(mul(add(base, owner), u(kMmaSlots)), u(i)), ir::kNoExpr, ir::kNoExpr,
-                   ir::encode_mem(mem)});
+  // the slots of lane 4g and of lane 8t (column 2t), each step adds 12q
+  const ExprId a_row = new_let(mul(add(base, mul(g, u(4))), u(kMmaSlots)), "mma_arow");
+  const ExprId b_col = new_let(mul(add(base, mul(t, u(8))), u(kMmaSlots)), "mma_bcol");
+  std::array<ExprId, 4> acc{s.values[12], s.values[13], s.values[14], s.values[15]};
+  const auto slot = [&](ExprId at, std::uint32_t offset, const char* hint) {
+    return new_let(
+        a.make({Op::Load, DType::f32, offset ? add(at, u(offset)) : at, ir::kNoExpr, ir::kNoExpr, ir::encode_mem(mem)}),
+        hint);
   };
-  for (std::uint32_t i = 0; i < 4; ++i) {
-    // d_i = D[g + 8*(i/2)][2t + i%2]
-    ExprId acc = s.values[12 + i];
-    for (std::uint32_t kk = 0; kk < 16; ++kk) {
-      // A[row][kk] sits with lane 4*(row % 8) + (kk % 8)/2 = 4g + (kk % 8)/2, slot kk%2 + 2*(row/8) + 4*(kk/8)
-      const ExprId va = new_let(slot(add(mul(g, u(4)), u((kk % 8) / 2)), kk % 2 + 2 * (i / 2) + 4 * (kk / 8)), "mma_a");
-      // B[kk][col] sits with lane 4*col + (kk % 8)/2, col = 2t + i%2, slot 8 + kk%2 + 2*(kk/8)
-      const ExprId owner_b = add(mul(add(mul(t, u(2)), u(i % 2)), u(4)), u((kk % 8) / 2));
-      const ExprId vb = new_let(slot(owner_b, 8 + kk % 2 + 2 * (kk / 8)), "mma_b");
-      acc = new_let(a.make({Op::Fma, DType::f32, va, vb, acc, 0}), "mma_acc");
+  for (std::uint32_t kk = 0; kk < 16; ++kk) {
+    const std::uint32_t q12 = (kk % 8) / 2 * kMmaSlots;
+    const ExprId a0 = slot(a_row, q12 + kk % 2 + 4 * (kk / 8), "mma_a");                      // A[g][kk]
+    const ExprId a1 = slot(a_row, q12 + kk % 2 + 4 * (kk / 8) + 2, "mma_a");                  // A[g + 8][kk]
+    const ExprId b0 = slot(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8), "mma_b");                  // B[kk][2t]
+    const ExprId b1 = slot(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8) + 4 * kMmaSlots, "mma_b");  // B[kk][2t + 1]
+    const std::array<std::array<ExprId, 2>, 4> factors{{{a0, b0}, {a0, b1}, {a1, b0}, {a1, b1}}};
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      acc[i] = new_let(a.make({Op::Fma, DType::f32, factors[i][0], factors[i][1], acc[i], 0}), "mma_acc");
     }
+  }
+  for (std::uint32_t i = 0; i < 4; ++i) {
     ir::Stmt d;
     d.kind = ir::StmtKind::Let;
     d.var = s.vars[i];
-    d.a = acc;
+    d.a = acc[i];
     out.push_back(d);
   }
 }

@@ -694,8 +694,9 @@ int main(int argc, char** argv) {
   test->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   test->add_option("--dtype", dtype, "Only this dtype (f32, f16, bf16, ...)");
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
-  test->add_flag("--long", long_compiles,
-                 "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 1 MB (minutes each to compile)");
+  test->add_flag(
+      "--long", long_compiles,
+      "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 256 kB (minutes each to compile)");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
   test->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   test->footer(
@@ -751,8 +752,9 @@ int main(int argc, char** argv) {
                   "Reference times (JSON from bench/reference_torch.py) to compare with");
     c->add_option("--max-bytes", bargs.max_bytes, "Skip cases whose rotating buffers need more device memory")
         ->capture_default_str();
-    c->add_flag("--long", bargs.long_compiles,
-                "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 1 MB (minutes each to compile)");
+    c->add_flag(
+        "--long", bargs.long_compiles,
+        "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 256 kB (minutes each to compile)");
     c->add_flag("--check", bargs.check,
                 "Also run each row once against the CPU oracle at its own size (outputs poisoned, every element "
                 "compared; seconds of CPU per row); a failed check fails the command");

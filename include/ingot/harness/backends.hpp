@@ -21,8 +21,9 @@ namespace ingot::harness {
 struct OpenBackendOptions {
   // OpenCL on a CPU device (PoCL): a kernel whose OpenCL C exceeds this many bytes is skipped with
   // the reason (0: none is). PoCL compiles the largest tensor-core kernels' legalised exchanges
-  // (1-3 MB of source) in 1-2 minutes each; everything else in seconds. GPU devices have no limit.
-  std::uint64_t cpu_opencl_source_limit = 1'000'000;
+  // (0.25-1.2 MB of source, unrolled mma emulation) in 0.5-2 minutes each; everything else in seconds.
+  // GPU devices have no limit.
+  std::uint64_t cpu_opencl_source_limit = 256'000;
   runtime::OpenCLOptions opencl;  // how the OpenCL backend is created
 };
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set

@@ -33,6 +33,7 @@ struct LegaliseError : std::runtime_error {
 // previous exchange's reads ahead of this one's writes). Without native_mma, each Mma becomes
 //   barrier; mma[lid*12 + i] = round(a_i) (i < 8), mma[lid*12 + 8 + i] = round(b_i) (i < 4);
 //   barrier; d_i = c_i + sum over k < 16 of A[row][k] * B[k][col] (f32 fma, k in order)
+// (each step k reading the lane's two A and two B values once; the linear local id is a let at the kernel's top)
 // with round() to the Mma's f16/bf16 and A, B read from the owning lanes' slots (the fragment
 // layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements. Without
 // native_async_copy, each CopyAsync `shared[a..] <- mem[b..] x W if c` becomes
