@@ -267,6 +267,8 @@ class KernelBuilder {
                        ir::ExprId ok);
   void emit_async_commit();
   void emit_async_wait(std::uint32_t pending);
+  // Prefetch hint of `count` elements m[index ..) (see prefetch()).
+  void emit_prefetch(ir::MemRef m, ir::ExprId index, std::uint32_t count);
   // value of lane src_lane of this thread's sub-group of `lanes` threads (see shuffle()).
   ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
   // D = C + A*B over 32 lanes (see mma_m16n8k16()); operands a0..a7, b0..b3, c0..c3 (f32); returns d0..d3.
@@ -734,6 +736,16 @@ void copy_async(const Shared<T>& dst, const I& dst_index, const Buffer<T, A>& sr
 }
 inline void async_commit(KernelBuilder& k) { k.emit_async_commit(); }
 inline void async_wait(KernelBuilder& k, std::uint32_t pending) { k.emit_async_wait(pending); }
+
+// Prefetch hint (ir.hpp, Prefetch): asks for buf[index .. index + count) to be brought towards the cache every
+// work-group shares (L2 on GPUs), so that a later load or copy_async of it waits less. Changes no value and
+// waits for nothing; the whole range must lie in the buffer (the interpreter checks it). Dialects without a
+// prefetch print nothing; CUDA prefetches the range's 16-byte aligned interior in one bulk prefetch.
+template <class T, Access A, class I>
+void prefetch(const Buffer<T, A>& buf, const I& index, std::uint32_t count) {
+  KernelBuilder& k = *buf.builder();
+  k.emit_prefetch(buf.mem(), detail::index_id(k, index), count);
+}
 
 #define INGOT_ATOMIC(fn, op)                                                                                      \
   template <class T, Access A, class I, class V>                                                                  \

@@ -235,6 +235,15 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
   }
+  // (0 until measured: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
+  // after it too, one bulk L2 prefetch per round, to keep more of DRAM's latency covered.)
+  o.prefetch = bounded_param(p, "pf", 0, 8, 0, "depthwise_conv2d");
+  if (o.prefetch == 1 || (o.prefetch > 1 && (!o.async || o.images <= o.prefetch))) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: pf (L2 prefetch of the plane pf images ahead) needs async = 1 and "
+        "2 <= pf < imgs (the next plane is copied already); has pf " +
+        std::to_string(o.prefetch) + ", imgs " + std::to_string(o.images) + (o.async ? "" : ", async 0"));
+  }
   return o;
 }
 
@@ -252,7 +261,7 @@ bool streams(const Params& p) {
 }
 DepthwiseNchwStream stream_of(const Params& p) {
   for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq"}) {
+       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq", "pf"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -298,6 +307,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
   s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
+  s.spec_params.emplace_back("pf");      // tensor cores with async: L2 prefetch of the plane pf images ahead (0: none)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NP");      // stream: planes per work-group
@@ -581,7 +591,15 @@ void register_depthwise_conv2d(harness::Registry& r) {
             {{"imgs", 1}, {"lq", 0}}},
            {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
             {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}}}}) {
+            {{"lq", 2}}},
+           // L2 prefetch of the plane pf images ahead: the tuned schedule (8 images, a group of 1 past them) and 3
+           // images per group with a partial last group
+           {"c2_13x16_7x7_pad3_bias_b9_rp_pf3",
+            {.B = 9, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"pf", 3}}},
+           {"c3_9x20_3x3_pad1_b7_rp_async_imgs3_pf2",
+            {.B = 7, .C = 3, .size = {9, 20}, .k = {3, 3}, .pad = {1, 1}},
+            {{"async", 1}, {"imgs", 3}, {"pf", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;
@@ -936,6 +954,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
     (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
     (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
     (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
+    if (p.count("pf") && !tile.mma && !(p.count("mma") && param(p, "mma") == 1)) {
+      throw std::invalid_argument(
+          "depthwise_conv2d: pf (L2 prefetch of planes ahead) applies to the tensor-core kernel with async (mma = 1, "
+          "f16/bf16); drop pf");
+    }
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {

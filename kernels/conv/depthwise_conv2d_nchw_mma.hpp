@@ -67,6 +67,7 @@ struct DepthwiseMmaOptions {
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
+  std::uint32_t prefetch = 0;  // async: each round prefetches into L2 the plane this many images ahead (0: none; pf)
 };
 
 struct DepthwiseMmaPlan {
@@ -508,7 +509,8 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         [&](const Val<u32>& img, const Val<u32>& buf) {
           const auto cur = plane_of(img);
           plane_work(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
-        });
+        },
+        o.prefetch);
     return;
   }
 

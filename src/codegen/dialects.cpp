@@ -136,6 +136,17 @@ Dialect cuda() {
     d.copy_async[bytes] = form;
   }
   d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
+  // cp.async.bulk.prefetch.L2 (sm_90+): the range's 16-byte aligned interior (the instruction's rule) in one
+  // instruction; nothing outside [p, p + bytes) is touched.
+  d.prefetch = "ingot_prefetch_l2({p}, {bytes}ull);";
+  d.prefetch_helper = "ingot_prefetch_l2";
+  d.conversion_helpers["ingot_prefetch_l2"] =
+      "static __device__ __forceinline__ void ingot_prefetch_l2(const void* p, unsigned long long bytes) {\n"
+      "  const unsigned long long a = (unsigned long long)__cvta_generic_to_global(p);\n"
+      "  const unsigned long long lo = (a + 15ull) & ~15ull, hi = (a + bytes) & ~15ull;\n"
+      "  if (hi > lo) asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(lo), "
+      "\"r\"((unsigned)(hi - lo)) : \"memory\");\n"
+      "}\n";
   d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";
   d.float_as_uint = "__float_as_uint({x})";
   d.uint_as_float = "__uint_as_float({x})";
@@ -219,6 +230,8 @@ Dialect hip() {
   d.shared_load_words.clear();
   d.shared_store_words.clear();
   d.copy_async.clear();  // no cp.async on AMD GPUs: legalise copies at once
+  d.prefetch.clear();    // (no cp.async.bulk.prefetch either)
+  d.prefetch_helper.clear();
   d.async_commit = d.async_wait = "";
   d.mma_m16n8k16.clear();  // AMD's matrix cores have other fragment layouts: the shared-memory exchange
   d.load_matrix.clear();   // no ldmatrix on AMD GPUs: shuffles and pair loads
@@ -246,6 +259,7 @@ Dialect opencl() {
   d.shared_space = "__local";
   d.shared_pointer_space = "__local";
   d.shared_align = " __attribute__((aligned(16)))";  // vector accesses (ir.hpp)
+  d.prefetch = "prefetch({p}, {n});";  // OpenCL C 1.2's prefetch of num_gentypes elements to the global cache
   d.copy_async = {};  // async_work_group_copy is a whole-group operation, not a thread's copy: legalise
   d.async_commit = d.async_wait = "";
   d.const_word = "const";

@@ -636,6 +636,19 @@ class Printer {
         break;
       }
       case ir::StmtKind::LoadMatrix: load_matrix(s, ind, os); break;
+      case ir::StmtKind::Prefetch: {
+        if (d_.prefetch.empty()) {
+          os << ind << "// prefetch of " << mem_name(s.mem) << " (none in " << d_.name << ")\n";
+          break;
+        }
+        if (!d_.prefetch_helper.empty()) helpers_used_.insert(d_.prefetch_helper);
+        std::string line = replace_all(d_.prefetch, "{p}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
+        line = replace_all(line, "{n}", std::to_string(s.count));
+        os << ind
+           << replace_all(line, "{bytes}", std::to_string(std::uint64_t{s.count} * dtype_size(k_.mem_type(s.mem))))
+           << "\n";
+        break;
+      }
       case ir::StmtKind::AsyncCommit: os << ind << d_.async_commit << "\n"; break;
       case ir::StmtKind::AsyncWait:
         os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n";

@@ -173,6 +173,20 @@ void KernelBuilder::emit_copy_async(ir::MemRef dst, ir::ExprId dst_index, ir::Me
   push(std::move(s));
 }
 
+void KernelBuilder::emit_prefetch(ir::MemRef m, ir::ExprId index, std::uint32_t count) {
+  if (m.space != ir::Space::Global) {
+    throw TraceError("kernel '" + k_.name + "': prefetch of the shared array '" + k_.mem_name(m) +
+                     "': only global buffers are prefetched");
+  }
+  if (count == 0) throw TraceError("kernel '" + k_.name + "': prefetch of no elements of '" + k_.mem_name(m) + "'");
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Prefetch;
+  s.mem = m;
+  s.a = index;
+  s.count = count;
+  push(std::move(s));
+}
+
 void KernelBuilder::emit_async_commit() {
   ir::Stmt s;
   s.kind = ir::StmtKind::AsyncCommit;

@@ -92,6 +92,7 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::AsyncCommit: return "async_commit";
     case StmtKind::AsyncWait: return "async_wait";
     case StmtKind::LoadMatrix: return "load_matrix";
+    case StmtKind::Prefetch: return "prefetch";
   }
   return "?";
 }

@@ -92,7 +92,8 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       std::string out = "let (";
       for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
       const std::string t = s.vars.empty() ? std::string("?") : type_of_var(s.vars[0]);
-      return out + "): " + t + "x" + std::to_string(s.vars.size()) + (s.transpose ? " = load_matrix_trans " : " = load_matrix ") + k.mem_name(s.mem) + "[" +
+      return out + "): " + t + "x" + std::to_string(s.vars.size()) +
+             (s.transpose ? " = load_matrix_trans " : " = load_matrix ") + k.mem_name(s.mem) + "[" +
              print_expr(k, s.a) + "]";
     }
     case StmtKind::StoreVec: {
@@ -104,6 +105,8 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       return "copy_async " + k.mem_name(MemRef{Space::Shared, s.shared}) + "[" + print_expr(k, s.a) + "] <- " +
              k.mem_name(s.mem) + "[" + print_expr(k, s.b) + "] x" + std::to_string(s.count) + " if " +
              print_expr(k, s.c) + " else 0";
+    case StmtKind::Prefetch:
+      return "prefetch " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] x" + std::to_string(s.count);
     case StmtKind::AsyncCommit: return "async_commit";
     case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.count);
     case StmtKind::Atomic:

@@ -388,6 +388,16 @@ class Verifier {
           check_vector(s, s.count);
           break;
         }
+        case StmtKind::Prefetch: {
+          use(s, s.a, scope, shared_scope, false);
+          check_mem_access(s, s.mem, shared_scope, false);
+          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
+          if (s.count == 0) stmt_error(s, "prefetch of no elements");
+          if (mem_valid(s.mem) && s.mem.space != Space::Global) stmt_error(s, "prefetch of a shared array");
+          if (mem_valid(s.mem) && std::uint64_t{s.count} * dtype_size(k_.mem_type(s.mem)) >= (std::uint64_t{1} << 31))
+            stmt_error(s, "prefetch of 2 GiB or more: split it");
+          break;
+        }
         case StmtKind::AsyncCommit: break;
         case StmtKind::AsyncWait:
           if (s.count > kMaxAsyncGroupsPending)

@@ -96,6 +96,10 @@ struct Dialect {
   // statement each. An empty map = none (legalise copies at once and drops commits and waits).
   std::map<std::uint32_t, std::string> copy_async;
   std::string async_commit, async_wait;
+  // Prefetch hint (ir.hpp, Prefetch): one statement in which "{p}" is a pointer to the range's first element, "{n}" its
+  // element count and "{bytes}" its size in bytes; prefetch_helper names the conversion_helpers entry it calls ("" for
+  // none). An empty prefetch = none: the statement prints as a comment (a hint may be dropped).
+  std::string prefetch, prefetch_helper;
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.
