@@ -59,13 +59,13 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
-  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
-          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead)};
+  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC),      get("CL", 0, 1024, d.CL), get("NQ", 1, 32, d.NQ),
+          get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead), get("pf", 0, 1, d.pf)};
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB"}) {
+  for (const char* key : {"NQ", "PB", "pf"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -79,7 +79,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 }
 
 // The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
-constexpr std::array<const char*, 9> kFmaKernelKeys{"V", "VC", "VH", "preload", "CL", "ahead", "stream", "NQ", "PB"};
+constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
+                                                     "ahead", "stream", "NQ", "PB",      "pf"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
@@ -222,6 +223,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("stream");   // 1: rows through a shared ring by asynchronous copies
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
+  s.spec_params.emplace_back("pf");       // stream: 1 = the band's later rows prefetched into L2 at the start
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
   s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
@@ -330,6 +332,22 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"stream_c4_6x7_1x1", {.B = 2, .C = 4, .size = {6, 7}, .k = {1, 1}}, {4, 2, 2, 1, 4, 1}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
+    s.tests.push_back({name, p});
+  }
+  // pf = 1 (the band's later rows prefetched into L2): padding rows and columns outside the input skipped, partial
+  // bands and strips, a last round of items shorter than the work-group.
+  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
+           {"stream_pf_c16_9x11_3x3_pad1_bias",
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 4, 2, 4, 2}},
+           {"stream_pf_c8_11x10_7x7_pad3",
+            {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
+            {4, 2, 4, 1, 3, 1}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    p["pf"] = 1;
     for (std::size_t i = 0; i < tl.size(); ++i)
       p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});

@@ -23,7 +23,9 @@
 // row u in slot u % S, element (column j, channel c) at slot*IWS*CBC + j*CBC + c. Each row is
 // IWS * CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread
 // over the G threads; a copy outside the input writes zeros. The copies, waits and barriers follow
-// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row).
+// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row). With pf, once the first
+// `ahead` rows are issued, the work-group asks for the band's later rows to be prefetched into L2 (prefetch(): one
+// hint per pixel of CBC channels inside the input, spread over the threads), so that their copies wait less.
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
@@ -68,6 +70,7 @@ struct DepthwiseNhwcStream {
   std::uint32_t NQ = 2;     // column groups per work-group
   std::uint32_t PB = 8;     // output rows per work-group (and per thread)
   std::uint32_t ahead = 2;  // rows whose copies are in flight while one row is read
+  std::uint32_t pf = 0;     // 1: at the start, the band's rows past the first `ahead` are prefetched into L2
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -272,8 +275,25 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     });
   };
 
+  // pf: rows ahead .. NR-1 of the band, IWS pixels each, one prefetch of CBC channels per pixel inside the input.
+  auto prefetch_rows = [&] {
+    if (t.pf == 0 || t.ahead >= L.NR) return;
+    const std::uint32_t items = (L.NR - t.ahead) * IWS;
+    for (std::uint32_t r = 0; r * G < items; ++r) {
+      const auto rt = std::to_string(r);
+      auto m = k.let("pfm" + rt, lid + r * G);
+      auto ih = k.let("pfh" + rt, rbase + (m / IWS + t.ahead) - PH);  // u32: a row above 0 wraps past H
+      auto iw = k.let("pfw" + rt, col0 + m % IWS - PW);
+      if_(m < items && ih < H && iw < W, [&] { prefetch(x, k.let("pfa" + rt, xb + (ih * W + iw) * C), CBC); });
+    }
+  };
+
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);
-  for_ring_rows(k, L.NR, t.ahead, issue_row, [&](std::uint32_t u) {
+  const auto issue_first_rows_then_prefetch = [&](std::uint32_t u) {
+    issue_row(u);
+    if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
+  };
+  for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
     if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;
     std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
