@@ -740,7 +740,7 @@ inline void async_wait(KernelBuilder& k, std::uint32_t pending) { k.emit_async_w
 // Prefetch hint (ir.hpp, Prefetch): asks for buf[index .. index + count) to be brought towards the cache every
 // work-group shares (L2 on GPUs), so that a later load or copy_async of it waits less. Changes no value and
 // waits for nothing; the whole range must lie in the buffer (the interpreter checks it). Dialects without a
-// prefetch print nothing; CUDA prefetches the range's 16-byte aligned interior in one bulk prefetch.
+// prefetch print a comment; CUDA prefetches the range's 16-byte aligned interior in one bulk prefetch (sm_90+).
 template <class T, Access A, class I>
 void prefetch(const Buffer<T, A>& buf, const I& index, std::uint32_t count) {
   KernelBuilder& k = *buf.builder();

@@ -137,15 +137,21 @@ Dialect cuda() {
   }
   d.async_commit = "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
   // cp.async.bulk.prefetch.L2 (sm_90+): the range's 16-byte aligned interior (the instruction's rule) in one
-  // instruction; nothing outside [p, p + bytes) is touched.
+  // instruction; before sm_90, prefetch.global.L2 of an address every 128 bytes (each line's, inside the range).
+  // Nothing outside [p, p + bytes) is touched.
   d.prefetch = "ingot_prefetch_l2({p}, {bytes}ull);";
   d.prefetch_helper = "ingot_prefetch_l2";
   d.conversion_helpers["ingot_prefetch_l2"] =
       "static __device__ __forceinline__ void ingot_prefetch_l2(const void* p, unsigned long long bytes) {\n"
       "  const unsigned long long a = (unsigned long long)__cvta_generic_to_global(p);\n"
+      "#if __CUDA_ARCH__ >= 900\n"
       "  const unsigned long long lo = (a + 15ull) & ~15ull, hi = (a + bytes) & ~15ull;\n"
       "  if (hi > lo) asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(lo), "
       "\"r\"((unsigned)(hi - lo)) : \"memory\");\n"
+      "#else\n"
+      "  for (unsigned long long at = a; at < a + bytes; at += 128ull) asm volatile(\"prefetch.global.L2 [%0];\" :: "
+      "\"l\"(at));\n"
+      "#endif\n"
       "}\n";
   d.async_wait = "asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");";
   d.float_as_uint = "__float_as_uint({x})";

@@ -21,8 +21,12 @@ static __device__ __forceinline__ unsigned int ingot_lds32(unsigned int a) {
 }
 static __device__ __forceinline__ void ingot_prefetch_l2(const void* p, unsigned long long bytes) {
   const unsigned long long a = (unsigned long long)__cvta_generic_to_global(p);
+#if __CUDA_ARCH__ >= 900
   const unsigned long long lo = (a + 15ull) & ~15ull, hi = (a + bytes) & ~15ull;
   if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(lo), "r"((unsigned)(hi - lo)) : "memory");
+#else
+  for (unsigned long long at = a; at < a + bytes; at += 128ull) asm volatile("prefetch.global.L2 [%0];" :: "l"(at));
+#endif
 }
 static __device__ __forceinline__ void ingot_sts32(unsigned int a, unsigned int v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
