@@ -45,15 +45,60 @@ std::string OpenCLDeviceInfo::describe() const {
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
+
+#include <pthread.h>
 
 #include "ingot/runtime/cache.hpp"
 
 namespace ingot::runtime {
 
 namespace {
+
+// The stack a program's build, kernel creation and first queries run on. PoCL (LLVM 15) compiles a kernel's
+// work-group function on the thread that first asks about the kernel (clGetKernelWorkGroupInfo), and for the largest
+// legalised tensor-core kernel (the grouped 3-D 16-bit bench default, 4.5 MB of OpenCL C) its ScalarEvolution recursed
+// past the 8 MB main-thread stack: a segmentation fault of the whole process after 7 minutes (2026-12-04, this
+// repository's Debian 12 machine; a build on PoCL's own thread did not crash). Only touched pages are committed.
+constexpr std::size_t kBuildStackBytes = std::size_t{1} << 30;
+
+// Runs f on a thread with a stack of `bytes`, joins it and rethrows what f threw; where no such thread can be made,
+// runs f on the caller's stack.
+template <class F>
+void on_big_stack(std::size_t bytes, F&& f) {
+  struct Job {
+    std::remove_reference_t<F>* f;
+    std::exception_ptr error;
+  };
+  Job job{&f, nullptr};
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) {
+    f();
+    return;
+  }
+  pthread_t th{};
+  const auto entry = [](void* p) -> void* {
+    auto* j = static_cast<Job*>(p);
+    try {
+      (*j->f)();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  const bool started = pthread_attr_setstacksize(&attr, bytes) == 0 && pthread_create(&th, &attr, entry, &job) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) {
+    f();
+    return;
+  }
+  pthread_join(th, nullptr);
+  if (job.error) std::rethrow_exception(job.error);
+}
 
 // ------------------------------------------------------------------------------ error names
 
@@ -376,7 +421,17 @@ struct OpenCLBackend::Impl {
     key += '\n';
     key += src.source;
     if (auto it = programs.find(key); it != programs.end()) return {&it->second, ProgramOrigin::Memory};
+    Built b;
+    ProgramOrigin origin = ProgramOrigin::Source;
+    on_big_stack(kBuildStackBytes, [&] { origin = build(src, b); });
+    auto [it, inserted] = programs.emplace(std::move(key), std::move(b));
+    (void)inserted;
+    return {&it->second, origin};
+  }
 
+  // Builds src's program (from the disk cache's binary where it has one), creates its kernel and asks its limits:
+  // where it came from.
+  ProgramOrigin build(const codegen::KernelSource& src, Built& b) {
     const std::string program_options = options_for(src);
     const CacheKey ck{src.source, cache_target, program_options};
     ProgramOrigin origin = ProgramOrigin::Source;
@@ -395,7 +450,6 @@ struct OpenCLBackend::Impl {
       }
     }
 
-    Built b;
     cl_int e = CL_SUCCESS;
     b.kernel = KernelHandle(clCreateKernel(program.get(), src.entry.c_str(), &e));
     check(e, "clCreateKernel", "creating kernel '" + src.entry + "' from its built program");
@@ -406,9 +460,7 @@ struct OpenCLBackend::Impl {
     b.max_group_threads = wg;
     check(clGetKernelInfo(b.kernel.get(), CL_KERNEL_NUM_ARGS, sizeof b.num_args, &b.num_args, nullptr),
           "clGetKernelInfo", "querying the parameters of kernel '" + src.entry + "'");
-    auto [it, inserted] = programs.emplace(std::move(key), std::move(b));
-    (void)inserted;
-    return {&it->second, origin};
+    return origin;
   }
 
   // Sets the arguments and runs the kernel; `param_names` (may be empty) improves messages.
