@@ -112,7 +112,7 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   if (mma_by_default(t, sp, p)) return true;
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"mr", "mc", "mw", "il", "lq", "mb", "msm"}) {
+    for (const char* key : {"mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"}) {
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the tensor-core kernel: set mma = 1 (or drop it)");
@@ -123,7 +123,8 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
-                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, lq, mb, msm); "
+                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, lq, mb, msm, "
+                                  "mpf); "
                                   "drop it");
     }
   }
@@ -144,11 +145,20 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
   o.smem_bytes = std::uint64_t{1024} * bounded_param(p, "msm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
                                                      "depthwise_conv2d_nhwc");
+  // (0 until measured on the H200: the next band's rows are copied while a band multiplies; mpf 1 asks for the band
+  // after it too.)
+  o.prefetch = bounded_param(p, "mpf", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  if (o.prefetch && o.bands < 3) {
+    throw std::invalid_argument(
+        "depthwise_conv2d_nhwc: mpf (L2 prefetch of the band after next) needs 3 or more bands "
+        "per work-group (mb), has " +
+        std::to_string(o.bands));
+  }
   return o;
 }
 
 // The tensor-core kernels' keys, which the pixel tensor-core kernel refuses.
-constexpr std::array<const char*, 8> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm"};
+constexpr std::array<const char*, 9> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"};
 
 // px = 1: the pixel tensor-core kernel (depthwise_conv2d_nhwc_pix.hpp; f16/bf16, f32 runs the other kernels) with pr
 // (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64), pw (warps,
@@ -232,6 +242,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
   s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
+  s.spec_params.emplace_back("mpf");      // tensor cores with bands: 1 = L2 prefetch of the band after next
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -387,6 +398,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c32_9x70_3x3_pad1_mr2_mb3",
             {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}},
             {{"mr", 2}, {"mb", 3}}},
+           // the band after next prefetched into L2 (mpf): rows above and below the input skipped, a partial last run
+           {"mma_c16_11x18_5x5_pad2_b2_mr2_mb4_mpf",
+            {.B = 2, .C = 16, .size = {11, 18}, .k = {5, 5}, .pad = {2, 2}},
+            {{"mr", 2}, {"mb", 4}, {"mpf", 1}}},
            {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2",
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
             {{"mr", 4}, {"mb", 2}}},

@@ -77,6 +77,9 @@ struct DepthwiseNhwcMma {
   // ring (clamped to the image's bands).
   std::uint32_t bands = 1;
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
+  // With bands: while band j multiplies (and band j + 1's rows are copied), band j + 2's new rows are prefetched into
+  // L2, one hint of the block's CB channels per pixel inside the input (prefetch()).
+  bool prefetch = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -372,12 +375,24 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   });
   fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
+  // Prefetch of the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a), the pixels inside the input.
+  const auto prefetch_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
+    for_group_rounds(k, lid, G, rows * Wd, "pf", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "p" + std::to_string(r) + "_";
+      auto ih = k.let(rt + "ih", y_run + a0 + it / Wd - PH);  // u32: a row above 0 wraps past H
+      if_(ih < H, [&] { prefetch(x, k.let(rt + "at", x_img + (ih * Wd + it % Wd) * C), CB); });
+    });
+  };
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
     k.barrier();  // the band's rows are in the ring; the stage is free; every thread is done with ys
     auto nxt = k.let("nxt", jb + 1u);
     auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
     if_(nxt < L.nbw, [&] { copy_rows(a_new, fresh); });
     async_commit(k);  // (an empty group after the last band)
+    if (o.prefetch && L.nbw > 2) {
+      auto after = k.let("pf_band", jb + 2u);
+      if_(after < L.nbw, [&] { prefetch_rows(k.let("a_pf", after * fresh + kept), fresh); });
+    }
     products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
     copy_out(k.let("y0_out", y_run + jb * fresh));
     async_wait(k, 0);
