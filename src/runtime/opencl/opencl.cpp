@@ -59,8 +59,8 @@ namespace ingot::runtime {
 
 namespace {
 
-// The stack a program's build, kernel creation and first queries run on. PoCL (LLVM 15) compiles a kernel's
-// work-group function on the thread that first asks about the kernel (clGetKernelWorkGroupInfo), and for the largest
+// The stack a program's build, kernel creation and first queries run on. PoCL (LLVM 15) compiles a kernel on the
+// thread that first creates or queries it (clCreateKernel, clGetKernelWorkGroupInfo), and for the largest
 // legalised tensor-core kernel (the grouped 3-D 16-bit bench default, 4.5 MB of OpenCL C) its ScalarEvolution recursed
 // past the 8 MB main-thread stack: a segmentation fault of the whole process after 7 minutes (2026-12-04, this
 // repository's Debian 12 machine; a build on PoCL's own thread did not crash). Only touched pages are committed.
