@@ -81,6 +81,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 // The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
+// The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
+constexpr std::array<const char*, 9> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
@@ -112,7 +114,8 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   if (mma_by_default(t, sp, p)) return true;
   const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
-    for (const char* key : {"mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"}) {
+    for (std::size_t i = 1; i < kMmaKernelKeys.size(); ++i) {  // (mma = 0 itself is a choice, not a misuse)
+      const char* key = kMmaKernelKeys[i];
       if (p.count(key)) {
         throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                     " applies to the tensor-core kernel: set mma = 1 (or drop it)");
@@ -122,10 +125,10 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   }
   for (const char* key : kFmaKernelKeys) {
     if (p.count(key)) {
+      std::string own;
+      for (std::size_t i = 1; i < kMmaKernelKeys.size(); ++i) own += std::string(i > 1 ? ", " : "") + kMmaKernelKeys[i];
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
-                                  " does not apply to mma = 1 (the tensor-core kernel: mr, mc, mw, il, lq, mb, msm, "
-                                  "mpf); "
-                                  "drop it");
+                                  " does not apply to mma = 1 (the tensor-core kernel: " + own + "); drop it");
     }
   }
   return dtype_size(t) == 2;
@@ -156,9 +159,6 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   }
   return o;
 }
-
-// The tensor-core kernels' keys, which the pixel tensor-core kernel refuses.
-constexpr std::array<const char*, 9> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"};
 
 // px = 1: the pixel tensor-core kernel (depthwise_conv2d_nhwc_pix.hpp; f16/bf16, f32 runs the other kernels) with pr
 // (output rows per work-group, default 8), ps (16-column segments, default 1), pc (channels, default 64), pw (warps,

@@ -711,6 +711,22 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     Params b9 = p;  // 9 images: 2 work-groups of 8 images per channel (row pairs, 7x7), the last with one
     b9["B"] = 9;
     EXPECT_EQ(dw.geometry(DType::bf16, b9).total_threads(), 5u * 2 * 128);
+    // pf: the plane pf images ahead prefetched; 2 <= pf < imgs (here 3 images per work-group), tensor cores only
+    Params pf = p;
+    pf["pf"] = 2;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, pf, &k7), "");
+    EXPECT_NE(codegen::emit(passes::optimize(k7), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
+              std::string::npos);
+    for (const int n : {1, 3}) {
+      pf["pf"] = n;
+      EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, pf).find("needs async = 1 and 2 <= pf < imgs"),
+                std::string::npos)
+          << n;
+    }
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, pf)
+                  .find("pf (L2 prefetch of planes ahead) applies to "
+                        "the tensor-core kernel"),
+              std::string::npos);
     Params odd = p;  // rows of 55 elements admit no vector copy: one plane per work-group, synchronously
     odd["W"] = 55;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &k7), "");
@@ -1051,6 +1067,21 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_EQ(why(bad), "");
   EXPECT_EQ(s.geometry(DType::bf16, bad).total_threads(), 3u * 24 * 256);
   bad.erase("msm");
+  // mpf: the band after next prefetched, in the ring default (14 bands per work-group, 4-row bands); refused with
+  // fewer than 3 bands, and without the tensor-core kernel
+  {
+    Params pf = p;
+    pf.erase("mma"), pf["mpf"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf, &k), "");
+    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
+              std::string::npos);
+    pf["mb"] = 2;
+    EXPECT_NE(why(pf).find("mpf (L2 prefetch of the band after next) needs 3 or more bands per work-group (mb), has 2"),
+              std::string::npos)
+        << why(pf);
+    pf.erase("mb");
+    EXPECT_NE(why(pf, DType::f32).find("mpf applies to the tensor-core kernel: set mma = 1"), std::string::npos);
+  }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
@@ -1134,6 +1165,18 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   EXPECT_EQ(k.bounds.max_group_threads, 64u);
   const std::string cu = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
   EXPECT_NE(cu.find("cp.async"), std::string::npos);
+  EXPECT_EQ(cu.find("ingot_prefetch_l2"), std::string::npos);
+  {  // pf: the band's later rows prefetched; the key belongs to the stream kernel
+    Params pf = p;
+    pf["pf"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf, &k), "");
+    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
+              std::string::npos);
+    pf.erase("stream");
+    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf)
+                  .find("pf applies to the stream kernel: set stream = 1"),
+              std::string::npos);
+  }
   p["PB"] = 16, p["NQ"] = 4;  // 4 bands (the last partial), 4 strips of 16 columns (the last partial)
   EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 4 * 4 * 128);
   // odd C: a pixel's channels admit no vector copy; C = 6 copies pairs
