@@ -937,8 +937,9 @@ class Printer {
 KernelSource emit(const ir::Kernel& k, Target t) {
   Dialect d = dialect(t);
   const ir::Kernel legal = passes::legalise(
-      k, passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(),
-                                 !d.copy_async.empty(), !d.load_matrix.empty() && !d.load_matrix_trans.empty()});
+      k,
+      passes::LegaliseOptions{d.name, d.unsupported, !d.shuffle.empty(), !d.mma_m16n8k16.empty(), !d.copy_async.empty(),
+                              !d.load_matrix.empty() && !d.load_matrix_trans.empty(), d.shared_budget});
   return Printer(legal, std::move(d)).run();
 }
 

@@ -133,18 +133,26 @@ void lower_shuffle(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, Expr
 
 constexpr std::uint32_t kMmaSlots = 12;  // per lane: 8 values of A, 4 of B
 
-// One Mma: the lanes' A and B values (rounded) into their slots of f32 array `scratch`, then 16
+// One Mma: the lanes' A and B values (rounded) into their slots of shared array `scratch`, then 16
 // steps k, each reading the lane's two A and two B values of step k once from their owners' slots
 // and adding their four products to the lane's accumulators (legalise.hpp). (Reading each
 // product's operands anew, 128 loads per Mma, printed 4x the OpenCL C — 18.6 MB for the grouped
 // 3-D bench kernel's 420 Mma — and built ~30x slower on PoCL without optimisation. A run-time loop
 // over k prints less still, but PoCL's loop passes took minutes per kernel on it.)
+// The slots are f32, or (compact: the array's type is the Mma's elem) the 16-bit values themselves, half the
+// shared memory: slots 2j and 2j + 1 of a lane hold steps k and k + 1 of one row or column, so each pair is one
+// 4-byte store and one 4-byte load, and every value read is converted to f32 (exact) before its products.
 void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId lid, ir::Block& out) {
   ir::ExprArena& a = k.exprs;
   const ir::MemRef mem{ir::Space::Shared, scratch};
+  const DType slot_type = k.shared[scratch].type;
+  const bool compact = slot_type != DType::f32;
   const auto u = [&](std::uint32_t v) { return a.const_u32(v); };
   const auto add = [&](ExprId x, ExprId y) { return a.binary(Op::Add, DType::u32, x, y); };
   const auto mul = [&](ExprId x, ExprId y) { return a.binary(Op::Mul, DType::u32, x, y); };
+  const auto var_ref = [&](ir::VarId v) {
+    return a.make({Op::VarRef, k.vars[v].type, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, v});
+  };
   const auto new_let = [&](ExprId value, const std::string& hint) {
     ir::Stmt let;
     let.kind = ir::StmtKind::Let;
@@ -152,22 +160,31 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
     k.vars.push_back(ir::VarInfo{a[value].type, false, hint});
     let.a = value;
     out.push_back(let);
-    return a.make({Op::VarRef, a[value].type, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, let.var});
+    return var_ref(let.var);
   };
   ir::Stmt barrier;
   barrier.kind = ir::StmtKind::Barrier;
   out.push_back(barrier);
-  for (std::uint32_t i = 0; i < 12; ++i) {
-    ir::Stmt put;
-    put.kind = ir::StmtKind::Store;
-    put.mem = mem;
-    put.a = add(mul(lid, u(kMmaSlots)), u(i));
-    // rounded to elem; a value converted from elem is already exact (f16/bf16 -> f32 -> f16/bf16 is
-    // the identity but for NaN payloads, which ir.hpp leaves unspecified): no second rounding, which
-    // keeps the 16-bit conversion code of dialects without native conversions out of every exchange.
+  // value i rounded to elem (in the slot type); a value converted from elem is already exact (f16/bf16 -> f32 ->
+  // f16/bf16 is the identity but for NaN payloads, which ir.hpp leaves unspecified): no second rounding, which keeps
+  // the 16-bit conversion code of dialects without native conversions out of every exchange.
+  const auto rounded = [&](std::uint32_t i) {
     const ir::Node& v = a[s.values[i]];
     const bool exact = v.op == Op::Cast && v.type == DType::f32 && a[v.a].type == s.elem;
-    put.b = exact ? s.values[i] : a.unary(Op::Cast, DType::f32, a.unary(Op::Cast, s.elem, s.values[i]));
+    if (compact) return exact ? v.a : a.unary(Op::Cast, s.elem, s.values[i]);
+    return exact ? s.values[i] : a.unary(Op::Cast, DType::f32, a.unary(Op::Cast, s.elem, s.values[i]));
+  };
+  const std::uint32_t per_store = compact ? 2 : 1;
+  for (std::uint32_t i = 0; i < kMmaSlots; i += per_store) {
+    ir::Stmt put;
+    put.kind = compact ? ir::StmtKind::StoreVec : ir::StmtKind::Store;
+    put.mem = mem;
+    put.a = add(mul(lid, u(kMmaSlots)), u(i));
+    if (compact) {
+      put.values = {rounded(i), rounded(i + 1)};
+    } else {
+      put.b = rounded(i);
+    }
     out.push_back(put);
   }
   out.push_back(barrier);
@@ -182,20 +199,38 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
   const ExprId a_row = new_let(mul(add(base, mul(g, u(4))), u(kMmaSlots)), "mma_arow");
   const ExprId b_col = new_let(mul(add(base, mul(t, u(8))), u(kMmaSlots)), "mma_bcol");
   std::array<ExprId, 4> acc{s.values[12], s.values[13], s.values[14], s.values[15]};
-  const auto slot = [&](ExprId at, std::uint32_t offset, const char* hint) {
-    return new_let(
-        a.make({Op::Load, DType::f32, offset ? add(at, u(offset)) : at, ir::kNoExpr, ir::kNoExpr, ir::encode_mem(mem)}),
-        hint);
+  // slot `offset` of `at` as f32, for steps kk (first) and kk + 1 where compact
+  const auto slots = [&](ExprId at, std::uint32_t offset, const char* hint) {
+    const ExprId index = offset ? add(at, u(offset)) : at;
+    if (!compact) {
+      return std::array<ExprId, 2>{
+          new_let(a.make({Op::Load, DType::f32, index, ir::kNoExpr, ir::kNoExpr, ir::encode_mem(mem)}), hint),
+          ir::kNoExpr};
+    }
+    ir::Stmt pair;
+    pair.kind = ir::StmtKind::LoadVec;
+    pair.mem = mem;
+    pair.a = index;
+    for (int j = 0; j < 2; ++j) {
+      pair.vars.push_back(static_cast<ir::VarId>(k.vars.size()));
+      k.vars.push_back(ir::VarInfo{slot_type, false, hint});
+    }
+    out.push_back(pair);
+    return std::array<ExprId, 2>{new_let(a.unary(Op::Cast, DType::f32, var_ref(pair.vars[0])), hint),
+                                 new_let(a.unary(Op::Cast, DType::f32, var_ref(pair.vars[1])), hint)};
   };
-  for (std::uint32_t kk = 0; kk < 16; ++kk) {
+  for (std::uint32_t kk = 0; kk < 16; kk += per_store) {
     const std::uint32_t q12 = (kk % 8) / 2 * kMmaSlots;
-    const ExprId a0 = slot(a_row, q12 + kk % 2 + 4 * (kk / 8), "mma_a");                      // A[g][kk]
-    const ExprId a1 = slot(a_row, q12 + kk % 2 + 4 * (kk / 8) + 2, "mma_a");                  // A[g + 8][kk]
-    const ExprId b0 = slot(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8), "mma_b");                  // B[kk][2t]
-    const ExprId b1 = slot(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8) + 4 * kMmaSlots, "mma_b");  // B[kk][2t + 1]
-    const std::array<std::array<ExprId, 2>, 4> factors{{{a0, b0}, {a0, b1}, {a1, b0}, {a1, b1}}};
-    for (std::uint32_t i = 0; i < 4; ++i) {
-      acc[i] = new_let(a.make({Op::Fma, DType::f32, factors[i][0], factors[i][1], acc[i], 0}), "mma_acc");
+    const auto a0 = slots(a_row, q12 + kk % 2 + 4 * (kk / 8), "mma_a");                      // A[g][kk]
+    const auto a1 = slots(a_row, q12 + kk % 2 + 4 * (kk / 8) + 2, "mma_a");                  // A[g + 8][kk]
+    const auto b0 = slots(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8), "mma_b");                  // B[kk][2t]
+    const auto b1 = slots(b_col, q12 + 8 + kk % 2 + 2 * (kk / 8) + 4 * kMmaSlots, "mma_b");  // B[kk][2t + 1]
+    for (std::uint32_t step = 0; step < per_store; ++step) {  // kk, then kk + 1 (compact): the order of k kept
+      const std::array<std::array<ExprId, 2>, 4> factors{
+          {{a0[step], b0[step]}, {a0[step], b1[step]}, {a1[step], b0[step]}, {a1[step], b1[step]}}};
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        acc[i] = new_let(a.make({Op::Fma, DType::f32, factors[i][0], factors[i][1], acc[i], 0}), "mma_acc");
+      }
     }
   }
   for (std::uint32_t i = 0; i < 4; ++i) {
@@ -205,6 +240,35 @@ void lower_mma(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, ExprId l
     d.a = acc[i];
     out.push_back(d);
   }
+}
+
+// The element type of every Mma of b (DType::f32 where there are none, DType::u8 where they differ).
+DType mma_elem(const ir::Block& b, DType seen = DType::f32) {
+  for (const auto& s : b) {
+    if (s.kind == ir::StmtKind::Mma) seen = seen == DType::f32 || seen == s.elem ? s.elem : DType::u8;
+    seen = mma_elem(s.else_body, mma_elem(s.body, seen));
+  }
+  return seen;
+}
+
+bool has_statement(const ir::Block& b, ir::StmtKind kind) {
+  for (const auto& s : b) {
+    if (s.kind == kind || has_statement(s.body, kind) || has_statement(s.else_body, kind)) return true;
+  }
+  return false;
+}
+
+// The mma exchange's slot type: f32, or the Mmas' one 16-bit elem where the f32 slots (with the shuffle exchange
+// still to come) would take the kernel's shared memory over the dialect's budget.
+DType mma_slot_type(const ir::Kernel& k, const LegaliseOptions& options) {
+  const DType elem = mma_elem(k.body);
+  if (!options.shared_budget || (elem != DType::f16 && elem != DType::bf16)) return DType::f32;
+  const auto rounded = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
+  std::uint64_t bytes = ir::shared_layout(k).bytes + rounded(std::uint64_t{k.bounds.max_group_threads} * kMmaSlots * 4);
+  if (!options.native_shuffle && has_statement(k.body, ir::StmtKind::Shuffle)) {
+    bytes += rounded(std::uint64_t{k.bounds.max_group_threads} * 4);
+  }
+  return bytes > options.shared_budget ? elem : DType::f32;
 }
 
 // Every CopyAsync of b as a load_vec and a store_vec (zeros where its condition is false), every
@@ -400,9 +464,9 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
   if (!options.native_mma && ir::has_mma(in)) {
     LegaliseOptions rest = options;
     rest.native_mma = true;
-    return legalise(
-        exchange_through_shared(in, ir::StmtKind::Mma, DType::f32, kMmaSlots, "mma", options.dialect_name, lower_mma),
-        rest);
+    return legalise(exchange_through_shared(in, ir::StmtKind::Mma, mma_slot_type(in, options), kMmaSlots, "mma",
+                                            options.dialect_name, lower_mma),
+                    rest);
   }
   if (!options.native_shuffle && ir::max_shuffle_lanes(in) > 0) {
     LegaliseOptions rest = options;

@@ -310,14 +310,18 @@ ir::Kernel mma_kernel() {
 
 // Runs mma_kernel<E, In> on be for nw warps over `threads` threads in work-groups of `group`
 // and checks D against C + A*B computed in f64 from A and B rounded to E (relative to the sum of
-// the magnitudes: f32 accumulation). Lowered: legalise's shared-memory exchange first.
+// the magnitudes: f32 accumulation). lowered: 0 as traced; 1 legalise's shared-memory exchange first (f32 slots);
+// 2 its compact form (the 16-bit operands in the slots: a shared budget of one byte). Returns D.
 template <class E, class In>
-void expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, std::uint32_t group,
-                bool lowered = false) {
+std::vector<double> expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, std::uint32_t group,
+                               int lowered = 0) {
   auto k = passes::optimize(mma_kernel<E, In>());
   if (lowered) {
-    k = passes::legalise(k, passes::LegaliseOptions{"test", {}, true, false});
+    passes::LegaliseOptions o{"test", {}, true, false};
+    o.shared_budget = lowered == 2 ? 1 : 0;
+    k = passes::legalise(k, o);
     ir::verify_or_throw(k, "lowered mma");
+    EXPECT_EQ(k.shared.back().type, lowered == 2 ? dtype_of<E> : DType::f32);
   }
   const DType et = dtype_of<E>, it = dtype_of<In>;
   const auto round_e = [&](double v) {
@@ -350,11 +354,12 @@ void expect_mma(runtime::Backend& be, std::uint32_t nw, std::uint32_t threads, s
           mag += std::abs(p);
         }
         EXPECT_NEAR(d[w * 128u + m * 8 + n], want, 1e-6 * mag + 1e-30)
-            << be.name() << " " << dtype_name(et) << " from " << dtype_name(it) << (lowered ? " lowered" : "")
-            << " warp " << w << " D[" << m << "][" << n << "]";
+            << be.name() << " " << dtype_name(et) << " from " << dtype_name(it) << " lowered " << lowered << " warp "
+            << w << " D[" << m << "][" << n << "]";
       }
     }
   }
+  return d;
 }
 
 // Matrix load: each work-group of 64 threads copies its 32 rows x 8 elements of x (16-bit T) into

@@ -238,6 +238,61 @@ TEST(Legalise, MmaEmulationReadsEachOperandOnce) {
   EXPECT_LT(cl.size(), 12000u * kMmas) << cl;
 }
 
+// Where the f32 slots of the mma exchange would take a kernel's shared memory over the dialect's budget (OpenCL: the
+// 48 KB of NVIDIA's OpenCL), the slots hold the 16-bit operands: half the bytes, one 4-byte store per pair of slots
+// and one 4-byte load per pair of steps; under the budget, or with Mmas of two element types, the f32 slots stay.
+TEST(Legalise, MmaExchangeTakesSixteenBitSlotsOverTheSharedBudget) {
+  constexpr int kMmas = 2;
+  const auto kernel = [](std::uint32_t floats, bool mixed) {
+    return passes::optimize(trace("mmas_big", [=](KernelBuilder& b) {
+      auto y = b.out<f32>("y", 256);
+      b.launch_bounds(256);
+      auto s = b.shared<f32>("s", floats);
+      auto l = b.local_id(0);
+      store(s, l, cast<f32>(l));
+      b.barrier();
+      auto v = load(s, (l + 1u) % 256u);
+      std::array<dsl::Val<f32>, 4> d{v, v, v, v};
+      d = mma_m16n8k16<f16>(b, {v, v, v, v, v, v, v, v}, {v, v, v, v}, d);
+      if (mixed) {
+        d = mma_m16n8k16<bf16>(b, {v, v, v, v, v, v, v, v}, {v, v, v, v}, d);
+      } else {
+        d = mma_m16n8k16<f16>(b, {v, v, v, v, v, v, v, v}, {v, v, v, v}, d);
+      }
+      store(y, l, d[0] + d[1] + d[2] + d[3]);
+    }));
+  };
+  passes::LegaliseOptions opt{"toy", {}, true, false};
+  opt.shared_budget = 48 * 1024;
+  const ir::Kernel legal = passes::legalise(kernel(10000, false), opt);  // 40000 + 12288 bytes with f32 slots
+  ASSERT_EQ(legal.shared.back().hint, "mma");
+  EXPECT_EQ(legal.shared.back().type, DType::f16);
+  EXPECT_EQ(legal.shared.back().count, 12u * 256u);
+  const ir::MemRef scratch{ir::Space::Shared, static_cast<std::uint32_t>(legal.shared.size() - 1)};
+  int pair_loads = 0, pair_stores = 0, fmas = 0;
+  std::vector<const ir::Block*> stack{&legal.body};
+  while (!stack.empty()) {
+    const ir::Block* blk = stack.back();
+    stack.pop_back();
+    for (const auto& st : *blk) {
+      pair_loads += st.kind == ir::StmtKind::LoadVec && st.mem == scratch && st.vars.size() == 2;
+      pair_stores += st.kind == ir::StmtKind::StoreVec && st.mem == scratch && st.values.size() == 2;
+      fmas += st.kind == ir::StmtKind::Let && legal.exprs[st.a].op == ir::Op::Fma;
+      stack.push_back(&st.body);
+      stack.push_back(&st.else_body);
+    }
+  }
+  EXPECT_EQ(pair_loads, kMmas * 32);
+  EXPECT_EQ(pair_stores, kMmas * 6);
+  EXPECT_EQ(fmas, kMmas * 64);
+  EXPECT_EQ(codegen::emit(kernel(10000, false), codegen::Target::OpenCL).shared_bytes, 40000u + 6144u);
+  EXPECT_EQ(codegen::emit(kernel(8000, false), codegen::Target::OpenCL).shared_bytes, 32000u + 12288u);
+  opt.shared_budget = 64 * 1024;
+  EXPECT_EQ(passes::legalise(kernel(10000, false), opt).shared.back().type, DType::f32);
+  opt.shared_budget = 1;
+  EXPECT_EQ(passes::legalise(kernel(10000, true), opt).shared.back().type, DType::f32);
+}
+
 TEST(Codegen, FingerprintTracksEveryChangeThatAltersTheSource) {
   const auto a = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));
   const auto b = passes::optimize(trace("vector_add_f32", examples::vector_add<f32>));

@@ -275,6 +275,38 @@ TEST(ConvKernels, GroupedConvMmaIsTheSixteenBitDefaultOrSaysWhyNot) {
 
 // The planar grouped kernel (stage = 2): channel rows staged by asynchronous copies, A by load_matrix_trans (ldmatrix
 // .trans on CUDA), one fragment per input tile and step for every tap column; what it refuses and why.
+// Two 16-bit tensor-core kernels at bench size whose OpenCL print held the mma exchange in f32 slots needed more than
+// the 48 KB of local memory NVIDIA's OpenCL gives, which skipped them: the NHWC 7x7 default (53.8 KB) and the staged
+// grouped 3-D kernel (stage=1, 54.0 KB). With the 16-bit slots legalise takes over the budget, they fit; the grouped
+// 3-D default (the planar kernel, 41 KB) keeps its f32 slots.
+TEST(ConvKernels, TensorCoreKernelsFitNvidiaOpenclLocalMemory) {
+  const Registry reg = builtin_registry();
+  struct Row {
+    std::string kernel, bench;
+    Params overrides;
+    bool compact;
+  };
+  const std::vector<Row> rows{{"depthwise_conv2d_nhwc", "N32_C384_56x56_7x7", {}, true},
+                              {"conv3d_grouped", "N4_C64_16x56x56_3x3x3_g8", {{"stage", 1}}, true},
+                              {"conv3d_grouped", "N4_C64_16x56x56_3x3x3_g8", {}, false}};
+  for (const Row& r : rows) {
+    const KernelSpec& ks = spec(reg, r.kernel);
+    Params p;
+    for (const auto& b : ks.bench) {
+      if (b.name == r.bench) p = ks.with_overrides(b.params, r.overrides);
+    }
+    ASSERT_FALSE(p.empty()) << r.kernel << " " << r.bench;
+    for (const DType t : {DType::bf16, DType::f16}) {
+      const ir::Kernel k = passes::optimize(ks.build(t, p));
+      ASSERT_TRUE(ir::has_mma(k)) << r.kernel;
+      const codegen::KernelSource cl = codegen::emit(k, codegen::Target::OpenCL);
+      EXPECT_LE(cl.shared_bytes, 48u * 1024) << r.kernel << " " << dtype_name(t);
+      EXPECT_EQ(cl.source.find("ushort mma_s") != std::string::npos, r.compact) << r.kernel << " " << dtype_name(t);
+      EXPECT_EQ(cl.source.find("float mma_s") != std::string::npos, !r.compact) << r.kernel << " " << dtype_name(t);
+    }
+  }
+}
+
 TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   const Registry reg = builtin_registry();
   const KernelSpec& g2 = spec(reg, "conv2d_grouped");

@@ -549,6 +549,11 @@ TEST(OpenCL, MmaMatchesItsDefinition) {
   EXPECT_NE(src.find("barrier("), std::string::npos);
   ingot::testing::expect_mma<bf16, f32>(*be, 3, 128, 64);
   ingot::testing::expect_mma<f16, f16>(*be, 2, 64, 32);
+  // the compact exchange (16-bit slots) printed: the same products in the same order, so the same bits
+  EXPECT_EQ((ingot::testing::expect_mma<bf16, f32>(*be, 3, 128, 64, 2)),
+            (ingot::testing::expect_mma<bf16, f32>(*be, 3, 128, 64, 1)));
+  EXPECT_EQ((ingot::testing::expect_mma<f16, f16>(*be, 2, 64, 32, 2)),
+            (ingot::testing::expect_mma<f16, f16>(*be, 2, 64, 32, 1)));
 }
 
 // No ldmatrix in OpenCL C: the printer shuffles the row indexes (through local memory) and loads pairs.

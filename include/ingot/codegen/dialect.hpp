@@ -57,6 +57,9 @@ struct Dialect {
   // array declared `dynamic_shared_space unsigned char ingot_shared[]` (CUDA: static shared memory stops at 48 KB).
   std::uint64_t static_shared_limit = 0;
   std::string dynamic_shared_space;
+  // Shared memory (bytes) a work-group can count on on the dialect's devices (0: no limit here): legalise keeps its
+  // exchanges under it where it can (passes::LegaliseOptions::shared_budget).
+  std::uint64_t shared_budget = 0;
   std::string const_word;                     // "const" qualifier for read-only buffers
   std::string restrict_word;                  // after the '*' of every buffer pointer ("" where the language has none);
                                               // check_args refuses aliasing buffers, so the promise holds

@@ -1,6 +1,7 @@
 // ingot/passes/legalise.hpp — rewrites ops a dialect cannot print into ops it can.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,9 @@ struct LegaliseOptions {
   bool native_mma = true;          // false: Mma statements are exchanged through shared memory
   bool native_async_copy = true;   // false: CopyAsync statements copy at once, commits and waits go
   bool native_load_matrix = true;  // false: LoadMatrix statements become shuffles and pair loads
+  // Shared memory (bytes) a work-group may count on where the kernel runs (0: no limit): where the mma exchange's
+  // f32 slots would take the kernel over it, they hold the 16-bit operands instead (half the bytes).
+  std::uint64_t shared_budget = 0;
 };
 
 struct LegaliseError : std::runtime_error {
@@ -35,7 +39,10 @@ struct LegaliseError : std::runtime_error {
 //   barrier; d_i = c_i + sum over k < 16 of A[row][k] * B[k][col] (f32 fma, k in order)
 // (each step k reading the lane's two A and two B values once; the linear local id is a let at the kernel's top)
 // with round() to the Mma's f16/bf16 and A, B read from the owning lanes' slots (the fragment
-// layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements. Without
+// layout of ir.hpp) in an f32 shared array of 12 * max_group_threads elements; where that array would take the
+// kernel's shared memory over options.shared_budget (and every Mma has one elem), the array holds the rounded values
+// in the elem type instead: each lane's slots 2j, 2j + 1 (steps k, k + 1) stored and read as one pair, every value
+// read converted to f32 (exact), the same products added in the same order. Without
 // native_async_copy, each CopyAsync `shared[a..] <- mem[b..] x W if c` becomes
 //   (v_0 .. v_W-1) = load_vec mem[b]; store_vec shared[a] = (select(c, v_j, 0) ...)
 // (a copy completed at once, which ir.hpp's rules allow) and AsyncCommit/AsyncWait statements
