@@ -11,6 +11,8 @@
 #   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
+#   INGOT_OCL_CHECK="filter|dtype|case-regex;..."         ingot bench --backend opencl --check of those cases on the
+#                                                         GPU's OpenCL device (NVIDIA's: 48 KB of local memory)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -91,5 +93,13 @@ for it in "${items[@]}"; do
   vargs=(); for v in ${vs:-}; do vargs+=(--variant "$v"); done
   timeout 300 ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" "${vargs[@]}" > "$out/bench-$n.log" 2>&1
   echo "bench $n ($it) rc=$?"; grep -E "^[a-z_0-9]+ +(bf16|f16|f32) " "$out/bench-$n.log" | awk '{printf "%-22s %-5s %-60s %s %s %s\n",$1,$2,$3,$4,$6,$7}'
+done
+IFS=';' read -ra items <<< "${INGOT_OCL_CHECK:-}"
+n=0
+for it in "${items[@]}"; do
+  IFS='|' read -r filt dt cs <<< "$it"; n=$((n + 1))
+  timeout 300 ./build/ingot bench --backend opencl --check --filter "$filt" --dtype "$dt" --cases "$cs" --reps 5 \
+    --warmup 2 > "$out/ocl-check-$n.log" 2>&1
+  echo "opencl check $n ($it) rc=$?"; grep -E "device|check|skip|^[a-z_0-9]+ +(bf16|f16|f32) " "$out/ocl-check-$n.log" | head -12
 done
 echo "total: $(( $(date +%s) - t0 )) s"

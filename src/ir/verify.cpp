@@ -400,9 +400,10 @@ class Verifier {
         }
         case StmtKind::AsyncCommit: break;
         case StmtKind::AsyncWait:
-          if (s.count > kMaxAsyncGroupsPending)
+          if (s.count > kMaxAsyncGroupsPending) {
             stmt_error(s,
                        "async_wait may leave at most " + std::to_string(kMaxAsyncGroupsPending) + " groups incomplete");
+          }
           break;
         case StmtKind::Atomic: {
           use(s, s.a, scope, shared_scope, false);

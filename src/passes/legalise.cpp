@@ -314,7 +314,7 @@ ir::Stmt matrix_pair(ir::Kernel& k, const ir::Stmt& s, std::uint32_t i, ir::VarI
   pair.mem = s.mem;
   pair.a =
       a.binary(Op::Add, DType::u32, a.make({Op::VarRef, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, row}), col);
-  pair.vars = {s.vars[2 * i], s.vars[2 * i + 1]};
+  pair.vars = {s.vars[2 * std::size_t{i}], s.vars[2 * std::size_t{i} + 1]};
   return pair;
 }
 ExprId matrix_col(ir::ExprArena& a, ExprId lane) {

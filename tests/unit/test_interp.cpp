@@ -90,7 +90,7 @@ TEST(Interp, SelectBeforeWideningKeepsEveryValue) {
     for (std::uint32_t h = 0; h < 65536; ++h) {
       const auto b16 = static_cast<std::uint16_t>(h);
       const float want = t == DType::f16 ? f16_bits_to_f32(b16) : bf16_bits_to_f32(b16);
-      const float a = got[2 * h], c = got[2 * h + 1];
+      const float a = got[2 * std::size_t{h}], c = got[2 * std::size_t{h} + 1];
       const float sel = (h & 1u) ? want : 0.0f, other = (h & 1u) ? 0.0f : want;
       for (const auto& [g, w] : {std::pair{a, sel}, std::pair{c, other}}) {
         if (std::isnan(w)) {
@@ -154,15 +154,15 @@ std::vector<double> shared_vector_input(std::size_t n) {
 
 TEST(Interp, SharedArraysTakeVectorAccess) {
   Interpreter be;
-  ingot::testing::expect_shared_vector<bf16>(be, DType::bf16, 8, shared_vector_input(2 * 64 * 8));
-  ingot::testing::expect_shared_vector<f32>(be, DType::f32, 4, shared_vector_input(64 * 4));
-  ingot::testing::expect_shared_vector<f16>(be, DType::f16, 2, shared_vector_input(64 * 2));
+  ingot::testing::expect_shared_vector<bf16>(be, DType::bf16, 8, shared_vector_input(std::size_t{2} * 64 * 8));
+  ingot::testing::expect_shared_vector<f32>(be, DType::f32, 4, shared_vector_input(std::size_t{64} * 4));
+  ingot::testing::expect_shared_vector<f16>(be, DType::f16, 2, shared_vector_input(std::size_t{64} * 2));
 }
 
 // The shared round trip of every element width (what CudaExec.SharedArraysOfEveryWidth runs on a GPU).
 TEST(Interp, SharedArraysOfEveryWidth) {
   Interpreter be;
-  std::vector<double> x(2 * 64);
+  std::vector<double> x(std::size_t{2} * 64);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 100) - 50.0;
   ingot::testing::expect_reverse<i8>(be, DType::i8, x);
   ingot::testing::expect_reverse<i64>(be, DType::i64, x);
@@ -520,7 +520,7 @@ TEST(Interp, AsyncCopiesLandAtTheirWait) {
   Interpreter be;
   ingot::testing::expect_async_copy<bf16>(be, DType::bf16, 8, shared_vector_input(2 * 3 * 512 - 552), 2);
   ingot::testing::expect_async_copy<f32>(be, DType::f32, 2, shared_vector_input(3 * 128 - 6), 1);
-  ingot::testing::expect_async_copy<f16>(be, DType::f16, 4, shared_vector_input(3 * 3 * 256), 3);
+  ingot::testing::expect_async_copy<f16>(be, DType::f16, 4, shared_vector_input(std::size_t{3} * 3 * 256), 3);
 }
 
 TEST(Interp, AsyncCopyMisuseIsReported) {
@@ -620,7 +620,7 @@ TEST(Interp, LoadMatrixRulesAreChecked) {
       }
     });
   };
-  auto y = be.allocate(DType::f32, 64 * 8);
+  auto y = be.allocate(DType::f32, std::size_t{64} * 8);
   be.launch(kernel(8, 0, 64, false), grid_1d(64, 64), {y});  // the rule-abiding version runs
   const auto expect_problem = [&](const ir::Kernel& k, const std::string& problem) {
     try {
