@@ -235,8 +235,9 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
   }
-  // (0 until measured: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
-  // after it too, one bulk L2 prefetch per round, to keep more of DRAM's latency covered.)
+  // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
+  // after it too, one bulk L2 prefetch per round. H200 7x7 bf16, 2026-12-05: pf 2 0.0442 ms, pf 3 0.0469, against
+  // 0.0436 without: slower, docs/performance.md step 26.)
   o.prefetch = bounded_param(p, "pf", 0, 8, 0, "depthwise_conv2d");
   if (o.prefetch == 1 || (o.prefetch > 1 && (!o.async || o.images <= o.prefetch))) {
     throw std::invalid_argument(

@@ -78,7 +78,8 @@ struct DepthwiseNhwcMma {
   std::uint32_t bands = 1;
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
   // With bands: while band j multiplies (and band j + 1's rows are copied), band j + 2's new rows are prefetched into
-  // L2, one hint of the block's CB channels per pixel inside the input (prefetch()).
+  // L2, one hint of the block's CB channels per pixel inside the input (prefetch()). Measured slower (H200 7x7 bf16,
+  // 2026-12-05: 0.1196 ms against 0.0933 without).
   bool prefetch = false;
 };
 

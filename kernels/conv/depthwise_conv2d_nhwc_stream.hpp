@@ -25,7 +25,8 @@
 // over the G threads; a copy outside the input writes zeros. The copies, waits and barriers follow
 // row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row). With pf, once the first
 // `ahead` rows are issued, the work-group asks for the band's later rows to be prefetched into L2 (prefetch(): one
-// hint per pixel of CBC channels inside the input, spread over the threads), so that their copies wait less.
+// hint per pixel of CBC channels inside the input, spread over the threads), so that their copies wait less
+// (measured slower, H200 3x3 2026-12-05: bf16 0.0495 ms against 0.0429 without, f16 0.0464 against 0.0429).
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
