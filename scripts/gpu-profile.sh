@@ -11,8 +11,9 @@
 #   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
-#   INGOT_TEST="backends|filter"                          ingot test --backend backends --filter filter (the harness on
-#                                                         the GPU's backends, e.g. 'opencl|conv': NVIDIA's OpenCL)
+#   INGOT_TEST="backends|filter,filter.."                 ingot test --backend backends, once per filter (the harness
+#                                                         on the GPU's backends, e.g. 'opencl|depthwise,causal': NVIDIA's
+#                                                         OpenCL); INGOT_TEST_LIMIT: seconds since the start (420)
 #   INGOT_OCL_CHECK="filter|dtype|case-regex;..."         ingot bench --backend opencl --check of those cases on the
 #                                                         GPU's OpenCL device (NVIDIA's: 48 KB of local memory)
 set -uo pipefail
@@ -96,10 +97,17 @@ for it in "${items[@]}"; do
   timeout 300 ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" "${vargs[@]}" > "$out/bench-$n.log" 2>&1
   echo "bench $n ($it) rc=$?"; grep -E "^[a-z_0-9]+ +(bf16|f16|f32) " "$out/bench-$n.log" | awk '{printf "%-22s %-5s %-60s %s %s %s\n",$1,$2,$3,$4,$6,$7}'
 done
-if [[ -n ${INGOT_TEST:-} ]]; then
+if [[ -n ${INGOT_TEST:-} ]]; then  # one ingot test per filter part, so that a cut run still summarises the parts done
   IFS='|' read -r tb tf <<< "$INGOT_TEST"
-  timeout 420 ./build/ingot test --backend "$tb" --filter "${tf:-}" > "$out/test.log" 2>&1
-  echo "ingot test ($INGOT_TEST) rc=$?"; grep -E "^FAIL|passed,|^skipped" "$out/test.log" | head -12
+  IFS=',' read -ra parts <<< "${tf:-}"; [[ ${#parts[@]} -eq 0 ]] && parts=("")
+  : > "$out/test.log"
+  for part in "${parts[@]}"; do
+    left=$(( ${INGOT_TEST_LIMIT:-420} - ($(date +%s) - t0) )); (( left < 10 )) && { echo "ingot test: no time left for '$part'"; continue; }
+    echo "== ingot test --backend $tb --filter '$part'" >> "$out/test.log"
+    timeout "$left" ./build/ingot test --backend "$tb" --filter "$part" >> "$out/test.log" 2>&1
+    echo "ingot test ($tb, '$part') rc=$?"; tail -3 "$out/test.log" | grep -E "passed,|^skipped"
+  done
+  grep -E "^FAIL" "$out/test.log" | head -12
 fi
 IFS=';' read -ra items <<< "${INGOT_OCL_CHECK:-}"
 n=0
