@@ -54,6 +54,7 @@
 #include "depthwise_conv2d_nhwc.hpp"
 #include "direct_conv.hpp"
 #include "ingot/dsl.hpp"
+#include "plane_smem.hpp"
 #include "row_ring.hpp"
 #include "tile_columns.hpp"
 #include "vector_width.hpp"
@@ -279,14 +280,12 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   // pf: rows ahead .. NR-1 of the band, IWS pixels each, one prefetch of CBC channels per pixel inside the input.
   auto prefetch_rows = [&] {
     if (t.pf == 0 || t.ahead >= L.NR) return;
-    const std::uint32_t items = (L.NR - t.ahead) * IWS;
-    for (std::uint32_t r = 0; r * G < items; ++r) {
+    for_group_rounds(k, lid, G, (L.NR - t.ahead) * IWS, "pfm", true, [&](const Val<u32>& m, std::uint32_t r) {
       const auto rt = std::to_string(r);
-      auto m = k.let("pfm" + rt, lid + r * G);
       auto ih = k.let("pfh" + rt, rbase + (m / IWS + t.ahead) - PH);  // u32: a row above 0 wraps past H
       auto iw = k.let("pfw" + rt, col0 + m % IWS - PW);
-      if_(m < items && ih < H && iw < W, [&] { prefetch(x, k.let("pfa" + rt, xb + (ih * W + iw) * C), CBC); });
-    }
+      if_(ih < H && iw < W, [&] { prefetch(x, k.let("pfa" + rt, xb + (ih * W + iw) * C), CBC); });
+    });
   };
 
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);

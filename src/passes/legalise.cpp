@@ -425,20 +425,12 @@ void lower_load_matrix(ir::Kernel& k, const ir::Stmt& s, std::uint32_t scratch, 
   }
 }
 
-bool has_async(const ir::Block& b) {
-  for (const auto& s : b) {
-    if (s.kind == ir::StmtKind::CopyAsync || s.kind == ir::StmtKind::AsyncCommit || s.kind == ir::StmtKind::AsyncWait ||
-        has_async(s.body) || has_async(s.else_body)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
-  if (!options.native_async_copy && has_async(in.body)) {
+  if (!options.native_async_copy &&
+      (has_statement(in.body, ir::StmtKind::CopyAsync) || has_statement(in.body, ir::StmtKind::AsyncCommit) ||
+       has_statement(in.body, ir::StmtKind::AsyncWait))) {
     ir::Kernel k = in;
     copy_at_once(k, k.body);
     ir::renumber(k);
