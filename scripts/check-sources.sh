@@ -3,7 +3,7 @@
 # that compiler exists on this machine:
 #   .cu     nvcc -arch=sm_90 -cubin            (CUDA toolkit)      -> compiled to SASS for sm_90
 #   .hip    hipcc --offload-arch=gfx90a -c      (Debian's hipcc)    -> compiled for AMD gfx90a
-#   .cl     clang -x cl -cl-std=CL1.2 -fsyntax-only                 -> checked (PoCL runs them elsewhere)
+#   .cl     clang -x cl -cl-std=CL1.2 -fsyntax-only (and -DINGOT_PORTABLE_F16 where used) -> checked (PoCL runs them)
 #   .metal  clang++ against tests/compile/metal_shim                -> syntax/type check only;
 #           Apple's Metal compiler did NOT check these files.
 # A missing compiler is a counted skip with its reason, never a pass.
@@ -29,7 +29,11 @@ check() {  # file
       hipcc --offload-arch=gfx90a -c -o "$tmp/out.o" "$f" >"$log" 2>&1 ;;
     *.cl)
       have clang || { skip=$((skip+1)); skip_reason[opencl]="clang not found"; return; }
-      clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -Werror "$f" >"$log" 2>&1 ;;
+      # both builds of the f16 conversions (the runtime defines INGOT_PORTABLE_F16 on PoCL)
+      clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -Werror "$f" >"$log" 2>&1 &&
+        { ! grep -q INGOT_PORTABLE_F16 "$f" ||
+          clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -Werror -DINGOT_PORTABLE_F16 \
+            "$f" >>"$log" 2>&1; } ;;
     *.metal)
       have clang++ || { skip=$((skip+1)); skip_reason[msl]="clang++ not found"; return; }
       clang++ -std=c++17 -fsyntax-only -x c++ -I"$here/tests/compile/metal_shim" -Wno-unknown-attributes \

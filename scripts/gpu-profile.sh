@@ -11,11 +11,12 @@
 #   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
-#   INGOT_TEST="backends|filter,filter.."                 ingot test --backend backends, once per filter (the harness
+#   INGOT_TEST="backends|filter,filter..[|dtype]"         ingot test --backend backends, once per filter (the harness
 #                                                         on the GPU's backends, e.g. 'opencl|depthwise,causal': NVIDIA's
 #                                                         OpenCL); INGOT_TEST_LIMIT: seconds since the start (420)
-#   INGOT_OCL_CHECK="filter|dtype|case-regex;..."         ingot bench --backend opencl --check of those cases on the
-#                                                         GPU's OpenCL device (NVIDIA's: 48 KB of local memory)
+#   INGOT_OCL_CHECK="filter|dtype|case-regex[|f16];..."   ingot bench --backend opencl --check of those cases on the
+#                                                         GPU's OpenCL device (NVIDIA's: 48 KB of local memory); f16:
+#                                                         $INGOT_OPENCL_F16 for it (builtins, portable; default auto)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -98,13 +99,13 @@ for it in "${items[@]}"; do
   echo "bench $n ($it) rc=$?"; grep -E "^[a-z_0-9]+ +(bf16|f16|f32) " "$out/bench-$n.log" | awk '{printf "%-22s %-5s %-60s %s %s %s\n",$1,$2,$3,$4,$6,$7}'
 done
 if [[ -n ${INGOT_TEST:-} ]]; then  # one ingot test per filter part, so that a cut run still summarises the parts done
-  IFS='|' read -r tb tf <<< "$INGOT_TEST"
+  IFS='|' read -r tb tf tdt <<< "$INGOT_TEST"
   IFS=',' read -ra parts <<< "${tf:-}"; [[ ${#parts[@]} -eq 0 ]] && parts=("")
   : > "$out/test.log"
   for part in "${parts[@]}"; do
     left=$(( ${INGOT_TEST_LIMIT:-420} - ($(date +%s) - t0) )); (( left < 10 )) && { echo "ingot test: no time left for '$part'"; continue; }
-    echo "== ingot test --backend $tb --filter '$part'" >> "$out/test.log"
-    timeout "$left" ./build/ingot test --backend "$tb" --filter "$part" >> "$out/test.log" 2>&1
+    echo "== ingot test --backend $tb --filter '$part' ${tdt:+--dtype $tdt}" >> "$out/test.log"
+    timeout "$left" ./build/ingot test --backend "$tb" --filter "$part" ${tdt:+--dtype "$tdt"} >> "$out/test.log" 2>&1
     echo "ingot test ($tb, '$part') rc=$?"; tail -3 "$out/test.log" | grep -E "passed,|^skipped"
   done
   grep -E "^FAIL" "$out/test.log" | head -12
@@ -112,8 +113,8 @@ fi
 IFS=';' read -ra items <<< "${INGOT_OCL_CHECK:-}"
 n=0
 for it in "${items[@]}"; do
-  IFS='|' read -r filt dt cs <<< "$it"; n=$((n + 1))
-  timeout 300 ./build/ingot bench --backend opencl --check --filter "$filt" --dtype "$dt" --cases "$cs" --reps 5 \
+  IFS='|' read -r filt dt cs f16 <<< "$it"; n=$((n + 1))
+  INGOT_OPENCL_F16=${f16:-auto} timeout 300 ./build/ingot bench --backend opencl --check --filter "$filt" --dtype "$dt" --cases "$cs" --reps 5 \
     --warmup 2 > "$out/ocl-check-$n.log" 2>&1
   echo "opencl check $n ($it) rc=$?"; grep -E "device|check|skip|^[a-z_0-9]+ +(bf16|f16|f32) " "$out/ocl-check-$n.log" | head -12
 done

@@ -362,9 +362,14 @@ class Printer {
     }
     std::string out = h.substr(0, h.find('\n') + 1);
     for (const auto& used : helpers_used_) {
+      const auto q = portable.find(used);
       if (const auto o = d_.conversion_helpers.find(used); o != d_.conversion_helpers.end()) {
-        out += o->second;
-      } else if (const auto q = portable.find(used); q != portable.end()) {
+        if (!d_.portable_helpers_macro.empty() && q != portable.end()) {
+          out += "#ifdef " + d_.portable_helpers_macro + "\n" + q->second + "#else\n" + o->second + "#endif\n";
+        } else {
+          out += o->second;
+        }
+      } else if (q != portable.end()) {
         out += q->second;
       } else {
         throw std::logic_error("printer: helper '" + used + "' has no definition in the " + d_.name + " dialect");

@@ -164,7 +164,8 @@ BackendReport describe_backend(const std::string& name) {
                     {"global memory", std::to_string(d.global_memory_bytes / (1024ull * 1024ull)) + " MiB"},
                     {"local memory", std::to_string(d.local_memory_bytes / 1024ull) + " KiB"},
                     {"cl_khr_fp16", d.has_fp16 ? "yes" : "no"},
-                    {"cl_khr_int64_base_atomics", d.has_int64_base_atomics ? "yes" : "no"}};
+                    {"cl_khr_int64_base_atomics", d.has_int64_base_atomics ? "yes" : "no"},
+                    {"f16 conversions", d.f16_builtins ? "vload_half / vstore_half_rte" : "portable integer helpers"}};
   }
   return r;
 }

@@ -835,9 +835,43 @@ TEST(OpenCL, SmallProgramsBuildUnoptimizedBelowTheLimit) {
   }
 }
 
+// Both builds of the f16 conversions (OpenCLOptions::f16_conversions) give the host's bits: the core built-ins
+// vload_half / vstore_half_rte and the portable helpers (the source holds both, the portable under #ifdef; the build
+// options pick). Auto takes the portable helpers on PoCL only (its loop vectoriser miscompiles vload_half in some
+// kernels) unless $INGOT_OPENCL_F16 says otherwise.
 TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
-  INGOT_REQUIRE_OPENCL(be, test_options());
-  ingot::testing::expect_conversions_match_host(*be);
+  using F16 = OpenCLOptions::F16Conversions;
+  const char* env = std::getenv("INGOT_OPENCL_F16");
+  for (const F16 mode : {F16::Builtins, F16::Portable, F16::Auto}) {
+    OpenCLOptions o = test_options();
+    o.f16_conversions = mode;
+    INGOT_REQUIRE_OPENCL(be, o);
+    std::string platform = be->device_info().platform_name;
+    for (auto& ch : platform) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool pocl = platform.find("portable computing language") != std::string::npos;
+    if (mode != F16::Auto || env == nullptr) {
+      EXPECT_EQ(be->device_info().f16_builtins, mode == F16::Builtins || (mode == F16::Auto && !pocl));
+    }
+    SCOPED_TRACE(be->device_info().f16_builtins ? "vload_half / vstore_half_rte" : "portable helpers");
+    ingot::testing::expect_conversions_match_host(*be);
+  }
+}
+
+TEST(OpenCL, SixteenBitConversionsPrintBothWays) {
+  const auto k = trace("twice16", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto x = b.in<f16>("x", n);
+    auto y = b.out<f16>("y", n);
+    auto i = b.program_id(0);
+    auto v = cast<float>(load(x, select(i < n, i, 0u))) * 2.0f;
+    if_(i < n, [&] { store(y, i, v); });
+  });
+  const auto cl = codegen::emit(k, codegen::Target::OpenCL).source;
+  for (const char* want : {"#ifdef INGOT_PORTABLE_F16", "vload_half(0, ", "vstore_half_rte(f, 0, ",
+                           "ingot_f16_to_f32(ushort h)", "ingot_f32_to_f16(float f)", "#else", "#endif"}) {
+    EXPECT_NE(cl.find(want), std::string::npos) << want << " missing from\n" << cl;
+  }
+  EXPECT_EQ(codegen::emit(k, codegen::Target::CUDA).source.find("INGOT_PORTABLE_F16"), std::string::npos);
 }
 
 // The bench on a device measures, per row, a copy of the same bytes timed the same way.

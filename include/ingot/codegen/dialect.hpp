@@ -125,6 +125,11 @@ struct Dialect {
   // input (RNE) and a quiet NaN for NaN. Also the shared-memory access helpers (shared_load ..).
   // Each helper a kernel calls is printed once, before the kernel.
   std::map<std::string, std::string> conversion_helpers;
+  // Optional: a preprocessor macro. Where set, a helper that has both a conversion_helpers definition and a portable
+  // one prints both, the portable one under `#ifdef` of this macro, so a runtime can build the portable code on a
+  // device whose compiler mishandles the dialect's built-ins (OpenCL: "INGOT_PORTABLE_F16", see
+  // runtime::OpenCLOptions::f16_conversions).
+  std::string portable_helpers_macro;
   // Optional: per 16-bit float type, the name of a helper (defined in conversion_helpers) that
   // rounds two f32 values to one 32-bit word of two packed elements, the first in the low half —
   // what a vector store of converted f32 values uses instead of two conversions and a shift.

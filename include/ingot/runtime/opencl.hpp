@@ -10,7 +10,9 @@
 //     prints the kernel as OpenCL C (codegen::emit, the ABI in codegen/printer.hpp), builds it
 //     (memory map, then disk cache, then source), runs it, and returns after clFinish.
 //   - Builds use "-cl-std=CL1.2" (plus "-cl-opt-disable" for sources under
-//     OpenCLOptions::unoptimized_below) and never fast-math or any option that relaxes IEEE rules.
+//     OpenCLOptions::unoptimized_below, and "-D INGOT_PORTABLE_F16" for sources with f16 conversions where
+//     OpenCLOptions::f16_conversions picks the portable helpers) and never fast-math or any option that relaxes
+//     IEEE rules.
 //   - Every error message names the OpenCL error (e.g. CL_INVALID_WORK_GROUP_SIZE) and what was
 //     being done. The public header does not include the OpenCL headers, so it is usable (and
 //     create() reports why OpenCL is unavailable) in builds without them.
@@ -43,6 +45,14 @@ struct OpenCLOptions {
   // tensor-core kernel whose mma emulation repeated its loads built ~30x slower unoptimized; since each
   // value is loaded once it builds as fast either way.)
   std::size_t unoptimized_below = 0;
+  // How f16 <-> f32 conversions build (both exact, round to nearest even): the core built-ins vload_half /
+  // vstore_half_rte (one instruction on a GPU; no cl_khr_fp16 needed) or ingot's portable integer helpers (~10
+  // operations per value; codegen::Dialect::portable_helpers_macro). Auto: the built-ins, except on PoCL, whose
+  // work-item loop vectoriser (PoCL 3.1, LLVM 15) miscompiles vload_half in some kernels (measured: depthwise_conv2d
+  // f16 case c2_13x16_7x7_pad3_t6x8_ahead2 gave 52 of 832 outputs wrong; right with POCL_WORK_GROUP_METHOD=cbs).
+  // Auto also follows $INGOT_OPENCL_F16 (builtins, portable or auto) when set.
+  enum class F16Conversions { Auto, Builtins, Portable };
+  F16Conversions f16_conversions = F16Conversions::Auto;
 };
 
 // The chosen device, as the driver describes it (for `ingot device` and bug reports).
@@ -60,6 +70,7 @@ struct OpenCLDeviceInfo {
   std::uint64_t local_memory_bytes = 0;
   bool has_fp16 = false;                       // cl_khr_fp16
   bool has_int64_base_atomics = false;         // cl_khr_int64_base_atomics
+  bool f16_builtins = false;                   // f16 conversions by vload_half / vstore_half_rte (OpenCLOptions)
   [[nodiscard]] std::string describe() const;  // multi-line "key: value" text
 };
 

@@ -28,7 +28,8 @@ std::string OpenCLDeviceInfo::describe() const {
      << "global memory:       " << global_memory_bytes / (1024ull * 1024ull) << " MiB\n"
      << "local memory:        " << local_memory_bytes / 1024 << " KiB\n"
      << "cl_khr_fp16:         " << (has_fp16 ? "yes" : "no") << "\n"
-     << "cl_khr_int64_base_atomics: " << (has_int64_base_atomics ? "yes" : "no") << "\n";
+     << "cl_khr_int64_base_atomics: " << (has_int64_base_atomics ? "yes" : "no") << "\n"
+     << "f16 conversions:     " << (f16_builtins ? "vload_half / vstore_half_rte" : "portable integer helpers") << "\n";
   return os.str();
 }
 
@@ -38,6 +39,8 @@ std::string OpenCLDeviceInfo::describe() const {
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+
+#include "ingot/codegen/dialect.hpp"
 
 #include <algorithm>
 #include <array>
@@ -316,6 +319,7 @@ struct OpenCLBackend::Impl {
   std::array<std::size_t, 3> max_item_sizes{};
   std::uint64_t max_alloc_bytes = 0;
   std::string build_options = "-cl-std=CL1.2";
+  std::string portable_macro = codegen::dialect(codegen::Target::OpenCL).portable_helpers_macro;
   std::string cache_target;
   std::optional<DiskCache> cache;
   std::shared_ptr<Session> session;
@@ -370,9 +374,13 @@ struct OpenCLBackend::Impl {
     return log.empty() ? "(the driver's build log is empty)" : log;
   }
 
-  // The options of one program (OpenCLOptions::unoptimized_below).
+  // The options of one program (OpenCLOptions::unoptimized_below, f16_conversions).
   std::string options_for(const codegen::KernelSource& src) const {
-    return src.source.size() < options.unoptimized_below ? build_options + " -cl-opt-disable" : build_options;
+    std::string o = src.source.size() < options.unoptimized_below ? build_options + " -cl-opt-disable" : build_options;
+    if (!info.f16_builtins && !portable_macro.empty() && src.source.find(portable_macro) != std::string::npos) {
+      o += " -D " + portable_macro;
+    }
+    return o;
   }
 
   ProgramHandle build_from_source(const codegen::KernelSource& src, const std::string& opts) const {
@@ -627,6 +635,18 @@ std::unique_ptr<OpenCLBackend> OpenCLBackend::create(const OpenCLOptions& option
     const std::string ext = device_string(dev, CL_DEVICE_EXTENSIONS, "extensions");
     info.has_fp16 = has_extension(ext, "cl_khr_fp16");
     info.has_int64_base_atomics = has_extension(ext, "cl_khr_int64_base_atomics");
+    using F16 = OpenCLOptions::F16Conversions;
+    F16 f16 = options.f16_conversions;
+    if (const char* env = std::getenv("INGOT_OPENCL_F16"); f16 == F16::Auto && env && *env) {
+      const std::string v = lower(env);
+      if (v != "builtins" && v != "portable" && v != "auto") {
+        throw BackendUnavailable(na + "$INGOT_OPENCL_F16 is '" + env + "'; set it to builtins, portable or auto");
+      }
+      f16 = v == "builtins" ? F16::Builtins : v == "portable" ? F16::Portable : F16::Auto;
+    }
+    info.f16_builtins =
+        f16 == F16::Builtins ||
+        (f16 == F16::Auto && lower(info.platform_name).find("portable computing language") == std::string::npos);
     impl->max_alloc_bytes = device_value<cl_ulong>(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "max allocation size");
     cl_uint dims = device_value<cl_uint>(dev, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, "work-item dimensions");
     if (dims < 3) {
