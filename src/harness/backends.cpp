@@ -37,10 +37,11 @@ std::vector<std::string> parse_backend_list(const std::string& spec) {
     item.clear();
   };
   for (char c : spec) {
-    if (c == ',')
+    if (c == ',') {
       flush();
-    else if (c != ' ')
+    } else if (c != ' ') {
       item += c;
+    }
   }
   flush();
   if (out.empty()) throw std::invalid_argument("no backend named (use interp, opencl, cuda or all)");

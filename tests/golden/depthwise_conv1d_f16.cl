@@ -18,7 +18,7 @@ static inline float ingot_f16_to_f32(ushort h) {
 }
 #else
 static inline float ingot_f16_to_f32(ushort h) {
-  ushort b = h;
+  uchar2 b = as_uchar2(h);
   return vload_half(0, (const __private half*)&b);
 }
 #endif
@@ -46,9 +46,9 @@ static inline ushort ingot_f32_to_f16(float f) {
 }
 #else
 static inline ushort ingot_f32_to_f16(float f) {
-  ushort b;
+  uchar2 b;
   vstore_half_rte(f, 0, (__private half*)&b);
-  return b;
+  return as_ushort(b);
 }
 #endif
 

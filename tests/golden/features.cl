@@ -18,7 +18,7 @@ static inline float ingot_f16_to_f32(ushort h) {
 }
 #else
 static inline float ingot_f16_to_f32(ushort h) {
-  ushort b = h;
+  uchar2 b = as_uchar2(h);
   return vload_half(0, (const __private half*)&b);
 }
 #endif

@@ -587,7 +587,7 @@ TEST(OpenCL, VectorAccessMatchesInterpreter) {
 
 TEST(OpenCL, SharedArraysTakeVectorAccess) {
   INGOT_REQUIRE_OPENCL(be, test_options());
-  std::vector<double> x(2 * 64 * 8);
+  std::vector<double> x(std::size_t{2} * 64 * 8);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 61) * 0.25 - 7.0;
   ingot::testing::expect_shared_vector<bf16>(*be, DType::bf16, 8, x);
   ingot::testing::expect_shared_vector<f32>(*be, DType::f32, 4, x);
@@ -842,8 +842,12 @@ TEST(OpenCL, SmallProgramsBuildUnoptimizedBelowTheLimit) {
 TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
   using F16 = OpenCLOptions::F16Conversions;
   const char* env = std::getenv("INGOT_OPENCL_F16");
+  TempDir dir("f16cache");
+  const auto h2f = codegen::emit(ingot::testing::conversion_kernel<f16, float>("h2f"), codegen::Target::OpenCL);
   for (const F16 mode : {F16::Builtins, F16::Portable, F16::Auto}) {
-    OpenCLOptions o = test_options();
+    std::filesystem::remove_all(dir.path());
+    std::filesystem::create_directories(dir.path());
+    OpenCLOptions o = test_options(dir.path());
     o.f16_conversions = mode;
     INGOT_REQUIRE_OPENCL(be, o);
     std::string platform = be->device_info().platform_name;
@@ -854,6 +858,10 @@ TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
     }
     SCOPED_TRACE(be->device_info().f16_builtins ? "vload_half / vstore_half_rte" : "portable helpers");
     ingot::testing::expect_conversions_match_host(*be);
+    // The portable build is the one with the macro defined (the disk cache's key holds the options).
+    const std::string opts = be->build_options() + (be->device_info().f16_builtins ? "" : " -D INGOT_PORTABLE_F16");
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / (CacheKey{h2f.source, be->cache_target(), opts}.hex() + ".bin")))
+        << "no program built with options '" << opts << "'";
   }
 }
 
