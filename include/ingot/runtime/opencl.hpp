@@ -49,7 +49,7 @@ struct OpenCLOptions {
   // vstore_half_rte (one instruction on a GPU; no cl_khr_fp16 needed) or ingot's portable integer helpers (~10
   // operations per value; codegen::Dialect::portable_helpers_macro). Auto: the built-ins, except on PoCL, whose
   // work-item loop vectoriser (PoCL 3.1, LLVM 15) miscompiles vload_half in some kernels (measured: depthwise_conv2d
-  // f16 case c2_13x16_7x7_pad3_t6x8_ahead2 gave 52 of 832 outputs wrong; right with POCL_WORK_GROUP_METHOD=cbs).
+  // f16 case c2_13x16_7x7_pad3_t6x8_ahead2 gave 52 of 832 outputs wrong; right with POCL_WORK_GROUP_METHOD=loops).
   // Auto also follows $INGOT_OPENCL_F16 (builtins, portable or auto) when set.
   enum class F16Conversions { Auto, Builtins, Portable };
   F16Conversions f16_conversions = F16Conversions::Auto;
