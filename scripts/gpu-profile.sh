@@ -13,7 +13,8 @@
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 #   INGOT_TEST="backends|filter,filter..[|dtype]"         ingot test --backend backends, once per filter (the harness
 #                                                         on the GPU's backends, e.g. 'opencl|depthwise,causal': NVIDIA's
-#                                                         OpenCL); INGOT_TEST_LIMIT: seconds since the start (420)
+#                                                         OpenCL); INGOT_TEST_LIMIT: seconds since the start (420);
+#                                                         INGOT_TEST_PARALLEL=1: the filters run at once
 #   INGOT_OCL_CHECK="filter|dtype|case-regex[|f16];..."   ingot bench --backend opencl --check of those cases on the
 #                                                         GPU's OpenCL device (NVIDIA's: 48 KB of local memory); f16:
 #                                                         $INGOT_OPENCL_F16 for it (builtins, portable; default auto)
@@ -102,11 +103,19 @@ if [[ -n ${INGOT_TEST:-} ]]; then  # one ingot test per filter part, so that a c
   IFS='|' read -r tb tf tdt <<< "$INGOT_TEST"
   IFS=',' read -ra parts <<< "${tf:-}"; [[ ${#parts[@]} -eq 0 ]] && parts=("")
   : > "$out/test.log"
-  for part in "${parts[@]}"; do
-    left=$(( ${INGOT_TEST_LIMIT:-420} - ($(date +%s) - t0) )); (( left < 10 )) && { echo "ingot test: no time left for '$part'"; continue; }
-    echo "== ingot test --backend $tb --filter '$part' ${tdt:+--dtype $tdt}" >> "$out/test.log"
-    timeout "$left" ./build/ingot test --backend "$tb" --filter "$part" ${tdt:+--dtype "$tdt"} >> "$out/test.log" 2>&1
-    echo "ingot test ($tb, '$part') rc=$?"; tail -3 "$out/test.log" | grep -E "passed,|^skipped"
+  one_part() {  # part index, part: one ingot test into $tmp/test-<index>.log, its rc in $tmp/test-<index>.rc
+    local left=$(( ${INGOT_TEST_LIMIT:-420} - ($(date +%s) - t0) ))
+    (( left < 10 )) && { echo "no time left" > "$tmp/test-$1.log"; echo skipped > "$tmp/test-$1.rc"; return; }
+    timeout "$left" ./build/ingot test --backend "$tb" --filter "$2" ${tdt:+--dtype "$tdt"} > "$tmp/test-$1.log" 2>&1
+    echo $? > "$tmp/test-$1.rc"
+  }
+  for i in "${!parts[@]}"; do  # INGOT_TEST_PARALLEL=1: every part at once (the driver's compiler is CPU-bound)
+    if [[ -n ${INGOT_TEST_PARALLEL:-} ]]; then one_part "$i" "${parts[$i]}" & else one_part "$i" "${parts[$i]}"; fi
+  done
+  wait
+  for i in "${!parts[@]}"; do
+    { echo "== ingot test --backend $tb --filter '${parts[$i]}' ${tdt:+--dtype $tdt}"; cat "$tmp/test-$i.log"; } >> "$out/test.log"
+    echo "ingot test ($tb, '${parts[$i]}') rc=$(cat "$tmp/test-$i.rc")"; tail -3 "$tmp/test-$i.log" | grep -E "passed,|^skipped|no time"
   done
   grep -E "^FAIL" "$out/test.log" | head -12
 fi
