@@ -265,7 +265,7 @@ DType mma_slot_type(const ir::Kernel& k, const LegaliseOptions& options) {
   if (!options.shared_budget || (elem != DType::f16 && elem != DType::bf16)) return DType::f32;
   const auto rounded = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
   std::uint64_t bytes = ir::shared_layout(k).bytes + rounded(std::uint64_t{k.bounds.max_group_threads} * kMmaSlots * 4);
-  if (!options.native_shuffle && has_statement(k.body, ir::StmtKind::Shuffle)) {
+  if (!options.native_shuffle && ir::max_shuffle_lanes(k) > 0) {  // the shuffle exchange legalise adds next
     bytes += rounded(std::uint64_t{k.bounds.max_group_threads} * 4);
   }
   return bytes > options.shared_budget ? elem : DType::f32;

@@ -865,6 +865,35 @@ TEST(OpenCL, SixteenBitConversionsMatchTheHostBitForBit) {
   }
 }
 
+// $INGOT_OPENCL_F16 picks the conversions where the options leave it to Auto; a value it does not know is refused with
+// the values it takes; explicit options win over it.
+TEST(OpenCL, SixteenBitConversionsFollowTheEnvironment) {
+  INGOT_REQUIRE_OPENCL(plain, test_options());  // (skips before the environment is touched)
+  EXPECT_EQ(plain->name(), "opencl");
+  using F16 = OpenCLOptions::F16Conversions;
+  struct Restore {  // the variable as it was, however the test ends
+    std::optional<std::string> saved;
+    ~Restore() { saved ? (void)::setenv("INGOT_OPENCL_F16", saved->c_str(), 1) : (void)::unsetenv("INGOT_OPENCL_F16"); }
+  } restore{std::getenv("INGOT_OPENCL_F16") ? std::optional<std::string>(std::getenv("INGOT_OPENCL_F16"))
+                                            : std::nullopt};
+  ::setenv("INGOT_OPENCL_F16", "portable", 1);
+  EXPECT_FALSE(OpenCLBackend::create(test_options())->device_info().f16_builtins);
+  ::setenv("INGOT_OPENCL_F16", "BuiltIns", 1);
+  EXPECT_TRUE(OpenCLBackend::create(test_options())->device_info().f16_builtins);
+  OpenCLOptions o = test_options();
+  o.f16_conversions = F16::Portable;
+  EXPECT_FALSE(OpenCLBackend::create(o)->device_info().f16_builtins);
+  ::setenv("INGOT_OPENCL_F16", "fast", 1);
+  try {
+    (void)OpenCLBackend::create(test_options());
+    ADD_FAILURE() << "expected BackendUnavailable from $INGOT_OPENCL_F16";
+  } catch (const BackendUnavailable& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("INGOT_OPENCL_F16 is 'fast'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("builtins, portable or auto"), std::string::npos) << msg;
+  }
+}
+
 TEST(OpenCL, SixteenBitConversionsPrintBothWays) {
   const auto k = trace("twice16", [](KernelBuilder& b) {
     auto n = b.scalar<u32>("n");
