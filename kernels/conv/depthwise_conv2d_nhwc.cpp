@@ -500,7 +500,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   // stream = 1: (V, VC, CL, NQ, PB, ahead): each dtype's default as the other's variant,
   // and the runners-up. (Measured worse on the H200, 2026-12-02 ninth session, docs/performance.md step 11, and
   // dropped: 3x3 ahead 1, 4 and 6, PB 7, 10 and 14, CL 16, NQ 4 and 7, V2, V8, VC 4, register caps (minb 18); 7x7 VC 2
-  // with PB 2, NQ 4, V2, CL 64 with PB 4.)
+  // with PB 2, NQ 4, V2, CL 64 with PB 4. The last 7x7 row is the f32 default before 2026-12-05, the 16-bit stream
+  // tiling for wide windows.)
   for (const auto& [c, shape, tl] :
        std::vector<std::tuple<ConvCase, std::string, std::array<int, 6>>>{{k3, "3x3", {4, 2, 64, 1, 8, 3}},
                                                                           {k3, "3x3", {4, 2, 32, 2, 8, 3}},
@@ -514,7 +515,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                                                                           {k3, "3x3", {4, 2, 64, 1, 14, 3}},
                                                                           {k7, "7x7", {4, 2, 32, 2, 4, 2}},
                                                                           {k7, "7x7", {4, 1, 32, 2, 8, 2}},
-                                                                          {k7, "7x7", {8, 1, 32, 1, 8, 2}}}) {
+                                                                          {k7, "7x7", {8, 1, 32, 1, 8, 2}},
+                                                                          {k7, "7x7", {4, 1, 32, 2, 14, 2}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
     std::string name = "N32_C384_56x56_" + shape + "_stream";
