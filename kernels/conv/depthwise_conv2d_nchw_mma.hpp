@@ -205,6 +205,67 @@ std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights(dsl::KernelBuilder& k
   return b;
 }
 
+// The same B fragments from a table of packed tap pairs in shared memory (read once per band where registers cannot
+// hold them across a loop: the NHWC ring kernel). Per channel ch and tap row ky the table holds NE = kw + 2 pairs of
+// 16-bit taps: pair e <= kw is (wz[e - 1], wz[e]), wz the tap row with zeros outside [0, kw), and pair kw + 1 is (0,
+// 0). A lane's b0, b1 are wz[m], wz[m + 1] with m = 2 tl - gl - s (MmaBandTaps): pair m + 1 where -1 <= m < kw, else
+// the zero pair; b2, b3 the same for m + 8. So each tap row costs a lane two 4-byte loads (one word each, broadcast
+// over the warp's 9 distinct pairs) in place of four 2-byte loads and four selects, and the words go to the mma as
+// they are.
+struct MmaBandPairs {
+  std::uint32_t NE = 0;  // pairs per tap row
+  dsl::Val<u32> e0, e2;  // this lane's pairs for b0, b1 and for b2, b3 (lane-constant)
+};
+inline std::uint32_t mma_band_pair_elements(std::uint32_t channels, std::uint32_t KH, std::uint32_t KW) {
+  return channels * KH * (KW + 2) * 2;
+}
+inline MmaBandPairs mma_band_pairs(dsl::KernelBuilder& k, const dsl::Val<u32>& gl, const dsl::Val<u32>& tl,
+                                   std::uint32_t KW, std::uint32_t s) {
+  using namespace ingot::dsl;
+  MmaBandPairs p;
+  p.NE = KW + 2;
+  for (std::uint32_t half = 0; half < 2; ++half) {
+    const std::string t = std::to_string(2 * half);
+    // m + 1 for the pair's first tap m (u32: m = -1 gives 0; m below -1 wraps past kw)
+    auto e = k.let("wp_e" + t, tl * 2u + (8 * half + 1) - gl - s);
+    (half == 0 ? p.e0 : p.e2) = k.let("wp_at" + t, select(e <= KW, e, KW + 1u));
+  }
+  return p;
+}
+// Fills tab[0 .. mma_band_pair_elements(channels, KH, KW)) with the pairs of channels c0 .. c0 + channels, whose taps
+// are w[w_at0 ..) (row-major [channel][kh][kw]), by G threads (lid); the caller's barrier publishes it.
+template <class T, class WB>
+void fill_mma_band_pairs(dsl::KernelBuilder& k, const dsl::Shared<T>& tab, const WB& w, const dsl::Val<u32>& w_at0,
+                         std::uint32_t channels, std::uint32_t KH, std::uint32_t KW, const dsl::Val<u32>& lid,
+                         std::uint32_t G) {
+  using namespace ingot::dsl;
+  const std::uint32_t NE = KW + 2;
+  for_group_rounds(k, lid, G, mma_band_pair_elements(channels, KH, KW), "wp", true,
+                   [&](const Val<u32>& i, std::uint32_t r) {
+                     const std::string rt = "wp" + std::to_string(r) + "_";
+                     auto row = k.let(rt + "row", i / (2 * NE));           // channel * KH + ky
+                     auto m = k.let(rt + "m", (i / 2) % NE + i % 2 - 1u);  // e - 1 + half (u32: -1 wraps)
+                     auto ok = k.let(rt + "ok", m < KW);                   // (pair kw + 1 reads m = kw, kw + 1: zeros)
+                     auto v = load(w, k.let(rt + "at", w_at0 + row * KW + select(ok, m, 0u)));
+                     store(tab, i, select(ok, v, Val<T>(0.0f)));
+                   });
+}
+// Channel ch's (of the table) kh B fragments from the pair table.
+template <class T>
+std::vector<std::array<dsl::Val<f32>, 4>> mma_band_weights_from_pairs(const dsl::Shared<T>& tab,
+                                                                      const dsl::Val<u32>& ch, std::uint32_t KH,
+                                                                      const MmaBandPairs& pairs) {
+  using namespace ingot::dsl;
+  std::vector<std::array<Val<f32>, 4>> b(KH);
+  for (std::uint32_t ky = 0; ky < KH; ++ky) {
+    auto row = ch * (KH * pairs.NE) + ky * pairs.NE;
+    const auto lo = load_vec(tab, (row + pairs.e0) * 2u, 2);
+    const auto hi = load_vec(tab, (row + pairs.e2) * 2u, 2);
+    b[ky] = {cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1])};
+  }
+  return b;
+}
+
 // This lane's place in a row-pair load_matrix (lane-constant): lanes 0-15 name layout row R, 16-31 row R + 1; lane l
 // names column group l % 8 of the strip and its columns + 8 ((l / 8) % 2). In A's order (RowPairLoads other than
 // pairs): lanes 8 m .. 8 m + 7 name row R + m % 2 and columns + 8 (m / 2).

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -82,7 +83,7 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 9> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf"};
+constexpr std::array<const char*, 10> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf", "mwp"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
@@ -156,6 +157,14 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
         "depthwise_conv2d_nhwc: mpf (L2 prefetch of the band after next) needs 3 or more bands "
         "per work-group (mb), has " +
         std::to_string(o.bands));
+  }
+  // (mwp 1: each band reads its B fragments as packed tap pairs, two 4-byte loads per tap row; the default 0 reads the
+  // taps, four 2-byte loads and four selects per tap row. Unmeasured; depthwise_conv2d_nhwc_mma.hpp says why off.)
+  o.weight_pairs = bounded_param(p, "mwp", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  if (p.count("mwp") && o.bands < 2) {
+    throw std::invalid_argument(
+        "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "
+        "work-group (mb); one band reads them from global memory: drop it or set mb");
   }
   return o;
 }
@@ -243,6 +252,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
   s.spec_params.emplace_back("mpf");      // tensor cores with bands: 1 = L2 prefetch of the band after next
+  s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -405,6 +415,17 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2",
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
             {{"mr", 4}, {"mb", 2}}},
+           // The weights as tap pairs (mwp 1): 7x7 with bias, the window's widths 8 and 1 (every lane's pairs past
+           // both ends of the tap row).
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"msm", 100}, {"mwp", 1}}},
+           {"mma_c16_10x13_3x8_pad1x4_mr2_mb3_mwp1",
+            {.B = 1, .C = 16, .size = {10, 13}, .k = {3, 8}, .pad = {1, 4}, .bias = true},
+            {{"mr", 2}, {"mb", 3}, {"mwp", 1}}},
+           {"mma_c8_9x12_4x1_pad2x0_mc8_mr2_mb5_mwp1",
+            {.B = 2, .C = 8, .size = {9, 12}, .k = {4, 1}, .pad = {2, 0}},
+            {{"mr", 2}, {"mb", 5}, {"mwp", 1}}},
            // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
            {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
             {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
@@ -624,7 +645,18 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         }
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
-          apply_launch_bounds(k, p, depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G(), true);
+          const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
+          // The ring default as it is (no tensor-core key named but mwp) with its weights as tap pairs (mwp 1) is held
+          // to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 42 KB of shared
+          // memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers with the
+          // taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
+          Params bounds = p;
+          bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
+          for (const char* key : kMmaKernelKeys) {
+            as_default = as_default && (std::string_view(key) == "mwp" || p.count(key) == 0);
+          }
+          if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (64 * G), 1);
+          apply_launch_bounds(k, bounds, G, true);
           depthwise_conv2d_nhwc_mma<T>(k, sp, o);
           return;
         }

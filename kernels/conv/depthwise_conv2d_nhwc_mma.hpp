@@ -33,7 +33,8 @@
 // Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
-// block's weights are read from shared memory (held in registers across the loop they cost 150 more). msm: the
+// block's weights are read from shared memory each band (held in registers across the loop they cost 150 more), as
+// packed tap pairs (mwp 1: two 4-byte loads per tap row; 2026-12-05, unmeasured) or the taps (the default). msm: the
 // shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (40 KB, the default
 // for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) 0.1037 ms, mr 8 mb 7 (msm 112: 80 KB) 0.0933-0.0967,
 // against the FMA stream kernel's 0.1122 (docs/performance.md, step 21).
@@ -81,6 +82,11 @@ struct DepthwiseNhwcMma {
   // L2, one hint of the block's CB channels per pixel inside the input (prefetch()). Measured slower (H200 7x7 bf16,
   // 2026-12-05: 0.1196 ms against 0.0933 without).
   bool prefetch = false;
+  // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
+  // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). Off by
+  // default until measured: the pairs take 2.4 KB more, which puts the 16-bit 7x7 default's OpenCL print (with its
+  // legalised exchanges) over the 48 KB of NVIDIA's OpenCL.
+  bool weight_pairs = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -135,7 +141,9 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
   // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
   L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
-  const std::uint64_t weights = L.nbw > 1 ? std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1] : 0;
+  const std::uint64_t weights = L.nbw == 1       ? 0
+                                : o.weight_pairs ? mma_band_pair_elements(L.CB, s.ksize[0], s.ksize[1])
+                                                 : std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1];
   // The planes: nrl rows, or with nbw > 1 a ring of rr rows (a power of two where that fits the allowance: the ring
   // position is then a mask)
   const auto layout_for = [&](std::uint32_t rows) {
@@ -256,8 +264,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
   const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
   const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
-  // nbw > 1: the block's weights in shared memory (read per band: registers are not held across the band loop)
-  std::optional<Shared<T>> wsm;
+  // nbw > 1: the block's weights in shared memory (read per band: registers are not held across the band loop), as
+  // packed tap pairs (wpt, with this lane's pairs) or as the taps (wsm)
+  std::optional<Shared<T>> wsm, wpt;
+  std::optional<MmaBandPairs> pairs;
   // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
   const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
@@ -277,8 +287,9 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const std::string et = rt + "c" + std::to_string(e) + "_";
         auto ch = k.let(et + "ch", cp * 2u + e);
         auto c = k.let(et + "c", c0 + ch);
-        const auto bfrag = wsm ? mma_band_weights<T>(k, *wsm, k.let(et + "w_at", ch * (KH * KW)), KH, KW, taps, et)
-                               : mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
+        const auto bfrag = wpt   ? mma_band_weights_from_pairs<T>(*wpt, ch, KH, *pairs)
+                           : wsm ? mma_band_weights<T>(k, *wsm, k.let(et + "w_at", ch * (KH * KW)), KH, KW, taps, et)
+                                 : mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
         Val<f32> init = 0.0f;
         if (s.bias) init = k.let(et + "bias", cast<f32>(load(prm.io.bias, c)));
         // the plane of channel ch: 2 (ch % 8) + ch / 8 where CB = 16 (ch = 2 cp + e, so ch % 8 = (2 cp) % 8 + e)
@@ -370,10 +381,15 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
   };
-  wsm = k.shared<T>("wsm", CB * KH * KW);
-  for_group_rounds(k, lid, G, CB * KH * KW, "ws", true, [&](const Val<u32>& i, std::uint32_t) {
-    store(*wsm, i, load(prm.w, c0 * (KH * KW) + i));  // (read after the loop's first barrier)
-  });
+  if (o.weight_pairs) {  // (read after the loop's first barrier)
+    wpt = k.shared<T>("wpt", mma_band_pair_elements(CB, KH, KW));
+    pairs = mma_band_pairs(k, gl, tl, KW, L.s);
+    fill_mma_band_pairs<T>(k, *wpt, prm.w, k.let("wp_at0", c0 * (KH * KW)), CB, KH, KW, lid, G);
+  } else {
+    wsm = k.shared<T>("wsm", CB * KH * KW);
+    for_group_rounds(k, lid, G, CB * KH * KW, "ws", true,
+                     [&](const Val<u32>& i, std::uint32_t) { store(*wsm, i, load(prm.w, c0 * (KH * KW) + i)); });
+  }
   fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   // Prefetch of the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a), the pixels inside the input.

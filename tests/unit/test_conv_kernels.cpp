@@ -1114,6 +1114,39 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     pf.erase("mb");
     EXPECT_NE(why(pf, DType::f32).find("mpf applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   }
+  // mwp 1: with bands, the block's weights as packed tap pairs (16 channels x 7 tap rows x 9 pairs: 4032 bytes against
+  // the taps' 1568), each band's B fragments two 4-byte loads per tap row (no 2-byte shared loads left); mwp 0 (the
+  // default) the taps; refused with one band
+  {
+    const kn::NhwcMmaLayout pair_ring = kn::depthwise_nhwc_mma_geometry(
+        kn::conv_spec(form, dflt), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .weight_pairs = true});
+    EXPECT_EQ(pair_ring.bytes - ring.bytes, 2u * (16 * 7 * 9 * 2 - 16 * 49));
+    // (and the ring default as it is with pairs declares bounds for 4 work-groups of 256: 64 registers, as the taps
+    // took without bounds; not where a tensor-core key other than mwp is named, nor with the taps)
+    std::string src;
+    const auto lds16 = [&](const Params& q) {
+      EXPECT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, q, &k), "");
+      src = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
+      std::size_t n = 0;
+      for (std::size_t at = src.find("ingot_lds16(("); at != std::string::npos; at = src.find("ingot_lds16((", at + 1))
+        ++n;
+      return n;
+    };
+    Params wp = dflt;
+    EXPECT_EQ(lds16(wp), 2u * 7 * 4);  // a warp's task: 2 channels x 7 tap rows x 4 taps
+    EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
+    wp["mwp"] = 1;
+    EXPECT_EQ(lds16(wp), 0u);
+    EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
+    wp["mb"] = 14;
+    EXPECT_EQ(lds16(wp), 0u);
+    EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
+    wp.erase("mb");
+    wp["mwp"] = 1, wp["mb"] = 1, wp["mr"] = 8;
+    EXPECT_NE(why(wp).find("mwp (how bands read the weights from shared memory) applies to 2 or more bands"),
+              std::string::npos)
+        << why(wp);
+  }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
