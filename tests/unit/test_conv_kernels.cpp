@@ -1141,8 +1141,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     wp["mb"] = 14;
     EXPECT_EQ(lds16(wp), 0u);
     EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
-    wp.erase("mb");
-    wp["mwp"] = 1, wp["mb"] = 1, wp["mr"] = 8;
+    wp["mb"] = 1, wp["mr"] = 8;
     EXPECT_NE(why(wp).find("mwp (how bands read the weights from shared memory) applies to 2 or more bands"),
               std::string::npos)
         << why(wp);
