@@ -83,7 +83,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 10> kMmaKernelKeys{"mma", "mr", "mc", "mw", "il", "lq", "mb", "msm", "mpf", "mwp"};
+constexpr std::array<const char*, 11> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il", "lq",
+                                                     "mb",  "msm", "mpf", "mwp", "mos"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
@@ -166,6 +167,8 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
         "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "
         "work-group (mb); one band reads them from global memory: drop it or set mb");
   }
+  // (mos 1: the output stage's words rotated per pixel, conflict-free stores; unmeasured, off by default.)
+  o.rotated_stage = bounded_param(p, "mos", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   return o;
 }
 
@@ -253,6 +256,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
   s.spec_params.emplace_back("mpf");      // tensor cores with bands: 1 = L2 prefetch of the band after next
   s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
+  s.spec_params.emplace_back("mos");      // tensor cores: 1 = the output stage's words rotated per pixel
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -426,6 +430,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c8_9x12_4x1_pad2x0_mc8_mr2_mb5_mwp1",
             {.B = 2, .C = 8, .size = {9, 12}, .k = {4, 1}, .pad = {2, 0}},
             {{"mr", 2}, {"mb", 5}, {"mwp", 1}}},
+           // The output stage's words rotated (mos 1): one band per work-group, two strips (Q = 70) with bias; bands
+           // with pairs and 8 channels (a chunk per pixel), Q odd.
+           {"mma_c16_13x70_7x7_pad3_bias_mr4_mos1",
+            {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mos", 1}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_mwp1_mos1",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}, {"mwp", 1}, {"mos", 1}}},
            // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
            {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
             {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
@@ -646,14 +658,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
           const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
-          // The ring default as it is (no tensor-core key named but mwp) with its weights as tap pairs (mwp 1) is held
-          // to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 42 KB of shared
-          // memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers with the
-          // taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
+          // The ring default as it is (no tensor-core key named but mwp, mos) with its weights as tap pairs (mwp 1) is
+          // held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 42 KB of
+          // shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers with
+          // the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
           Params bounds = p;
           bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
           for (const char* key : kMmaKernelKeys) {
-            as_default = as_default && (std::string_view(key) == "mwp" || p.count(key) == 0);
+            const std::string_view named(key);
+            as_default = as_default && (named == "mwp" || named == "mos" || p.count(key) == 0);
           }
           if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (64 * G), 1);
           apply_launch_bounds(k, bounds, G, true);

@@ -87,6 +87,12 @@ struct DepthwiseNhwcMma {
   // default until measured: the pairs take 2.4 KB more, which puts the 16-bit 7x7 default's OpenCL print (with its
   // legalised exchanges) over the 48 KB of NVIDIA's OpenCL.
   bool weight_pairs = false;
+  // The output stage's four 4-byte words of each 16-byte chunk rotated by the chunk's pixel p, word w of channel pair
+  // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
+  // 4-byte stores and the read-out's word loads are conflict-free for 56-pixel rows (bank model: 64 + 56 wavefronts
+  // per band of 4 rows x 56 pixels x 16 channels against 256 + 56; at most 2-way for other widths), at the cost of
+  // four loads in place of one 16-byte load per chunk read out. Off by default until measured.
+  bool rotated_stage = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -158,6 +164,20 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   if (L.bytes > o.smem_bytes && L.rr != L.nrl) layout_for(L.nrl);
   L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   return L;
+}
+
+// The output stage: the element offset of 16-byte chunk q (chunks of 8 channels, a band pixel's H8 chunks together)
+// is nhwc_mma_stage_chunk(q) * 8 (chunks XOR-permuted within each group of 8), and the 4-byte word of it that holds
+// the chunk's channel pair j (0-3) of band pixel p is nhwc_mma_stage_word(p, j, rotated) (rotated_stage). For u32 and
+// for dsl::Val<u32> (the kernel's addresses; the unit test's bank model).
+template <class U>
+U nhwc_mma_stage_chunk(const U& q) {
+  return q ^ ((q / 8u) % 8u);
+}
+template <class U>
+U nhwc_mma_stage_word(const U& p, const U& j, bool rotated) {
+  if (!rotated) return j;
+  return (j + p / 4u + p / 16u) % 4u;
 }
 
 // Why the kernel cannot run spec s (a valid depthwise NHWC spec) with options o ("" when it can).
@@ -261,6 +281,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     });
   };
 
+  const auto stage_word = [&](const Val<u32>& p, const Val<u32>& j) {
+    return nhwc_mma_stage_word(p, j, o.rotated_stage);
+  };
+
   // 2. Row-pair products: task = strip * (CB / 2) + channel pair; lane l's load_matrix row as in the NCHW kernel.
   const MmaBandTaps taps = mma_band_taps(k, gl, tl, KW, L.s);
   const RowPairLanes lanes = row_pair_lanes(k, lid, o.loads);
@@ -313,7 +337,9 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
               auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
               auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
               const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-              store_vec(ys, (chunk ^ ((chunk / 8u) % 8u)) * 8u + (cp * 2u) % 8u, pair);
+              // (the pair's element in the chunk)
+              const Val<u32> in_chunk = o.rotated_stage ? stage_word(p, cp % 4u) * 2u : (cp * 2u) % 8u;
+              store_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk, pair);
             });
           }
         }
@@ -329,7 +355,16 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto p = k.let(rt + "p", q / H8);
       auto row = k.let(rt + "row", p / Q);
       if_(img_ok && y0 + row < P, [&] {  // (the stage holds only the band's rows inside the output)
-        const auto v = load_vec(ys, (q ^ ((q / 8u) % 8u)) * 8u, 8);
+        std::vector<Val<T>> v;
+        if (o.rotated_stage) {  // the chunk's four words, channel pair j from word stage_word(p, j)
+          auto at = k.let(rt + "at", nhwc_mma_stage_chunk<Val<u32>>(q) * 8u);
+          for (std::uint32_t j = 0; j < 4; ++j) {
+            const auto w = load_vec(ys, at + stage_word(p, Val<u32>(j)) * 2u, 2);
+            v.insert(v.end(), w.begin(), w.end());
+          }
+        } else {
+          v = load_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(q) * 8u, 8);
+        }
         store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + p % Q) * C + c0 + (q % H8) * 8u), v);
       });
     });

@@ -1151,6 +1151,57 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
 }
 
+// The NHWC tensor-core kernel's output stage in the bank model (smem_banks.hpp), for a band of 4 rows x 56 pixels x 16
+// channels (the bench's 7x7): D's 4-byte stores of channel pairs (lane gl, tl of a warp: pixel 8 gl + 2 tl + f of a
+// row, pair cp) and the read-out. The words rotated per pixel (mos 1) make both conflict-free: stores 256 to 64
+// wavefronts; the read-out's word loads 56, as the plain stage's 16-byte loads.
+TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
+  namespace kn = ingot::kernels;
+  constexpr std::uint32_t Q = 56, H8 = 2, rows = 4;
+  const auto stores = [&](bool rotated) {
+    std::uint32_t total = 0;
+    for (std::uint32_t row = 0; row < rows; ++row) {
+      for (std::uint32_t f = 0; f < 2; ++f) {
+        for (std::uint32_t cp = 0; cp < 4 * H8; ++cp) {
+          std::vector<std::uint64_t> offsets;
+          for (std::uint32_t lane = 0; lane < 32; ++lane) {
+            const std::uint32_t p = row * Q + 8 * (lane / 4) + 2 * (lane % 4) + f;
+            const std::uint32_t at = kn::nhwc_mma_stage_chunk(p * H8 + cp / 4) * 8 +
+                                     (rotated ? kn::nhwc_mma_stage_word(p, cp % 4, true) * 2 : (cp * 2) % 8);
+            offsets.push_back(std::uint64_t{at} * 2);
+          }
+          total += kn::shared_wavefronts(offsets, 4);
+        }
+      }
+    }
+    return total;
+  };
+  EXPECT_EQ(stores(false), 256u);
+  EXPECT_EQ(stores(true), 64u);
+  std::uint32_t words = 0, vectors = 0;
+  for (std::uint32_t q0 = 0; q0 < rows * Q * H8; q0 += 32) {
+    std::vector<std::uint64_t> chunks;
+    for (std::uint32_t q = q0; q < q0 + 32; ++q) chunks.push_back(std::uint64_t{kn::nhwc_mma_stage_chunk(q)} * 16);
+    vectors += kn::shared_wavefronts(chunks, 16);
+    for (std::uint32_t j = 0; j < 4; ++j) {
+      std::vector<std::uint64_t> offsets;
+      for (std::uint32_t q = q0; q < q0 + 32; ++q) {
+        offsets.push_back(
+            std::uint64_t{kn::nhwc_mma_stage_chunk(q) * 8 + kn::nhwc_mma_stage_word(q / H8, j, true) * 2} * 2);
+      }
+      words += kn::shared_wavefronts(offsets, 4);
+    }
+  }
+  EXPECT_EQ(vectors, 56u);
+  EXPECT_EQ(words, 56u);
+  // Each chunk's four words hold its four channel pairs once (a permutation), for every pixel.
+  for (std::uint32_t p = 0; p < 64; ++p) {
+    std::uint32_t seen = 0;
+    for (std::uint32_t j = 0; j < 4; ++j) seen |= 1u << kn::nhwc_mma_stage_word(p, j, true);
+    EXPECT_EQ(seen, 15u) << p;
+  }
+}
+
 // The pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1): one work-group per (image, band of pr rows, strip of 16
 // ps columns, block of pc channels), pw warps; its layout (a pixel stride of an odd number of 16-byte chunks, the
 // ring's slots, the output stage), its refusals and its keys' scope.
