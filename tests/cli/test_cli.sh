@@ -58,6 +58,14 @@ expect inspect_unknown_param 2 "has no parameter 'Q'" -- "$ingot" inspect depthw
 expect inspect_optional_param 0 'acc1_0' -- "$ingot" inspect depthwise_conv2d --set VH=2 --stage cuda
 expect inspect_non_integer 2 "must be an integer" -- "$ingot" inspect depthwise_conv1d --set K=abc
 expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" inspect depthwise_conv1d --set K=0
+# --stage resources: NVRTC + ptxas's report where NVRTC exists (no GPU needed), else a clear error
+if "$ingot" inspect depthwise_conv1d --stage resources > /dev/null 2>&1; then
+  expect inspect_resources 0 'ptxas info +: Used [0-9]+ registers' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage resources
+  expect inspect_resources_options 0 'options: --gpu-architecture=sm_80 .*--ptxas-options=-v' -- "$ingot" inspect depthwise_conv1d --stage resources --arch sm_80
+  expect inspect_resources_bad_arch 1 'does not support sm_9 ' -- "$ingot" inspect depthwise_conv1d --stage resources --arch sm_9
+else
+  expect inspect_resources_no_nvrtc 2 '--stage resources compiles with NVRTC: cuda not available' -- "$ingot" inspect depthwise_conv1d --stage resources
+fi
 expect inspect_unknown_case 2 "has no case 'zzz'" -- "$ingot" inspect depthwise_conv1d --case zzz
 expect inspect_wrong_dtype 2 "has no i32 variant" -- "$ingot" inspect depthwise_conv1d --dtype i32
 # (One kernel's variants: compile.library_sources builds and compiles the whole library.)

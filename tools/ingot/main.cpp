@@ -24,6 +24,7 @@
 #include "ingot/ir_print.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/backend.hpp"
+#include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/scalar_eval.hpp"
 #include "tools.hpp"
 
@@ -313,8 +314,29 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
 }
 
 // ------------------------------------------------------------------ inspect
+// --stage resources: the CUDA print compiled by NVRTC for `arch` as the CUDA backend compiles it (its options, plus
+// ptxas's verbose report): registers, spills, shared memory per kernel, without a GPU.
+int print_cuda_resources(const ir::Kernel& k, const std::string& arch) {
+  runtime::CudaCompileOptions o;
+  o.arch = arch;
+  o.extra_options = {"--ptxas-options=-v"};
+  runtime::CudaCompileResult r;
+  try {
+    r = runtime::CudaCompiler::load().compile(k, o);
+  } catch (const runtime::BackendUnavailable& e) {
+    throw UsageError(std::string("--stage resources compiles with NVRTC: ") + e.what());
+  }
+  std::string opts;
+  for (const auto& x : r.options) opts += " " + x;
+  std::printf("NVRTC %s, kernel %s, options:%s\n%s", r.nvrtc_version.c_str(), r.entry.c_str(), opts.c_str(),
+              r.log.c_str());
+  if (!r.log.empty() && r.log.back() != '\n') std::printf("\n");
+  return 0;
+}
+
 int cmd_inspect(const harness::Registry& reg, const std::string& name, const std::string& dtype,
-                const std::string& case_name, const std::vector<std::string>& sets, const std::string& stage) {
+                const std::string& case_name, const std::vector<std::string>& sets, const std::string& stage,
+                const std::string& arch) {
   const auto& k = find_kernel(reg, name);
   const DType t = dtype.empty() ? k.dtypes.front() : parse_dtype_or_throw(dtype, &k);
   const auto p = case_params(k, case_name, sets);
@@ -335,6 +357,7 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
     std::cout << codegen::emit(res.kernel, it->second).source;
     return 0;
   }
+  if (stage == "resources") return print_cuda_resources(res.kernel, arch);
   bool shown = false;
   for (const auto& rec : res.records) {
     const std::string label = rec.name == "input" ? "ir" : rec.name;
@@ -344,8 +367,10 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
       shown = true;
     }
   }
-  if (!shown)
-    throw UsageError("unknown --stage '" + stage + "' (use ir, simplify, dce, all, cuda, hip, opencl or msl)");
+  if (!shown) {
+    throw UsageError("unknown --stage '" + stage +
+                     "' (use ir, simplify, dce, all, cuda, hip, opencl, msl or resources)");
+  }
   return 0;
 }
 
@@ -716,14 +741,20 @@ int main(int argc, char** argv) {
       "Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter "
       "conv");
 
-  std::string kernel_name, case_name, stage = "dce";
+  std::string kernel_name, case_name, stage = "dce", inspect_arch = "sm_90";
   std::vector<std::string> sets;
   auto* inspect = app.add_subcommand("inspect", "Show a kernel's IR after any pass, or its emitted source");
   inspect->add_option("kernel", kernel_name, "Kernel name")->required();
   inspect->add_option("--dtype", dtype, "dtype (default: the kernel's first)");
   inspect->add_option("--case", case_name, "Test or bench case whose parameters to use (default: the first test case)");
   inspect->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
-  inspect->add_option("--stage", stage, "ir | simplify | dce | all | cuda | hip | opencl | msl")->capture_default_str();
+  inspect
+      ->add_option("--stage", stage,
+                   "ir | simplify | dce | all | cuda | hip | opencl | msl | resources (NVRTC + ptxas -v: registers, "
+                   "spills, shared memory; no GPU needed)")
+      ->capture_default_str();
+  inspect->add_option("--arch", inspect_arch, "--stage resources: the NVIDIA architecture compiled for")
+      ->capture_default_str();
   inspect->footer(
       "Examples:\n  ingot inspect depthwise_conv1d --stage all\n  ingot inspect depthwise_conv1d --dtype f16 --set K=5 "
       "--stage opencl");
@@ -810,7 +841,7 @@ int main(int argc, char** argv) {
     if (*list) return cmd_list(reg, list_json);
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
-    if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage);
+    if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage, inspect_arch);
     if (*device) return cmd_device(device_json, device_measure);
     if (*bench) return cmd_bench(reg, bargs, false);
     if (*snap) return cmd_bench(reg, bargs, true);
