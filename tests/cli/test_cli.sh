@@ -59,6 +59,7 @@ expect inspect_optional_param 0 'acc1_0' -- "$ingot" inspect depthwise_conv2d --
 expect inspect_non_integer 2 "must be an integer" -- "$ingot" inspect depthwise_conv1d --set K=abc
 expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" inspect depthwise_conv1d --set K=0
 # --stage resources: NVRTC + ptxas's report where NVRTC exists (no GPU needed), else a clear error
+expect inspect_arch_without_resources 2 '--arch applies to --stage resources' -- "$ingot" inspect depthwise_conv1d --stage cuda --arch sm_80
 if "$ingot" inspect depthwise_conv1d --stage resources > /dev/null 2>&1; then
   expect inspect_resources 0 'ptxas info +: Used [0-9]+ registers' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage resources
   expect inspect_resources_options 0 'options: --gpu-architecture=sm_80 .*--ptxas-options=-v' -- "$ingot" inspect depthwise_conv1d --stage resources --arch sm_80

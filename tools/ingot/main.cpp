@@ -841,7 +841,12 @@ int main(int argc, char** argv) {
     if (*list) return cmd_list(reg, list_json);
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
-    if (*inspect) return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage, inspect_arch);
+    if (*inspect) {
+      if (inspect->count("--arch") > 0 && stage != "resources") {
+        throw UsageError("--arch applies to --stage resources (the NVRTC compile); drop it or add --stage resources");
+      }
+      return cmd_inspect(reg, kernel_name, dtype, case_name, sets, stage, inspect_arch);
+    }
     if (*device) return cmd_device(device_json, device_measure);
     if (*bench) return cmd_bench(reg, bargs, false);
     if (*snap) return cmd_bench(reg, bargs, true);
