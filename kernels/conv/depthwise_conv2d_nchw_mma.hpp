@@ -222,15 +222,13 @@ inline std::uint32_t mma_band_pair_elements(std::uint32_t channels, std::uint32_
 inline MmaBandPairs mma_band_pairs(dsl::KernelBuilder& k, const dsl::Val<u32>& gl, const dsl::Val<u32>& tl,
                                    std::uint32_t KW, std::uint32_t s) {
   using namespace ingot::dsl;
-  MmaBandPairs p;
-  p.NE = KW + 2;
-  for (std::uint32_t half = 0; half < 2; ++half) {
-    const std::string t = std::to_string(2 * half);
-    // m + 1 for the pair's first tap m (u32: m = -1 gives 0; m below -1 wraps past kw)
-    auto e = k.let("wp_e" + t, tl * 2u + (8 * half + 1) - gl - s);
-    (half == 0 ? p.e0 : p.e2) = k.let("wp_at" + t, select(e <= KW, e, KW + 1u));
-  }
-  return p;
+  // The pair of the lane's taps m, m + 1 with m = 2 tl + first - gl - s: e = m + 1 (u32: m = -1 gives 0, m below -1
+  // wraps past kw), the zero pair kw + 1 where e > kw.
+  const auto pair_at = [&](std::uint32_t first, const std::string& t) {
+    auto e = k.let("wp_e" + t, tl * 2u + (first + 1) - gl - s);
+    return k.let("wp_at" + t, select(e <= KW, e, KW + 1u));
+  };
+  return {KW + 2, pair_at(0, "0"), pair_at(8, "2")};
 }
 // Fills tab[0 .. mma_band_pair_elements(channels, KH, KW)) with the pairs of channels c0 .. c0 + channels, whose taps
 // are w[w_at0 ..) (row-major [channel][kh][kw]), by G threads (lid); the caller's barrier publishes it.

@@ -317,6 +317,10 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
 // --stage resources: the CUDA print compiled by NVRTC for `arch` as the CUDA backend compiles it (its options, plus
 // ptxas's verbose report): registers, spills, shared memory per kernel, without a GPU.
 int print_cuda_resources(const ir::Kernel& k, const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) {
+    throw UsageError("--stage resources needs a real architecture, sm_XY (e.g. sm_90), not '" + arch +
+                     "': NVRTC makes only PTX for compute_XY, and ptxas reports the resources of SASS");
+  }
   runtime::CudaCompileOptions o;
   o.arch = arch;
   o.extra_options = {"--ptxas-options=-v"};
