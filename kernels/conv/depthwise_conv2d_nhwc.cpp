@@ -87,7 +87,7 @@ constexpr std::array<const char*, 11> kMmaKernelKeys{"mma", "mr",  "mc",  "mw", 
                                                      "mb",  "msm", "mpf", "mwp", "mos"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
-// the whole image in bands of 4 output rows (40 KB of shared memory for 7x7 and 16 channels).
+// the whole image in bands of 4 output rows (38 KB of shared memory for 7x7 and 16 channels; 40 KB until 2026-12-05).
 DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   DepthwiseNhwcMma o;
   o.rows = 4;

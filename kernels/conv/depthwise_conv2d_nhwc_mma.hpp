@@ -7,7 +7,8 @@
 // Why: a depthwise product needs one channel per matrix product (the weights differ per channel), and NHWC stores the
 // channels innermost, so the transposed matrix loads would put channels along M or N. This kernel transposes: a
 // work-group takes one image b, one band of `rows` output rows and one block of CB (8 or 16) channels, and
-// 1. stages the band's input rows (rows + kh of them, the last possibly past what is read) as CB channel planes in
+// 1. stages the band's input rows (the rows + kh - 1 it reads, one more where that is odd: load_matrix reads rows in
+//    pairs) as CB channel planes in
 //    shared memory: each thread loads 8 channels of one pixel (16 bytes; a pixel's 16 channels are one 32-byte
 //    sector) and stores them to 8 planes; the zero border (padding, rows or columns outside the input) is written by
 //    the same pass, so every element any load_matrix reads is written;
@@ -35,7 +36,7 @@
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
 // block's weights are read from shared memory each band (held in registers across the loop they cost 150 more), as
 // packed tap pairs (mwp 1: two 4-byte loads per tap row; 2026-12-05, unmeasured) or the taps (the default). msm: the
-// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (40 KB, the default
+// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (38 KB, the default
 // for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) 0.1037 ms, mr 8 mb 7 (msm 112: 80 KB) 0.0933-0.0967,
 // against the FMA stream kernel's 0.1122 (docs/performance.md, step 21).
 //
@@ -84,8 +85,9 @@ struct DepthwiseNhwcMma {
   bool prefetch = false;
   // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
   // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). Off by
-  // default until measured: the pairs take 2.4 KB more, which puts the 16-bit 7x7 default's OpenCL print (with its
-  // legalised exchanges) over the 48 KB of NVIDIA's OpenCL.
+  // default until measured. (The pairs take 2.4 KB more: with the planes' unread row (odd kh) dropped on 2026-12-05,
+  // the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes 48064 bytes with them, within the 48 KB of
+  // NVIDIA's OpenCL; 50112 before.)
   bool weight_pairs = false;
   // The output stage's four 4-byte words of each 16-byte chunk rotated by the chunk's pixel p, word w of channel pair
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
@@ -102,7 +104,7 @@ struct NhwcMmaLayout {
   std::uint32_t tw = 0;     // 8-column groups of an output row
   std::uint32_t ns = 0;     // 64-column strips
   std::uint32_t pb = 0;     // row pairs per work-group
-  std::uint32_t nrl = 0;    // layout rows per plane (2 pb + kh)
+  std::uint32_t nrl = 0;    // layout rows per plane (the 2 pb + kh - 1 a band reads, rounded up to even)
   std::uint32_t ws = 0;     // layout row stride (elements)
   std::uint32_t ps = 0;     // plane stride (elements)
   std::uint32_t rr = 0;     // nbw > 1: layout rows of a plane's ring (at least nrl), else nrl
@@ -134,7 +136,9 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.tw = (Q + 7) / 8;
   L.ns = (Q + 63) / 64;
   L.pb = std::max<std::uint32_t>(o.rows / 2, 1);
-  L.nrl = 2 * L.pb + s.ksize[0];
+  // (A band reads layout rows 0 .. 2 pb + kh - 2; row_pair_products loads them in pairs (R, R + 1), R even. Until
+  // 2026-12-05 the planes held 2 pb + kh rows, one never read for odd kh: 2 KB of the 7x7 default's shared memory.)
+  L.nrl = 2 * L.pb + s.ksize[0] - s.ksize[0] % 2;
   const std::uint64_t width = std::max<std::uint64_t>(std::uint64_t{L.off} + s.in_size[1], 8ull * (L.tw - 1) + 16);
   L.ws = static_cast<std::uint32_t>((width + 7) / 8 * 8);
   L.CB = o.channels;

@@ -286,7 +286,10 @@ TEST(ConvKernels, TensorCoreKernelsFitNvidiaOpenclLocalMemory) {
     Params overrides;
     bool compact;
   };
+  // (the NHWC default with its weights as tap pairs and the rotated output stage: 48064 bytes since the planes lost
+  // their unread row, 50112 before)
   const std::vector<Row> rows{{"depthwise_conv2d_nhwc", "N32_C384_56x56_7x7", {}, true},
+                              {"depthwise_conv2d_nhwc", "N32_C384_56x56_7x7", {{"mwp", 1}, {"mos", 1}}, true},
                               {"conv3d_grouped", "N4_C64_16x56x56_3x3x3_g8", {{"stage", 1}}, true},
                               {"conv3d_grouped", "N4_C64_16x56x56_3x3x3_g8", {}, false}};
   for (const Row& r : rows) {
@@ -1065,7 +1068,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   runs["mb"] = 4, runs["msm"] = 100;
   EXPECT_EQ(s.geometry(DType::bf16, runs).total_threads(), 3u * 2 * 24 * 256);
   // Without an mma key, a 16-bit window of 5 or more rows runs the ring default (bands of 4 rows, every band of the
-  // image in one work-group: one work-group per image and channel block, 40 KB); f32, 3x3, or a case naming another
+  // image in one work-group: one work-group per image and channel block, 38 KB); f32, 3x3, or a case naming another
   // kernel's key (or minb) runs the others.
   Params dflt = p;
   dflt.erase("mma");
@@ -1075,7 +1078,19 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   const kn::NhwcMmaLayout ring =
       kn::depthwise_nhwc_mma_geometry(kn::conv_spec(form, dflt), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64});
   EXPECT_EQ(ring.nbw, 14u);
-  EXPECT_EQ(ring.rr, 11u);  // a ring of 16 rows would not fit 48 KB
+  // the 10 layout rows a band of 4 output rows reads with 7 tap rows (11 until 2026-12-05, one never read); a ring of
+  // 16 rows would not fit 48 KB
+  EXPECT_EQ(ring.nrl, 10u);
+  EXPECT_EQ(ring.rr, 10u);
+  EXPECT_EQ(ring.bytes,
+            2u * (16 * 672 + 4 * 56 * 16 + 4 * 64 * 16 + 16 * 49));  // planes, output stage, NHWC stage, taps
+  // an even window height keeps the pair's second row: 4 output rows and 6 tap rows read layout rows 0-8, loaded in
+  // pairs up to row 9
+  Params even = dflt;
+  even["kh"] = 6, even["pad_h"] = 3;
+  EXPECT_EQ(
+      kn::depthwise_nhwc_mma_geometry(kn::conv_spec(form, even), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64}).nrl,
+      10u);
   EXPECT_LE(ring.bytes, kn::kPlaneSmemBytes);
   ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, dflt, &k), "");
   EXPECT_FALSE(ir::has_mma(k));
