@@ -560,8 +560,12 @@ auto operator~(const X& x) {
 // ------------------------------------------------------------------ functions
 template <class T, detail::Symbolic X>
 Val<T> cast(const X& x) {
-  KernelBuilder& k = *x.builder();
   const Val<detail::elem_t<X>> v(x);
+  if (!x.builder()) {  // a literal (a trace-time constant: say, the first of one tile): folded as the IR converts
+    return Val<T>::from_bits(
+        detail::fold_literals(ir::Op::Cast, dtype_of<T>, dtype_of<detail::elem_t<X>>, v.literal_bits(), 0));
+  }
+  KernelBuilder& k = *x.builder();
   return Val<T>(&k, k.cast_to(dtype_of<T>, v.id_in(k)));
 }
 

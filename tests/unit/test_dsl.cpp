@@ -186,6 +186,26 @@ TEST(Dsl, BitcastReinterpretsBits) {
   EXPECT_NE(text.find("store y[1u] = -1.5f"), std::string::npos) << text;  // literals fold
 }
 
+// A cast of a trace-time constant (a kernel's first tile at row 0, say: 0u * stride) folds as the IR converts; it
+// dereferenced a null builder until 2026-12-05 (found by the random-shape sweep, test_conv_sweep.cpp).
+TEST(Dsl, CastsOfLiteralsFold) {
+  auto k = trace("casts", [](KernelBuilder& b) {
+    auto y = b.out<i32>("y", 3);
+    auto z = b.out<f32>("z", 1);
+    const Val<u32> zero = 0u;
+    store(y, 0, cast<i32>(zero * 2u) - 3);
+    store(y, 1, cast<i32>(Val<u32>(0xffffffffu)));  // u32 -> i32 wraps
+    store(y, 2, cast<i32>(Val<f32>(-2.75f)));       // f32 -> i32 truncates
+    store(z, 0, cast<f32>(Val<i32>(-7)));
+  });
+  EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);
+  const auto text = ir::print_kernel(k);
+  EXPECT_NE(text.find("store y[0u] = -3"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[1u] = -1"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[2u] = -2"), std::string::npos) << text;
+  EXPECT_NE(text.find("store z[0u] = -7"), std::string::npos) << text;
+}
+
 TEST(Dsl, VectorAccessWidthsAreCheckedAtTrace) {
   auto bad_width = [](std::uint32_t width) {
     return [width](KernelBuilder& b) {

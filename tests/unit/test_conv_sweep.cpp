@@ -1,0 +1,205 @@
+// Random shapes under every tiling the case lists name. Each registered test case and bench row of the memory-bound
+// convolutions fixes a shape and a set of kernel options (tile sizes, tensor-core keys, bands, stages, ...), or none
+// (the default the kernel picks for the shape). Here each option set is kept and the shape redrawn at random —
+// sizes, window, stride, dilation, padding, bias, channels, batch, dtype — so that the options meet tails, partial
+// bands and work-groups, strips, channel blocks and windows the hand-written cases do not. Each draw either is refused by the kernel with a message (std::invalid_argument from its build: a
+// spec it does not take) or runs on the checked interpreter (every access in bounds, no read of an unwritten
+// element) and matches the CPU oracle within the dtype's tolerance, with poisoned outputs: any other outcome fails
+// the test and prints the arguments of `ingot run` that reproduce it (with inputs from .npy files). The draws are
+// seeded, so a failure repeats; INGOT_SWEEP_DRAWS and INGOT_SWEEP_SEED ask for a longer or another sweep.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ingot/harness/backends.hpp"
+#include "ingot/harness/harness.hpp"
+#include "ingot/harness/registry.hpp"
+
+using namespace ingot;
+using namespace ingot::harness;
+
+namespace {
+
+using Rng = std::mt19937_64;
+
+std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {  // [lo, hi]
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+
+// One spatial axis: window k (dilation d, stride s, padding p) over n inputs, at least one output; n in [1, n_hi],
+// sometimes (wide) past 64 (a second 64-column strip of the tensor-core kernels); n a multiple of `multiple` where
+// that is not 1. Strides and dilations of 2 only where `odd` (a quarter of the draws: most tilings take 1 and 1).
+void draw_axis(Rng& rng, Params& p, const std::string& n, const std::string& k, const std::string& s,
+               const std::string& pad, const std::string& d, std::int64_t k_hi, std::int64_t n_hi, bool wide, bool odd,
+               std::int64_t multiple = 1) {
+  const std::int64_t kk =
+      chance(rng, 0.5) ? std::vector<std::int64_t>{3, 5, 7}[uniform(rng, 0, 2)] : uniform(rng, 1, k_hi);
+  const std::int64_t kk_in = std::min(kk, k_hi);
+  const std::int64_t dd = odd && chance(rng, 0.5) ? 2 : 1;
+  const std::int64_t ss = odd && chance(rng, 0.5) ? 2 : 1;
+  const std::int64_t span = dd * (kk_in - 1) + 1;
+  const std::int64_t pp = chance(rng, 0.6) ? (span - 1) / 2 : uniform(rng, 0, span - 1);
+  std::int64_t nn = wide && chance(rng, 0.15) ? uniform(rng, 60, 80) : uniform(rng, 1, n_hi);
+  nn = std::max(nn, span - 2 * pp);  // at least one output
+  nn = (nn + multiple - 1) / multiple * multiple;
+  p[n] = nn, p[k] = kk_in, p[s] = ss, p[pad] = pp, p[d] = dd;
+}
+
+// Channels: mostly multiples of 8 (the tensor-core and vector kernels' blocks), sometimes any count.
+std::int64_t draw_channels(Rng& rng, std::int64_t hi) {
+  return chance(rng, 0.75) ? 8 * uniform(rng, 1, hi / 8) : uniform(rng, 1, hi);
+}
+
+// Keeps the interpreter's work small: halves the largest of the named sizes until their product is at most `most`.
+void cap(Params& p, const std::vector<std::string>& keys, std::int64_t most) {
+  const auto product = [&] {
+    std::int64_t n = 1;
+    for (const auto& key : keys) n *= p.at(key);
+    return n;
+  };
+  while (product() > most) {
+    auto big = std::max_element(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return p[a] < p[b]; });
+    p[*big] = std::max<std::int64_t>(1, p[*big] / 2);
+  }
+}
+
+void depthwise_2d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 3);
+  p["C"] = draw_channels(rng, 48);
+  const bool odd = chance(rng, 0.25);
+  draw_axis(rng, p, "H", "kh", "stride_h", "pad_h", "dil_h", 8, 20, false, odd);
+  draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 8, 24, true, odd);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+  cap(p, {"B", "C"}, 96);
+}
+
+void depthwise_1d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 3);
+  p["C"] = draw_channels(rng, 40);
+  draw_axis(rng, p, "L", "K", "stride", "pad", "dilation", 8, chance(rng, 0.3) ? 1200 : 90, false, chance(rng, 0.3));
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+  cap(p, {"B", "C", "L"}, 40000);
+}
+
+// Causal prefill: the window K (the kernels take 2 to 4 taps, some any), length L, channels; the states (init,
+// final) and the tile keys as the case has them.
+void causal_1d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 3);
+  p["C"] = draw_channels(rng, 40);
+  p["L"] = chance(rng, 0.3) ? uniform(rng, 100, 1200) : uniform(rng, 1, 90);
+  p["K"] = uniform(rng, 2, 4);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+  p["silu"] = chance(rng, 0.5) ? 1 : 0;
+  cap(p, {"B", "C", "L"}, 40000);
+}
+
+// Grouped: B images, g groups of 1-8 input channels (8 for the tensor-core kernels), 1-16 output channels per
+// group, with B * g at most `most`.
+void grouped_channels(Rng& rng, Params& p, std::int64_t most) {
+  p["B"] = uniform(rng, 1, 2);
+  const std::int64_t g = uniform(rng, 1, std::max<std::int64_t>(1, std::min<std::int64_t>(6, most / p["B"])));
+  const std::int64_t in = chance(rng, 0.75) ? 8 : std::vector<std::int64_t>{1, 2, 4}[uniform(rng, 0, 2)];
+  const std::int64_t out = chance(rng, 0.75) ? 8 * uniform(rng, 1, 2) : uniform(rng, 1, 8);
+  p["groups"] = g, p["C"] = g * in, p["O"] = g * out;
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+}
+
+// (W a multiple of 8 half the time: the staged kernels copy rows of 8-pixel vectors)
+void grouped_2d(Rng& rng, Params& p) {
+  grouped_channels(rng, p, 8);
+  const bool odd = chance(rng, 0.2);
+  draw_axis(rng, p, "H", "kh", "stride_h", "pad_h", "dil_h", 5, 18, false, odd);
+  draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 5, 24, false, odd, chance(rng, 0.5) ? 8 : 1);
+}
+
+void grouped_3d(Rng& rng, Params& p) {
+  grouped_channels(rng, p, 6);
+  const bool odd = chance(rng, 0.2);
+  draw_axis(rng, p, "D", "kd", "stride_d", "pad_d", "dil_d", 3, 6, false, odd);
+  draw_axis(rng, p, "H", "kh", "stride_h", "pad_h", "dil_h", 3, 10, false, odd);
+  draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 3, 16, false, odd, chance(rng, 0.5) ? 8 : 1);
+}
+
+struct SweepReport {
+  std::size_t passed = 0, refused = 0;
+  std::vector<std::string> failures;
+};
+
+// Every test case of `kernel` with `draws` random shapes each (seeded by the kernel's name).
+SweepReport sweep(const std::string& kernel, const std::function<void(Rng&, Params&)>& draw, int draws) {
+  const Registry reg = builtin_registry();
+  const KernelSpec* ks = reg.find(kernel);
+  if (!ks) throw std::runtime_error("kernel not registered: " + kernel);
+  const BackendSlot interp = open_backend("interp");
+  // (INGOT_SWEEP_DRAWS and INGOT_SWEEP_SEED: a longer or another sweep, e.g. INGOT_SWEEP_DRAWS=20 for ~2 minutes)
+  if (const char* n = std::getenv("INGOT_SWEEP_DRAWS")) draws = std::max(1, std::atoi(n));
+  std::uint64_t seed = 0x5eed;
+  if (const char* v = std::getenv("INGOT_SWEEP_SEED")) seed = std::strtoull(v, nullptr, 0);
+  Rng rng(std::hash<std::string>{}(kernel) ^ seed);
+  SweepReport rep;
+  // the option sets of the test cases and of the bench rows (the production tilings and their variants)
+  std::vector<TestCase> sets = ks->tests;
+  for (const BenchCase& c : ks->bench) sets.push_back({c.name, c.params});
+  for (const TestCase& c : sets) {
+    for (int i = 0; i < draws; ++i) {
+      Params p = c.params;
+      draw(rng, p);
+      // any of the kernel's dtypes (f32, f16, bf16: the tensor-core kernels take the 16-bit two)
+      const DType t =
+          ks->dtypes[static_cast<std::size_t>(uniform(rng, 0, static_cast<std::int64_t>(ks->dtypes.size()) - 1))];
+      // (the arguments of `ingot run` for the draw, inputs from .npy files: --in x=... --in w=...)
+      std::string repro = "ingot run " + kernel + " --dtype " + std::string(dtype_name(t));
+      for (const auto& [key, v] : p) repro += " --set " + key + "=" + std::to_string(v);
+      repro += " (from case " + c.name + ")";
+      try {
+        (void)ks->build(t, p);
+        (void)ks->geometry(t, p);
+      } catch (const std::invalid_argument& e) {
+        ++rep.refused;
+        if (std::getenv("INGOT_SWEEP_VERBOSE")) std::printf("refused: %s: %s\n", repro.c_str(), e.what());
+        if (std::string(e.what()).size() < 10) rep.failures.push_back(repro + ": a refusal without a reason");
+        continue;
+      } catch (const std::exception& e) {  // anything else is a defect, not a refusal
+        rep.failures.push_back(repro + ": " + e.what());
+        continue;
+      }
+      const CaseResult r = run_case(*ks, t, TestCase{c.name + "_draw" + std::to_string(i), p}, interp, rng());
+      if (r.status == Status::Pass) {
+        ++rep.passed;
+      } else {
+        rep.failures.push_back(repro + ": " + r.message);
+      }
+    }
+  }
+  return rep;
+}
+
+// The sweep's verdict: no failure, and most draws ran (a sweep that only collects refusals checks nothing).
+void expect_clean(const std::string& kernel, const std::function<void(Rng&, Params&)>& draw, int draws) {
+  const SweepReport rep = sweep(kernel, draw, draws);
+  std::string all;
+  for (const auto& f : rep.failures) all += "\n  " + f;
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " of the draws failed:" << all;
+  EXPECT_GT(rep.passed, 2 * rep.refused) << kernel << ": " << rep.passed << " ran, " << rep.refused << " refused";
+  std::printf("%s: %zu draws ran and matched the oracle, %zu refused with a reason\n", kernel.c_str(), rep.passed,
+              rep.refused);
+}
+
+TEST(ConvSweep, DepthwiseConv2dNhwc) { expect_clean("depthwise_conv2d_nhwc", depthwise_2d, 2); }
+TEST(ConvSweep, DepthwiseConv2dNchw) { expect_clean("depthwise_conv2d", depthwise_2d, 2); }
+TEST(ConvSweep, DepthwiseConv1d) { expect_clean("depthwise_conv1d", depthwise_1d, 3); }
+TEST(ConvSweep, CausalConv1dPrefill) { expect_clean("causal_conv1d_prefill", causal_1d, 3); }
+TEST(ConvSweep, CausalConv1dPrefillNlc) { expect_clean("causal_conv1d_prefill_nlc", causal_1d, 3); }
+TEST(ConvSweep, GroupedConv2d) { expect_clean("conv2d_grouped", grouped_2d, 2); }
+TEST(ConvSweep, GroupedConv3d) { expect_clean("conv3d_grouped", grouped_3d, 2); }
+
+}  // namespace
