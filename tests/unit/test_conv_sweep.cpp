@@ -2,11 +2,12 @@
 // convolutions fixes a shape and a set of kernel options (tile sizes, tensor-core keys, bands, stages, ...), or none
 // (the default the kernel picks for the shape). Here each option set is kept and the shape redrawn at random —
 // sizes, window, stride, dilation, padding, bias, channels, batch, dtype — so that the options meet tails, partial
-// bands and work-groups, strips, channel blocks and windows the hand-written cases do not. Each draw either is refused by the kernel with a message (std::invalid_argument from its build: a
-// spec it does not take) or runs on the checked interpreter (every access in bounds, no read of an unwritten
-// element) and matches the CPU oracle within the dtype's tolerance, with poisoned outputs: any other outcome fails
-// the test and prints the arguments of `ingot run` that reproduce it (with inputs from .npy files). The draws are
-// seeded, so a failure repeats; INGOT_SWEEP_DRAWS and INGOT_SWEEP_SEED ask for a longer or another sweep.
+// bands and work-groups, strips, channel blocks and windows the hand-written cases do not. Each draw either is refused
+// by the kernel with a message (std::invalid_argument from its build: a spec it does not take) or runs on the checked
+// interpreter (every access in bounds, no read of an unwritten element) and matches the CPU oracle within the dtype's
+// tolerance, with poisoned outputs: any other outcome fails the test and prints the arguments of `ingot run` that
+// reproduce it (with inputs from .npy files). The draws are seeded, so a failure repeats; INGOT_SWEEP_DRAWS and
+// INGOT_SWEEP_SEED ask for a longer or another sweep.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,6 +130,41 @@ void grouped_3d(Rng& rng, Params& p) {
   draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 3, 16, false, odd, chance(rng, 0.5) ? 8 : 1);
 }
 
+// Dense: B images, C input and O output channels (1-12 in 2-D, 1-6 in 3-D: the interpreter's work grows with C x O).
+void dense_2d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 2), p["C"] = uniform(rng, 1, 12), p["O"] = uniform(rng, 1, 12);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+  const bool odd = chance(rng, 0.3);
+  draw_axis(rng, p, "H", "kh", "stride_h", "pad_h", "dil_h", 5, 12, false, odd);
+  draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 5, 16, false, odd);
+}
+
+void dense_3d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 2), p["C"] = uniform(rng, 1, 6), p["O"] = uniform(rng, 1, 6);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+  const bool odd = chance(rng, 0.3);
+  draw_axis(rng, p, "D", "kd", "stride_d", "pad_d", "dil_d", 3, 5, false, odd);
+  draw_axis(rng, p, "H", "kh", "stride_h", "pad_h", "dil_h", 3, 8, false, odd);
+  draw_axis(rng, p, "W", "kw", "stride_w", "pad_w", "dil_w", 3, 10, false, odd);
+}
+
+// Winograd F(2x2, 3x3): 3x3, stride 1, padding 0 or 1, any size (odd tails of the 2x2 output tiles).
+void winograd_2d(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 2), p["C"] = uniform(rng, 1, 12), p["O"] = uniform(rng, 1, 12);
+  p["pad_h"] = uniform(rng, 0, 1), p["pad_w"] = uniform(rng, 0, 1);
+  p["H"] = uniform(rng, 3 - 2 * p["pad_h"], 20), p["W"] = uniform(rng, 3 - 2 * p["pad_w"], 20);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0;
+}
+
+// The filter transform of Winograd's weights: C input and O output channels.
+void winograd_filter(Rng& rng, Params& p) { p["C"] = uniform(rng, 1, 40), p["O"] = uniform(rng, 1, 40); }
+
+// The causal decode step: one new token per sequence over a state of K - 1.
+void causal_update(Rng& rng, Params& p) {
+  p["B"] = uniform(rng, 1, 4), p["C"] = draw_channels(rng, 200), p["K"] = uniform(rng, 2, 4);
+  p["bias"] = chance(rng, 0.5) ? 1 : 0, p["silu"] = chance(rng, 0.5) ? 1 : 0;
+}
+
 struct SweepReport {
   std::size_t passed = 0, refused = 0;
   std::vector<std::string> failures;
@@ -201,5 +237,14 @@ TEST(ConvSweep, CausalConv1dPrefill) { expect_clean("causal_conv1d_prefill", cau
 TEST(ConvSweep, CausalConv1dPrefillNlc) { expect_clean("causal_conv1d_prefill_nlc", causal_1d, 3); }
 TEST(ConvSweep, GroupedConv2d) { expect_clean("conv2d_grouped", grouped_2d, 2); }
 TEST(ConvSweep, GroupedConv3d) { expect_clean("conv3d_grouped", grouped_3d, 2); }
+// The rest of the convolution library (dense, Winograd, the decode step, block-scaled weights): the same contract.
+TEST(ConvSweep, DenseConv2d) { expect_clean("conv2d", dense_2d, 6); }
+TEST(ConvSweep, DenseConv3d) { expect_clean("conv3d", dense_3d, 6); }
+TEST(ConvSweep, WinogradConv2d) { expect_clean("winograd_conv2d", winograd_2d, 6); }
+TEST(ConvSweep, WinogradFilterTransform) { expect_clean("winograd_filter_transform", winograd_filter, 6); }
+TEST(ConvSweep, CausalConv1dUpdate) { expect_clean("causal_conv1d_update", causal_update, 6); }
+TEST(ConvSweep, BlockScaledConv2d) { expect_clean("conv2d_blockscaled", dense_2d, 3); }
+TEST(ConvSweep, BlockScaledConv3d) { expect_clean("conv3d_blockscaled", dense_3d, 3); }
+TEST(ConvSweep, BlockScaledDepthwiseConv2d) { expect_clean("depthwise_conv2d_blockscaled", depthwise_2d, 3); }
 
 }  // namespace
