@@ -8,10 +8,9 @@
 // channels innermost, so the transposed matrix loads would put channels along M or N. This kernel transposes: a
 // work-group takes one image b, one band of `rows` output rows and one block of CB (8 or 16) channels, and
 // 1. stages the band's input rows (the rows + kh - 1 it reads, one more where that is odd: load_matrix reads rows in
-//    pairs) as CB channel planes in
-//    shared memory: each thread loads 8 channels of one pixel (16 bytes; a pixel's 16 channels are one 32-byte
-//    sector) and stores them to 8 planes; the zero border (padding, rows or columns outside the input) is written by
-//    the same pass, so every element any load_matrix reads is written;
+//    pairs) as CB channel planes in shared memory: each thread loads 8 channels of one pixel (16 bytes; a pixel's 16
+//    channels are one 32-byte sector) and stores them to 8 planes; the zero border (padding, rows or columns outside
+//    the input) is written by the same pass, so every element any load_matrix reads is written;
 // 2. runs the NCHW kernel's row-pair tiles on each plane (depthwise_conv2d_nchw_mma.hpp, row_pair_products: 2 output
 //    rows x 64 columns per mma, each layout row loaded once by load_matrix), a warp taking two channels of one
 //    64-column strip, so that D's values of both channels at a pixel leave as one 4-byte store;
