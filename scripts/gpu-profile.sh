@@ -9,6 +9,9 @@
 #   INGOT_BENCH="filter|dtype|case-regex[|variants];..."  cases to bench (median of 30 after 5); variants: space-separated
 #                                                         KEY=V,KEY=V lists, each also run as ingot bench --variant
 #   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
+#   INGOT_UNIT_MEMCHECK=1, INGOT_UNIT_TIMEOUT=s (300)     ... under compute-sanitizer memcheck (e.g. with INGOT_UNIT=
+#                                                         'ConvSweep.*' INGOT_SWEEP_BACKEND=cuda INGOT_SWEEP_DRAWS=1: the
+#                                                         random-shape sweep on the GPU)
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 #   INGOT_TEST="backends|filter,filter..[|dtype]"         ingot test --backend backends, once per filter (the harness
@@ -35,8 +38,10 @@ if [[ -n ${INGOT_UNIT:-} ]]; then  # the unit tests (GoogleTest) whose names mat
   cmake -S . -B build-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_BUILD_TESTS=ON > "$tmp/configure-tests.log" 2>&1 &&
     cmake --build build-tests -j "$(nproc)" --target ingot_unit_tests > "$tmp/build-tests.log" 2>&1 ||
     { grep -E "error" "$tmp/build-tests.log" | head; tail -5 "$tmp/configure-tests.log"; }
-  timeout 300 ./build-tests/tests/ingot_unit_tests --gtest_filter="$INGOT_UNIT" > "$out/unit.log" 2>&1
-  echo "unit tests rc=$? ($(( $(date +%s) - t0 )) s)"; grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran" "$out/unit.log" | tail -12
+  sanitizer=()
+  [[ ${INGOT_UNIT_MEMCHECK:-0} == 1 ]] && sanitizer=(compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9)
+  timeout "${INGOT_UNIT_TIMEOUT:-300}" "${sanitizer[@]}" ./build-tests/tests/ingot_unit_tests --gtest_filter="$INGOT_UNIT" > "$out/unit.log" 2>&1
+  echo "unit tests rc=$? ($(( $(date +%s) - t0 )) s)"; grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran|ERROR SUMMARY|draws ran" "$out/unit.log" | tail -24
 fi
 if [[ -n ${INGOT_PROBE:-} ]]; then
   nvcc -O3 -arch=sm_90 bench/probes/copy_probe.cu -o build/copy_probe 2>&1 | tail -5
