@@ -40,7 +40,7 @@ bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 
 // One spatial axis: window k (dilation d, stride s, padding p) over n inputs, at least one output; n in [1, n_hi],
 // sometimes (wide) past 64 (a second 64-column strip of the tensor-core kernels); n a multiple of `multiple` where
-// that is not 1. Strides and dilations of 2 only where `odd` (a quarter of the draws: most tilings take 1 and 1).
+// that is not 1. Strides and dilations of 2 only where `odd` (a fifth to a third of the draws: most tilings take 1).
 void draw_axis(Rng& rng, Params& p, const std::string& n, const std::string& k, const std::string& s,
                const std::string& pad, const std::string& d, std::int64_t k_hi, std::int64_t n_hi, bool wide, bool odd,
                std::int64_t multiple = 1) {
