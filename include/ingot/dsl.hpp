@@ -24,6 +24,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -624,7 +625,11 @@ Val<float> fma(const A& a, const B& b, const C& c) {
   KernelBuilder* kb = detail::builder_of(a);
   if (!kb) kb = detail::builder_of(b);
   if (!kb) kb = detail::builder_of(c);
-  if (!kb) throw TraceError("fma of literals only has no kernel to go into");
+  if (!kb) {  // literals only (trace-time constants): folded as the IR computes it (one rounding, f32)
+    const auto f = [](std::uint64_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits)); };
+    return Val<float>(std::fma(f(detail::literal_operand<float>(a)), f(detail::literal_operand<float>(b)),
+                               f(detail::literal_operand<float>(c))));
+  }
   auto& k = *kb;
   const auto x = detail::operand_as<float>(k, a);
   const auto y = detail::operand_as<float>(k, b);
@@ -639,9 +644,12 @@ auto select(const C& cond, const A& a, const B& b) {
   KernelBuilder* kb = detail::builder_of(cond);
   if (!kb) kb = detail::builder_of(a);
   if (!kb) kb = detail::builder_of(b);
-  if (!kb) throw TraceError("select of literals only has no kernel to go into");
-  auto& k = *kb;
   using T = typename detail::SelectType<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
+  if (!kb) {  // literals only (trace-time constants): the side the condition picks
+    return Val<T>::from_bits(detail::literal_operand<bool>(cond) != 0 ? detail::literal_operand<T>(a)
+                                                                      : detail::literal_operand<T>(b));
+  }
+  auto& k = *kb;
   const auto c = detail::operand_as<bool>(k, cond);
   const auto x = detail::operand_as<T>(k, a);
   const auto y = detail::operand_as<T>(k, b);

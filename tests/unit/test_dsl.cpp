@@ -1,6 +1,8 @@
 // The DSL front end: tracing, typing rules, specialisation constants, control flow.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdint>
 #include <type_traits>
 
 #include "ingot/dsl.hpp"
@@ -204,6 +206,32 @@ TEST(Dsl, CastsOfLiteralsFold) {
   EXPECT_NE(text.find("store y[1u] = -1"), std::string::npos) << text;
   EXPECT_NE(text.find("store y[2u] = -2"), std::string::npos) << text;
   EXPECT_NE(text.find("store z[0u] = -7"), std::string::npos) << text;
+}
+
+TEST(Dsl, SelectsAndFmasOfLiteralsFold) {
+  auto k = trace("folded", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 2);
+    auto z = b.out<f32>("z", 2);
+    const Val<u32> zero = 0u;
+    const Val<bool> yes = true;
+    store(y, 0, select(zero < 1u, Val<u32>(7u), Val<u32>(9u)));
+    store(y, 1, select(!yes, Val<u32>(7u), Val<u32>(9u)));
+    store(z, 0, fma(Val<f32>(1.5f), Val<f32>(-2.0f), 0.25f));
+    store(z, 1, select(zero == 0u, Val<f32>(0.5f), 2.0f));
+  });
+  EXPECT_TRUE(ir::verify(k).empty()) << ir::print_kernel(k);
+  const auto text = ir::print_kernel(k);
+  EXPECT_NE(text.find("store y[0u] = 7u"), std::string::npos) << text;
+  EXPECT_NE(text.find("store y[1u] = 9u"), std::string::npos) << text;
+  EXPECT_NE(text.find("store z[0u] = -2.75"), std::string::npos) << text;
+  EXPECT_EQ(text.find("fma"), std::string::npos) << text;
+  EXPECT_EQ(text.find("select"), std::string::npos) << text;
+  EXPECT_NE(text.find("store z[1u] = 0.5"), std::string::npos) << text;
+  // one rounding, as the IR's fma: (1 + 2^-12)^2 - 1 keeps its 2^-24, which a product rounded first would lose
+  const float e = 1.0f + 0x1p-12f;
+  const Val<f32> fused = fma(Val<f32>(e), Val<f32>(e), -1.0f);
+  EXPECT_EQ(fused.builder(), nullptr);
+  EXPECT_EQ(std::bit_cast<float>(static_cast<std::uint32_t>(fused.literal_bits())), 0x1p-11f + 0x1p-24f);
 }
 
 TEST(Dsl, VectorAccessWidthsAreCheckedAtTrace) {
