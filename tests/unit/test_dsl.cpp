@@ -102,34 +102,34 @@ TEST(Dsl, ConstantGivesARuntimeLoopOverConstantBounds) {
 }
 
 TEST(Dsl, ElseMustFollowItsIf) {
-  EXPECT_THROW(trace("bad_else",
-                     [](KernelBuilder& b) {
-                       auto n = b.scalar<u32>("n");
-                       auto y = b.out<u32>("y", 1);
-                       auto branch = if_(n > 0u, [&] { store(y, 0, 1u); });
-                       store(y, 0, 2u);
-                       branch.else_([&] { store(y, 0, 3u); });
-                     }),
+  EXPECT_THROW((void)trace("bad_else",
+                           [](KernelBuilder& b) {
+                             auto n = b.scalar<u32>("n");
+                             auto y = b.out<u32>("y", 1);
+                             auto branch = if_(n > 0u, [&] { store(y, 0, 1u); });
+                             store(y, 0, 2u);
+                             branch.else_([&] { store(y, 0, 3u); });
+                           }),
                TraceError);
 }
 
 TEST(Dsl, DuplicateParameterIsAnError) {
-  EXPECT_THROW(trace("dup",
-                     [](KernelBuilder& b) {
-                       (void)b.scalar<u32>("n");
-                       (void)b.scalar<u32>("n");
-                     }),
+  EXPECT_THROW((void)trace("dup",
+                           [](KernelBuilder& b) {
+                             (void)b.scalar<u32>("n");
+                             (void)b.scalar<u32>("n");
+                           }),
                TraceError);
 }
 
 TEST(Dsl, ValuesFromAnotherTraceAreRejected) {
   Val<u32> leaked;
   (void)trace("a", [&](KernelBuilder& b) { leaked = b.scalar<u32>("n"); });
-  EXPECT_THROW(trace("b",
-                     [&](KernelBuilder& b) {
-                       auto y = b.out<u32>("y", 1);
-                       store(y, 0, leaked + 1u);
-                     }),
+  EXPECT_THROW((void)trace("b",
+                           [&](KernelBuilder& b) {
+                             auto y = b.out<u32>("y", 1);
+                             store(y, 0, leaked + 1u);
+                           }),
                TraceError);
 }
 
