@@ -93,6 +93,7 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   o.rows = 4;
   o.bands = 64;  // (clamped to the image's bands)
   o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
+  o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs; H200 2026-12-05, step 30)
   return o;
 }
 
@@ -161,7 +162,7 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   }
   // (mwp 1: each band reads its B fragments as packed tap pairs, two 4-byte loads per tap row; the default 0 reads the
   // taps, four 2-byte loads and four selects per tap row. Unmeasured; depthwise_conv2d_nhwc_mma.hpp says why off.)
-  o.weight_pairs = bounded_param(p, "mwp", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  o.weight_pairs = bounded_param(p, "mwp", 0, 1, d.weight_pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   if (p.count("mwp") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "

@@ -1130,8 +1130,8 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     EXPECT_NE(why(pf, DType::f32).find("mpf applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   }
   // mwp 1: with bands, the block's weights as packed tap pairs (16 channels x 7 tap rows x 9 pairs: 4032 bytes against
-  // the taps' 1568), each band's B fragments two 4-byte loads per tap row (no 2-byte shared loads left); mwp 0 (the
-  // default) the taps; refused with one band
+  // the taps' 1568), each band's B fragments two 4-byte loads per tap row (no 2-byte shared loads left; the ring
+  // default's since step 30); mwp 0 the taps; refused with one band
   {
     const kn::NhwcMmaLayout pair_ring = kn::depthwise_nhwc_mma_geometry(
         kn::conv_spec(form, dflt), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .weight_pairs = true});
@@ -1148,8 +1148,12 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
       return n;
     };
     Params wp = dflt;
+    EXPECT_EQ(lds16(wp), 0u);  // (the pairs are the default since step 30)
+    EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
+    wp["mwp"] = 0;
     EXPECT_EQ(lds16(wp), 2u * 7 * 4);  // a warp's task: 2 channels x 7 tap rows x 4 taps
     EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
+    EXPECT_EQ(src.find("__launch_bounds__(256, 4)"), std::string::npos);
     wp["mwp"] = 1;
     EXPECT_EQ(lds16(wp), 0u);
     EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
