@@ -91,13 +91,13 @@ struct NhwcStreamLayout {
 // shared memory is addressed in 32 bits (2026-12-04 twenty-first session), 16-bit narrow windows take 6 rows per
 // thread: 3x3 bf16 0.0425 ms against 0.0437 with 8 (in 2026-12-02's code 6 and 8 rows measured alike, 83.5-84.0%);
 // f32 takes 4 rows, two ahead: 0.0806-0.0808 ms in four runs against 0.0821-0.0824 with 8 rows three ahead (2026-12-04
-// twenty-second session; PB 5 or 6 two ahead 0.0808, PB 4 three ahead 0.0807). f32 wide windows take 10 rows, three
-// ahead: 7x7 0.1286 / 0.1290 ms in two calls against 0.1325-0.1328 with 14 rows two ahead (2026-12-05, twenty-fifth and
-// twenty-sixth sessions; PB 7, 9, 11, 12 and 16 slower; 16-bit wide windows, whose default is the tensor-core kernel,
-// keep 14 rows).
+// twenty-second session; PB 5 or 6 two ahead 0.0808, PB 4 three ahead 0.0807). f32 wide windows take 10 rows, four
+// ahead: 7x7 0.1273 ms in two calls (2026-12-05, twenty-sixth session and step 30) against 0.1286-0.1290 three ahead
+// and 0.1325-0.1328 with 14 rows two ahead (twenty-fifth and twenty-sixth sessions; PB 7, 9, 11, 12 and 16 slower;
+// 16-bit wide windows, whose default is the tensor-core kernel, keep 14 rows).
 inline DepthwiseNhwcStream depthwise_nhwc_stream_default(std::uint32_t kw, std::size_t elem_bytes) {
   if (kw >= 5)
-    return elem_bytes == 4 ? DepthwiseNhwcStream{4, 1, 32, 2, 10, 3} : DepthwiseNhwcStream{4, 1, 32, 2, 14, 2};
+    return elem_bytes == 4 ? DepthwiseNhwcStream{4, 1, 32, 2, 10, 4} : DepthwiseNhwcStream{4, 1, 32, 2, 14, 2};
   return elem_bytes == 2 ? DepthwiseNhwcStream{4, 2, 64, 1, 6, 3} : DepthwiseNhwcStream{4, 2, 32, 2, 4, 2};
 }
 
