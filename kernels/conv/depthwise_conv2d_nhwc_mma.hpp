@@ -34,10 +34,11 @@
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
 // block's weights are read from shared memory each band (held in registers across the loop they cost 150 more), as
-// packed tap pairs (mwp 1: two 4-byte loads per tap row; 2026-12-05, unmeasured) or the taps (the default). msm: the
-// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (38 KB, the default
-// for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) 0.1037 ms, mr 8 mb 7 (msm 112: 80 KB) 0.0933-0.0967,
-// against the FMA stream kernel's 0.1122 (docs/performance.md, step 21).
+// packed tap pairs (mwp 1, the ring default's: two 4-byte loads per tap row) or the taps (four 2-byte loads and four
+// selects per tap row). msm: the shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4
+// mb 14 (the default for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) with the pairs 0.0830 ms, with
+// the taps 0.0932; mr 8 mb 7 (msm 112: 80 KB) with the pairs 0.0898 (docs/performance.md, step 30; step 21: the FMA
+// stream kernel 0.1122).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
@@ -83,8 +84,9 @@ struct DepthwiseNhwcMma {
   // 2026-12-05: 0.1196 ms against 0.0933 without).
   bool prefetch = false;
   // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
-  // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). Off by
-  // default until measured. (The pairs take 2.4 KB more: with the planes' unread row (odd kh) dropped on 2026-12-05,
+  // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). The ring
+  // default's since step 30 (H200 7x7 bf16 0.0830 ms against 0.0932). (The pairs take 2.4 KB more: with the planes'
+  // unread row (odd kh) dropped on 2026-12-05,
   // the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes 48064 bytes with them, within the 48 KB of
   // NVIDIA's OpenCL; 50112 before.)
   bool weight_pairs = false;
@@ -92,7 +94,8 @@ struct DepthwiseNhwcMma {
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
   // 4-byte stores and the read-out's word loads are conflict-free for 56-pixel rows (bank model: 64 + 56 wavefronts
   // per band of 4 rows x 56 pixels x 16 channels against 256 + 56; at most 2-way for other widths), at the cost of
-  // four loads in place of one 16-byte load per chunk read out. Off by default until measured.
+  // four loads in place of one 16-byte load per chunk read out. Off by default: measured within noise (H200 7x7 bf16
+  // with the pairs 0.0828 ms against 0.0830, f16 0.0827 against 0.0833; docs/performance.md, step 30).
   bool rotated_stage = false;
 };
 
