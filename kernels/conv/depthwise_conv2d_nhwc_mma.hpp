@@ -86,9 +86,8 @@ struct DepthwiseNhwcMma {
   // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
   // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). The ring
   // default's since step 30 (H200 7x7 bf16 0.0830 ms against 0.0932). (The pairs take 2.4 KB more: with the planes'
-  // unread row (odd kh) dropped on 2026-12-05,
-  // the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes 48064 bytes with them, within the 48 KB of
-  // NVIDIA's OpenCL; 50112 before.)
+  // unread row (odd kh) dropped on 2026-12-05, the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes
+  // 48064 bytes with them, within the 48 KB of NVIDIA's OpenCL; 50112 before.)
   bool weight_pairs = false;
   // The output stage's four 4-byte words of each 16-byte chunk rotated by the chunk's pixel p, word w of channel pair
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
