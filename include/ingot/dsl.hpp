@@ -24,7 +24,6 @@
 
 #include <array>
 #include <bit>
-#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -430,8 +429,10 @@ struct Common<A, B> {
 template <class A, class B>
 using common_t = typename Common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
-// Both operands are literals (no kernel yet): fold at trace time with the IR's own semantics.
-std::uint64_t fold_literals(ir::Op op, DType result, DType operand, std::uint64_t a, std::uint64_t b);
+// Every operand is a literal (no kernel yet): fold at trace time with the IR's own semantics (ir::eval_op; c is the
+// third operand of fma and select).
+std::uint64_t fold_literals(ir::Op op, DType result, DType operand, std::uint64_t a, std::uint64_t b,
+                            std::uint64_t c = 0);
 
 template <class T, class X>
 std::uint64_t literal_operand(const X& x) {
@@ -626,9 +627,9 @@ Val<float> fma(const A& a, const B& b, const C& c) {
   if (!kb) kb = detail::builder_of(b);
   if (!kb) kb = detail::builder_of(c);
   if (!kb) {  // literals only (trace-time constants): folded as the IR computes it (one rounding, f32)
-    const auto f = [](std::uint64_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits)); };
-    return Val<float>(std::fma(f(detail::literal_operand<float>(a)), f(detail::literal_operand<float>(b)),
-                               f(detail::literal_operand<float>(c))));
+    return Val<float>::from_bits(
+        detail::fold_literals(ir::Op::Fma, DType::f32, DType::f32, detail::literal_operand<float>(a),
+                              detail::literal_operand<float>(b), detail::literal_operand<float>(c)));
   }
   auto& k = *kb;
   const auto x = detail::operand_as<float>(k, a);
@@ -646,8 +647,9 @@ auto select(const C& cond, const A& a, const B& b) {
   if (!kb) kb = detail::builder_of(b);
   using T = typename detail::SelectType<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
   if (!kb) {  // literals only (trace-time constants): the side the condition picks
-    return Val<T>::from_bits(detail::literal_operand<bool>(cond) != 0 ? detail::literal_operand<T>(a)
-                                                                      : detail::literal_operand<T>(b));
+    return Val<T>::from_bits(detail::fold_literals(ir::Op::Select, dtype_of<T>, DType::boolean,
+                                                   detail::literal_operand<bool>(cond), detail::literal_operand<T>(a),
+                                                   detail::literal_operand<T>(b)));
   }
   auto& k = *kb;
   const auto c = detail::operand_as<bool>(k, cond);

@@ -347,9 +347,9 @@ ir::Kernel trace(const std::string& name, const std::function<void(KernelBuilder
 
 namespace ingot::dsl::detail {
 
-std::uint64_t fold_literals(ir::Op op, DType result, DType operand, std::uint64_t a, std::uint64_t b) {
+std::uint64_t fold_literals(ir::Op op, DType result, DType operand, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   std::string err;
-  const auto v = ir::eval_op(op, result, operand, a, b, 0, &err);
+  const auto v = ir::eval_op(op, result, operand, a, b, c, &err);
   if (!v) throw TraceError("constant expression at trace time: " + err);
   return *v;
 }
