@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One short call on the GPU machine when device time is scarce: build only the CLI, measure the cuDNN
-# reference and `ingot snap` of the chosen default rows in the same run, run `ingot test --backend cuda`
-# of the named kernels under compute-sanitizer memcheck (at most INGOT_MEMCHECK_CAP s, default 150), then
-# bench extra variants with the time left. Every step is cut at a global deadline; at most 8 files come
+# reference and `ingot snap` of the chosen default rows in the same run, bench extra variants, then
+# run `ingot test --backend cuda` of the named kernels under compute-sanitizer memcheck (at most INGOT_MEMCHECK_CAP s,
+# default 150) with the time left. Every step is cut at a global deadline; at most 8 files come
 # back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log.
 # Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
+#              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
 #              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size; ~25 s a row for
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
@@ -66,19 +67,20 @@ memcheck() {  # compute-sanitizer memcheck of ingot test --backend cuda over ING
   log "memcheck of $INGOT_CHECK_FILTER rc=$rc ($(( $(date +%s) - t0 )) s): $(tr '\n' ' ' < "$out/memcheck.log")"
   rm -f "$out/memcheck.tmp"
 }
-memcheck "${INGOT_MEMCHECK_CAP:-150}"
 if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
   # INGOT_VARIANT_DTYPE may name several dtypes (comma list): one bench per dtype, in that order, appended to
   # variants.log; variants.json holds the last one's.
   IFS=, read -ra vdts <<< "${INGOT_VARIANT_DTYPE:-}"
+  vargs=(); for v in ${INGOT_VARIANTS:-}; do vargs+=(--variant "$v"); done
   [[ ${#vdts[@]} -eq 0 ]] && vdts=("")
   : > "$out/variants.log"
   for vdt in "${vdts[@]}"; do
     (( $(left) > 30 )) || break
     timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$INGOT_VARIANT_FILTER" \
-      ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${vdt:+--dtype "$vdt"} \
+      ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${vdt:+--dtype "$vdt"} "${vargs[@]}" \
       --json "$out/variants.json" >> "$out/variants.log" 2>&1
     log "variants ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
   done
 fi
+memcheck "${INGOT_MEMCHECK_CAP:-150}"
 log "total: $(( $(date +%s) - t0 )) s"
