@@ -245,7 +245,15 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
           set[i] = buf;
         }
       }
-      const auto timing = be.time_launches(kern, k->geometry(t, c.params), arg_sets, options.timing);
+      const runtime::LaunchGeometry geometry = k->geometry(t, c.params);
+      const auto timing = be.time_launches(kern, geometry, arg_sets, options.timing);
+      r.work_groups = std::uint64_t{geometry.groups[0]} * geometry.groups[1] * geometry.groups[2];
+      if (const auto res = be.residency(kern, geometry); res && res->groups_per_unit > 0 && res->units > 0) {
+        r.groups_per_unit = res->groups_per_unit;
+        r.compute_units = res->units;
+        r.registers = res->registers;
+        r.waves = static_cast<double>(r.work_groups) / (static_cast<double>(res->groups_per_unit) * res->units);
+      }
       r.timer = timing.timer;
       r.reps = static_cast<int>(timing.seconds.size());
       r.median_s = median(timing.seconds);
@@ -344,6 +352,13 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                 {"skipped", r.skipped},
                 {"reference_note", r.reference_note}};
     if (!r.check.empty()) row["check"] = r.check;
+    if (r.work_groups > 0) row["work_groups"] = r.work_groups;
+    if (r.waves > 0) {
+      row["groups_per_unit"] = r.groups_per_unit;
+      row["compute_units"] = r.compute_units;
+      row["registers"] = r.registers;
+      row["waves"] = r.waves;
+    }
     if (r.reference_s) {
       row["reference_s"] = *r.reference_s;
       row["ratio_reference_over_ingot"] = *r.reference_s / r.median_s;

@@ -6,6 +6,7 @@
 //
 // Loaded by the tests through CudaOptions::driver_library. Test controls and counters are the
 // fake_cuda_* functions at the end (looked up with dlsym by the test).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -61,7 +62,9 @@ struct State {
   void* last_stream = nullptr;
   std::size_t last_param_count = 0;
   CUresult fail_next_sync = kSuccess;
-  std::map<void*, std::size_t> events;  // event -> the launch count when it was last recorded
+  std::map<void*, std::size_t> events;    // event -> the launch count when it was last recorded
+  int last_occupancy_block = 0;           // cuOccupancyMaxActiveBlocksPerMultiprocessor's last block size
+  std::size_t last_occupancy_shared = 0;  // ... and dynamic shared memory
 };
 
 State& state() {
@@ -370,6 +373,19 @@ __attribute__((visibility("default"))) CUresult cuFuncGetAttribute(int* v, int a
   }
 }
 
+// A simple model of an SM: 2048 threads and 228 KB of shared memory (1 KB reserved per block), 32 blocks.
+__attribute__((visibility("default"))) CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    int* n, void* f, int block, std::size_t dynamic_shared) {
+  if (!needs_context()) return kInvalidContext;
+  if (!f || !n || block <= 0 || block > state().max_threads_per_function) return kInvalidValue;
+  state().last_occupancy_block = block;
+  state().last_occupancy_shared = dynamic_shared;
+  int blocks = std::min(32, 2048 / block);
+  if (dynamic_shared > 0) blocks = std::min(blocks, static_cast<int>(233472 / (dynamic_shared + 1024)));
+  *n = blocks;
+  return kSuccess;
+}
+
 __attribute__((visibility("default"))) CUresult cuFuncSetAttribute(void* f, int attr, int v) {
   if (!f || attr != 8 || v < 0 || v > 232448 - 1024) return kInvalidValue;  // the dynamic shared-memory limit only
   static_cast<Function*>(f)->max_dynamic_shared = v;
@@ -428,6 +444,12 @@ __attribute__((visibility("default"))) void fake_cuda_reset(CUresult init_result
   s.init_result = init_result;
   s.device_count = device_count;
   s.max_threads_per_function = max_threads_per_function;
+}
+
+// The block size and dynamic shared memory of the last occupancy query.
+__attribute__((visibility("default"))) void fake_cuda_last_occupancy(int* block, std::size_t* dynamic_shared) {
+  *block = state().last_occupancy_block;
+  *dynamic_shared = state().last_occupancy_shared;
 }
 
 // How many parameters the next launches have (the fake cannot know their sizes).

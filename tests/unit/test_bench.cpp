@@ -94,6 +94,47 @@ TEST(Bench, BackToBackWindowsHoldNLaunches) {
   EXPECT_EQ(be.launches, 1 + 3 * 4);
 }
 
+// Work-groups and waves: every row counts its launch's work-groups; where the backend tells how many it holds at once
+// (runtime::Backend::residency), the row has waves = work-groups / (per unit x units), in the baseline JSON too.
+TEST(Bench, RowsCarryWorkGroupsAndWaves) {
+  struct Resident : runtime::Backend {  // the interpreter, holding 3 work-groups on each of 10 units
+    runtime::Interpreter in;
+    [[nodiscard]] std::string name() const override { return in.name(); }
+    runtime::BufferPtr allocate(DType t, std::size_t n) override { return in.allocate(t, n); }
+    void upload(runtime::DeviceBuffer& d, const void* s, std::size_t n) override { in.upload(d, s, n); }
+    void download(const runtime::DeviceBuffer& s, void* d, std::size_t n) override { in.download(s, d, n); }
+    void launch(const ir::Kernel& k, const runtime::LaunchGeometry& g, const std::vector<runtime::Arg>& a) override {
+      in.launch(k, g, a);
+    }
+    std::optional<runtime::Residency> residency(const ir::Kernel&, const runtime::LaunchGeometry&) override {
+      return runtime::Residency{3, 10, 40};
+    }
+  } be;
+  const Registry reg = tiny_registry();
+  const KernelSpec& k = *reg.find("depthwise_conv1d");
+  const runtime::LaunchGeometry g = k.geometry(DType::f32, k.bench.front().params);
+  const std::uint64_t groups = std::uint64_t{g.groups[0]} * g.groups[1] * g.groups[2];
+  const auto rows = run_bench(reg, be, "interp", unit_ceilings(), one_launch_f32());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].work_groups, groups);
+  EXPECT_EQ(rows[0].groups_per_unit, 3);
+  EXPECT_EQ(rows[0].compute_units, 10);
+  EXPECT_EQ(rows[0].registers, 40);
+  EXPECT_DOUBLE_EQ(rows[0].waves, static_cast<double>(groups) / 30);
+  const auto j = nlohmann::json::parse(baseline_json(rows, unit_ceilings(), "d", "c", "t"));
+  EXPECT_EQ(j["rows"][0]["work_groups"].get<std::uint64_t>(), groups);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["waves"].get<double>(), static_cast<double>(groups) / 30);
+  EXPECT_EQ(j["rows"][0]["groups_per_unit"].get<int>(), 3);
+
+  runtime::Interpreter plain;  // no residency: the groups, no waves
+  const auto plain_rows = run_bench(reg, plain, "interp", unit_ceilings(), one_launch_f32());
+  ASSERT_EQ(plain_rows.size(), 1u);
+  EXPECT_EQ(plain_rows[0].work_groups, groups);
+  EXPECT_EQ(plain_rows[0].waves, 0);
+  EXPECT_FALSE(
+      nlohmann::json::parse(baseline_json(plain_rows, unit_ceilings(), "d", "c", "t"))["rows"][0].contains("waves"));
+}
+
 TEST(Bench, OversizedCasesAreSkippedWithTheReason) {
   runtime::Interpreter be;
   BenchOptions opt;

@@ -326,6 +326,33 @@ TEST_F(CudaFakeDriver, SharedMemoryOver48KiBIsDynamic) {
   EXPECT_EQ(counters().launches, 2u);
 }
 
+// Residency (the bench's waves): the driver's occupancy calculator for the compiled kernel at the launch's group size
+// and its dynamic shared memory, the device's SMs and the kernel's registers.
+TEST_F(CudaFakeDriver, ResidencyAsksTheOccupancyCalculator) {
+  auto& be = backend();
+  auto last_occupancy = reinterpret_cast<void (*)(int*, std::size_t*)>(dlsym(lib_, "fake_cuda_last_occupancy"));
+  ASSERT_NE(last_occupancy, nullptr);
+  int block = 0;
+  std::size_t shared = 0;
+  const auto small = big_shared_kernel(4096);  // static shared memory only
+  const auto r = be.residency(small, grid_1d(1024, 256));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->groups_per_unit, 8);  // the fake's 2048 threads per SM / 256
+  EXPECT_EQ(r->units, 132);
+  EXPECT_EQ(r->registers, 32);
+  last_occupancy(&block, &shared);
+  EXPECT_EQ(block, 256);
+  EXPECT_EQ(shared, 0u);
+  const auto big = big_shared_kernel(16384);  // 64 KiB + 256 bytes, dynamic
+  const auto rb = be.residency(big, grid_1d(64, 64));
+  ASSERT_TRUE(rb.has_value());
+  last_occupancy(&block, &shared);
+  EXPECT_EQ(block, 64);
+  EXPECT_EQ(shared, 65536u + 256u);  // the kernel's dynamic shared memory is part of the question
+  EXPECT_EQ(rb->groups_per_unit, 233472 / (65536 + 256 + 1024));
+  EXPECT_EQ(counters().launches, 0u);  // asked, not launched
+}
+
 TEST_F(CudaFakeDriver, ScalarsByValue) {
   auto& be = backend();
   auto y = be.allocate(DType::i64, 2);

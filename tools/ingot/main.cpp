@@ -549,8 +549,8 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   if (!path.empty()) opt.on_rows = [&](const std::vector<harness::BenchRow>& done) { save(document(done)); };
   auto rows = harness::run_bench(reg, *slot.backend, slot.name, ceilings, opt);
   if (!reference.empty()) harness::merge_reference(rows, reference);
-  std::printf("%-26s %-5s %-26s %10s %9s %6s %6s %8s %6s %10s %9s\n", "kernel", "dtype", "case", "median ms", "GB/s",
-              "%copy", "%same", "TFLOP/s", "%fma", "ref ms", "ref/ingot");
+  std::printf("%-26s %-5s %-26s %10s %9s %6s %6s %8s %6s %10s %9s %6s\n", "kernel", "dtype", "case", "median ms",
+              "GB/s", "%copy", "%same", "TFLOP/s", "%fma", "ref ms", "ref/ingot", "waves");
   for (const auto& r : rows) {
     if (!r.skipped.empty()) {
       std::printf("%-26s %-5s %-26s skipped: %s\n", r.kernel.c_str(), r.dtype.c_str(), r.case_name.c_str(),
@@ -561,17 +561,20 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     char ratio[64] = "-";
     char same[16] = "-";  // not measured: the interpreter, tiny or oversized rows
     if (r.frac_same_copy > 0) std::snprintf(same, sizeof same, "%.1f%%", 100 * r.frac_same_copy);
+    char waves[16] = "-";  // not known: backends without an occupancy query
+    if (r.waves > 0) std::snprintf(waves, sizeof waves, "%.2f", r.waves);
     if (r.reference_s) {
       std::snprintf(ref, sizeof ref, "%.4f", *r.reference_s * 1e3);
       std::snprintf(ratio, sizeof ratio, "%.2fx", *r.reference_s / r.median_s);
     }
-    std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %6s %8.2f %5.1f%% %10s %9s%s%s\n", r.kernel.c_str(),
+    std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %6s %8.2f %5.1f%% %10s %9s %6s%s%s\n", r.kernel.c_str(),
                 r.dtype.c_str(), r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, same,
-                r.tflops, 100 * r.frac_fma, ref, ratio, r.check.empty() ? "" : "  check: ", r.check.c_str());
+                r.tflops, 100 * r.frac_fma, ref, ratio, waves, r.check.empty() ? "" : "  check: ", r.check.c_str());
   }
   std::printf("timer: %s; median of %d windows after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);
   std::printf("%%same: a 16-byte copy kernel of the same bytes, timed the same way, over this kernel's time\n");
+  std::printf("waves: work-groups / (work-groups resident per compute unit x units), where the backend can tell\n");
   if (!path.empty()) {
     save(document(rows));
     std::printf("wrote %s\n", path.c_str());

@@ -64,6 +64,12 @@ struct BenchRow {
   // (launch and ramp included). 0 where not measured (the interpreter, fewer than 32 bytes, more
   // than 16 GiB per buffer or than max_bytes in all sets, or the copy failed).
   double same_copy_s = 0, frac_same_copy = 0;
+  // The launch's work-groups and, where the backend can tell (runtime::Backend::residency: CUDA), how many the device
+  // holds at once: waves = work_groups / (groups_per_unit * compute_units). A last wave part-full leaves the rest of
+  // the device idle (1.45 waves: about a quarter of the second wave's room unused). 0 where not known.
+  std::uint64_t work_groups = 0;
+  int groups_per_unit = 0, compute_units = 0, registers = 0;
+  double waves = 0;
   std::string same_copy_note;         // why the same-size copy failed (where it did)
   std::optional<double> reference_s;  // the reference's median time for the same case
   std::string reference_note;         // what the reference ran (or why there is none)

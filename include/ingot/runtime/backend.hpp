@@ -97,6 +97,15 @@ struct Timing {
   std::string timer;            // "cuda events", "host clock"
 };
 
+// How many work-groups of one kernel and group size a device holds at once (the bench's waves: work-groups /
+// (groups_per_unit * units)).
+struct Residency {
+  int groups_per_unit =
+      0;              // work-groups resident on one compute unit (an SM) at once: registers, shared memory, threads
+  int units = 0;      // compute units of the device
+  int registers = 0;  // per thread, as compiled (0: not known)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -121,6 +130,13 @@ class Backend {
   [[nodiscard]] virtual std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) {
     (void)bytes;
     (void)options;
+    return std::nullopt;
+  }
+  // How many work-groups of k of g's group size are resident at once, where the backend can tell (CUDA: the driver's
+  // occupancy calculator for the compiled kernel); nullopt otherwise. Compiles k if it is not yet.
+  [[nodiscard]] virtual std::optional<Residency> residency(const ir::Kernel& k, const LaunchGeometry& g) {
+    (void)k;
+    (void)g;
     return std::nullopt;
   }
 };

@@ -101,6 +101,10 @@ class CudaBackend final : public Backend {
                                      const TimingOptions& options) override;
   // cuMemcpyDtoDAsync between two fresh allocations, timed with events.
   [[nodiscard]] std::optional<double> time_copy(std::size_t bytes, const TimingOptions& options) override;
+  // cuOccupancyMaxActiveBlocksPerMultiprocessor for the compiled kernel at g's group size and its dynamic shared
+  // memory, the device's SM count and the kernel's registers; nullopt where the driver lacks the entry point or the
+  // call fails.
+  [[nodiscard]] std::optional<Residency> residency(const ir::Kernel& k, const LaunchGeometry& g) override;
 
   // Wraps caller-owned device memory (a CUdeviceptr of this device, count elements of t) as a
   // buffer of this backend. The memory is not copied, not poisoned and never freed by ingot;

@@ -473,6 +473,20 @@ std::optional<double> CudaBackend::time_copy(std::size_t bytes, const TimingOpti
   return times.empty() ? std::nullopt : std::optional<double>(times[times.size() / 2]);
 }
 
+std::optional<Residency> CudaBackend::residency(const ir::Kernel& k, const LaunchGeometry& g) {
+  const Context& ctx = *impl_->ctx;
+  const DriverApi& api = ctx.api();
+  if (!api.cuOccupancyMaxActiveBlocksPerMultiprocessor) return std::nullopt;
+  ScopedContext scope(ctx);
+  const Impl::Loaded& l = impl_->load_kernel(k);
+  int groups = 0;
+  if (api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&groups, l.function, static_cast<int>(g.threads_per_group()),
+                                                      l.shared_bytes) != kCudaSuccess) {
+    return std::nullopt;
+  }
+  return Residency{groups, impl_->info.sm_count, l.num_regs};
+}
+
 CudaBackend::Prepared CudaBackend::prepare(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) {
   const Context& ctx = *impl_->ctx;
   const CudaDeviceInfo& info = impl_->info;

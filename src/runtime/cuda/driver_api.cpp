@@ -67,13 +67,15 @@ std::shared_ptr<const DriverApi> load_driver_api(const std::string& library, std
   bind(lib, api->cuFuncGetAttribute, "cuFuncGetAttribute", &missing);
   bind(lib, api->cuFuncSetAttribute, "cuFuncSetAttribute", &missing);
   bind(lib, api->cuLaunchKernel, "cuLaunchKernel", &missing);
-  std::string optional_missing;  // timing and device copies: used by the bench only
+  std::string optional_missing;  // timing, device copies and occupancy: used by the bench only
   bind(lib, api->cuEventCreate, "cuEventCreate", &optional_missing);
   bind(lib, api->cuEventRecord, "cuEventRecord", &optional_missing);
   bind(lib, api->cuEventSynchronize, "cuEventSynchronize", &optional_missing);
   bind(lib, api->cuEventElapsedTime, "cuEventElapsedTime", &optional_missing);
   bind(lib, api->cuEventDestroy, "cuEventDestroy_v2", &optional_missing);
   bind(lib, api->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", &optional_missing);
+  bind(lib, api->cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       &optional_missing);
   if (!missing.empty()) {
     *why = api->library.path() + " lacks driver entry points " + missing + " (driver too old?)";
     return nullptr;

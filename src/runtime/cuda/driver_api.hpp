@@ -115,6 +115,8 @@ struct DriverApi {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream) = nullptr;
+  // cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction, int blockSize, size_t dynamicSMemSize)
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, std::size_t) = nullptr;
 
   SharedLibrary library;  // keeps the code above mapped
 
