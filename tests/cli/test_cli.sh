@@ -62,6 +62,7 @@ expect inspect_impossible_shape 2 "cannot build depthwise_conv1d" -- "$ingot" in
 expect inspect_arch_without_resources 2 '--arch applies to --stage resources' -- "$ingot" inspect depthwise_conv1d --stage cuda --arch sm_80
 if "$ingot" inspect depthwise_conv1d --stage resources > /dev/null 2>&1; then
   expect inspect_resources 0 'ptxas info +: Used [0-9]+ registers' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage resources
+  expect inspect_resources_occupancy 0 'launch: [0-9]+ work-groups = [0-9.e-]+ waves on 132 SMs' -- "$ingot" inspect depthwise_conv1d --dtype f16 --stage resources
   expect inspect_resources_options 0 'options: --gpu-architecture=sm_80 .*--ptxas-options=-v' -- "$ingot" inspect depthwise_conv1d --stage resources --arch sm_80
   expect inspect_resources_bad_arch 1 'does not support sm_9 ' -- "$ingot" inspect depthwise_conv1d --stage resources --arch sm_9
   expect inspect_resources_ptx_arch 2 'needs a real architecture, sm_XY' -- "$ingot" inspect depthwise_conv1d --stage resources --arch compute_90

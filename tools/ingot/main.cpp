@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/backend.hpp"
 #include "ingot/runtime/cuda_compile.hpp"
+#include "ingot/runtime/cuda_occupancy.hpp"
 #include "ingot/scalar_eval.hpp"
 #include "tools.hpp"
 
@@ -315,8 +317,10 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
 
 // ------------------------------------------------------------------ inspect
 // --stage resources: the CUDA print compiled by NVRTC for `arch` as the CUDA backend compiles it (its options, plus
-// ptxas's verbose report): registers, spills, shared memory per kernel, without a GPU.
-int print_cuda_resources(const ir::Kernel& k, const std::string& arch) {
+// ptxas's verbose report): registers, spills, shared memory per kernel, without a GPU; then, where the architecture has
+// an SM model (cuda_occupancy.hpp), the work-groups of the case's launch `g` one SM holds and the launch's waves.
+int print_cuda_resources(const ir::Kernel& k, const std::string& arch,
+                         const std::optional<runtime::LaunchGeometry>& g) {
   if (arch.rfind("sm_", 0) != 0) {
     throw UsageError("--stage resources needs a real architecture, sm_XY (e.g. sm_90), not '" + arch +
                      "': NVRTC makes only PTX for compute_XY, and ptxas reports the resources of SASS");
@@ -335,6 +339,29 @@ int print_cuda_resources(const ir::Kernel& k, const std::string& arch) {
   std::printf("NVRTC %s, kernel %s, options:%s\n%s", r.nvrtc_version.c_str(), r.entry.c_str(), opts.c_str(),
               r.log.c_str());
   if (!r.log.empty() && r.log.back() != '\n') std::printf("\n");
+  const auto limits = runtime::cuda_sm_limits(arch);
+  const auto usage = runtime::parse_ptxas_usage(r.log);
+  if (!g || !limits || !usage) {
+    const std::string why = !g        ? "the case's launch geometry is unknown"
+                            : !limits ? "no SM model for " + arch
+                                      : "no register count in ptxas's report";
+    std::printf("occupancy: not modelled (%s)\n", why.c_str());
+    return 0;
+  }
+  const std::uint64_t dynamic = codegen::emit(k, codegen::Target::CUDA).dynamic_shared_bytes;
+  const std::uint64_t threads = g->threads_per_group();
+  const std::uint64_t groups = std::uint64_t{g->groups[0]} * g->groups[1] * g->groups[2];
+  const runtime::CudaOccupancy occ =
+      runtime::cuda_occupancy(*limits, static_cast<int>(threads), usage->registers, usage->shared_bytes + dynamic);
+  std::printf(
+      "occupancy (%s model, %s): %d work-groups of %llu threads per SM (limited by %s: %d registers, %llu "
+      "bytes of shared memory)\n",
+      arch.c_str(), limits->part.c_str(), occ.groups, static_cast<unsigned long long>(threads), occ.limiter.c_str(),
+      usage->registers, static_cast<unsigned long long>(usage->shared_bytes + dynamic));
+  if (occ.groups > 0) {
+    std::printf("launch: %llu work-groups = %.3g waves on %d SMs\n", static_cast<unsigned long long>(groups),
+                static_cast<double>(groups) / (static_cast<double>(occ.groups) * limits->units), limits->units);
+  }
   return 0;
 }
 
@@ -361,7 +388,14 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
     std::cout << codegen::emit(res.kernel, it->second).source;
     return 0;
   }
-  if (stage == "resources") return print_cuda_resources(res.kernel, arch);
+  if (stage == "resources") {
+    std::optional<runtime::LaunchGeometry> g;
+    try {
+      g = k.geometry(t, p);
+    } catch (const std::exception&) {  // (a case without its sizes: the resources alone)
+    }
+    return print_cuda_resources(res.kernel, arch, g);
+  }
   bool shown = false;
   for (const auto& rec : res.records) {
     const std::string label = rec.name == "input" ? "ir" : rec.name;
