@@ -27,11 +27,11 @@ TEST(CudaOccupancy, EachLimitBinds) {
   EXPECT_EQ(cuda_occupancy(l, 256, 65, 0).groups, cuda_occupancy(l, 256, 72, 0).groups);
   EXPECT_EQ(cuda_occupancy(l, 256, 72, 0).groups, 3);
   // Shared memory: 1 KB reserved per work-group, 128-byte granules.
-  o = cuda_occupancy(l, 64, 32, 57 * 1024);
+  o = cuda_occupancy(l, 64, 32, std::uint64_t{57} * 1024);
   EXPECT_EQ(o.groups, 3);  // 233472 / (58368 + 1024)
   EXPECT_EQ(o.limiter, "shared memory");
-  EXPECT_EQ(cuda_occupancy(l, 64, 32, 233472 / 4 - 1024).groups, 4);
-  EXPECT_EQ(cuda_occupancy(l, 64, 32, 233472 / 4 - 1023).groups, 3);  // one byte more: a granule more
+  EXPECT_EQ(cuda_occupancy(l, 64, 32, std::uint64_t{233472} / 4 - 1024).groups, 4);
+  EXPECT_EQ(cuda_occupancy(l, 64, 32, std::uint64_t{233472} / 4 - 1023).groups, 3);  // one byte more: a granule more
   // Threads and the work-group count.
   o = cuda_occupancy(l, 1024, 32, 0);
   EXPECT_EQ(o.groups, 2);

@@ -348,16 +348,16 @@ int print_cuda_resources(const ir::Kernel& k, const std::string& arch,
     std::printf("occupancy: not modelled (%s)\n", why.c_str());
     return 0;
   }
-  const std::uint64_t dynamic = codegen::emit(k, codegen::Target::CUDA).dynamic_shared_bytes;
+  const std::uint64_t shared = usage->shared_bytes + codegen::emit(k, codegen::Target::CUDA).dynamic_shared_bytes;
   const std::uint64_t threads = g->threads_per_group();
   const std::uint64_t groups = std::uint64_t{g->groups[0]} * g->groups[1] * g->groups[2];
   const runtime::CudaOccupancy occ =
-      runtime::cuda_occupancy(*limits, static_cast<int>(threads), usage->registers, usage->shared_bytes + dynamic);
+      runtime::cuda_occupancy(*limits, static_cast<int>(threads), usage->registers, shared);
   std::printf(
       "occupancy (%s model, %s): %d work-groups of %llu threads per SM (limited by %s: %d registers, %llu "
       "bytes of shared memory)\n",
       arch.c_str(), limits->part.c_str(), occ.groups, static_cast<unsigned long long>(threads), occ.limiter.c_str(),
-      usage->registers, static_cast<unsigned long long>(usage->shared_bytes + dynamic));
+      usage->registers, static_cast<unsigned long long>(shared));
   if (occ.groups > 0) {
     std::printf("launch: %llu work-groups = %.3g waves on %d SMs\n", static_cast<unsigned long long>(groups),
                 static_cast<double>(groups) / (static_cast<double>(occ.groups) * limits->units), limits->units);
