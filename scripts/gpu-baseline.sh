@@ -8,7 +8,7 @@
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
-#              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size; ~25 s a row for
+#              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size; 15-25 s a row for
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
 #              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
 #              reference-b2b.json, baseline-b2b.json, snap-b2b.log)

@@ -91,7 +91,10 @@ constexpr std::array<const char*, 11> kMmaKernelKeys{"mma", "mr",  "mc",  "mw", 
 DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   DepthwiseNhwcMma o;
   o.rows = 4;
-  o.bands = 64;  // (clamped to the image's bands)
+  // (clamped to the image's bands: one run per image column. H200 7x7 bf16, 2026-12-05 step 31: 768 work-groups, 1.45
+  // waves, 0.0830 ms; shorter runs fill the device better and run slower: mb 7 / 5 / 4 (2.9 / 4.4 / 5.8 waves) 0.0867
+  // / 0.0950 / 0.1017, each run paying its first band's synchronous fill and halo again)
+  o.bands = 64;
   o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
   o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs; H200 7x7 bf16 0.0830 ms against 0.0932, step 30)
   return o;
