@@ -99,6 +99,7 @@ TEST(Bench, BackToBackWindowsHoldNLaunches) {
 TEST(Bench, RowsCarryWorkGroupsAndWaves) {
   struct Resident : runtime::Backend {  // the interpreter, holding 3 work-groups on each of 10 units
     runtime::Interpreter in;
+    bool fail = false;  // residency throws
     [[nodiscard]] std::string name() const override { return in.name(); }
     runtime::BufferPtr allocate(DType t, std::size_t n) override { return in.allocate(t, n); }
     void upload(runtime::DeviceBuffer& d, const void* s, std::size_t n) override { in.upload(d, s, n); }
@@ -107,6 +108,7 @@ TEST(Bench, RowsCarryWorkGroupsAndWaves) {
       in.launch(k, g, a);
     }
     std::optional<runtime::Residency> residency(const ir::Kernel&, const runtime::LaunchGeometry&) override {
+      if (fail) throw std::runtime_error("occupancy query failed");
       return runtime::Residency{3, 10, 40};
     }
   } be;
@@ -125,6 +127,13 @@ TEST(Bench, RowsCarryWorkGroupsAndWaves) {
   EXPECT_EQ(j["rows"][0]["work_groups"].get<std::uint64_t>(), groups);
   EXPECT_DOUBLE_EQ(j["rows"][0]["waves"].get<double>(), static_cast<double>(groups) / 30);
   EXPECT_EQ(j["rows"][0]["groups_per_unit"].get<int>(), 3);
+
+  be.fail = true;  // a residency query that fails: the row keeps its time, without waves
+  const auto failed_rows = run_bench(reg, be, "interp", unit_ceilings(), one_launch_f32());
+  ASSERT_EQ(failed_rows.size(), 1u);
+  EXPECT_TRUE(failed_rows[0].skipped.empty()) << failed_rows[0].skipped;
+  EXPECT_GT(failed_rows[0].median_s, 0);
+  EXPECT_EQ(failed_rows[0].waves, 0);
 
   runtime::Interpreter plain;  // no residency: the groups, no waves
   const auto plain_rows = run_bench(reg, plain, "interp", unit_ceilings(), one_launch_f32());

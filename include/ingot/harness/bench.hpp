@@ -66,7 +66,7 @@ struct BenchRow {
   double same_copy_s = 0, frac_same_copy = 0;
   // The launch's work-groups and, where the backend can tell (runtime::Backend::residency: CUDA), how many the device
   // holds at once: waves = work_groups / (groups_per_unit * compute_units). A last wave part-full leaves the rest of
-  // the device idle (1.45 waves: about a quarter of the second wave's room unused). 0 where not known.
+  // the device idle (1.45 waves, were the work-groups in lockstep: 55% of it during the second). 0 where not known.
   std::uint64_t work_groups = 0;
   int groups_per_unit = 0, compute_units = 0, registers = 0;
   double waves = 0;

@@ -100,8 +100,8 @@ struct Timing {
 // How many work-groups of one kernel and group size a device holds at once (the bench's waves: work-groups /
 // (groups_per_unit * units)).
 struct Residency {
-  int groups_per_unit =
-      0;              // work-groups resident on one compute unit (an SM) at once: registers, shared memory, threads
+  // Work-groups resident on one compute unit (an SM) at once, as its registers, shared memory and threads allow.
+  int groups_per_unit = 0;
   int units = 0;      // compute units of the device
   int registers = 0;  // per thread, as compiled (0: not known)
 };
