@@ -247,17 +247,18 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       }
       const runtime::LaunchGeometry geometry = k->geometry(t, c.params);
       const auto timing = be.time_launches(kern, geometry, arg_sets, options.timing);
-      r.work_groups = std::uint64_t{geometry.groups[0]} * geometry.groups[1] * geometry.groups[2];
-      try {  // (a diagnostic: where the backend cannot answer, the row has no waves, and its time stands)
-        if (const auto res = be.residency(kern, geometry); res && res->groups_per_unit > 0 && res->units > 0) {
-          r.groups_per_unit = res->groups_per_unit;
-          r.compute_units = res->units;
-          r.registers = res->registers;
-          r.waves = static_cast<double>(r.work_groups) / (static_cast<double>(res->groups_per_unit) * res->units);
-        }
-      } catch (const std::exception&) {
-        r.groups_per_unit = r.compute_units = r.registers = 0;
-        r.waves = 0;
+      r.work_groups = geometry.total_groups();
+      std::optional<runtime::Residency> res;
+      try {
+        res = be.residency(kern, geometry);
+      } catch (const std::exception&) {  // (a diagnostic: where the backend cannot answer, the row's time stands)
+        res.reset();
+      }
+      if (res && res->groups_per_unit > 0 && res->units > 0) {
+        r.groups_per_unit = res->groups_per_unit;
+        r.compute_units = res->units;
+        r.registers = res->registers;
+        r.waves = static_cast<double>(r.work_groups) / (static_cast<double>(res->groups_per_unit) * res->units);
       }
       r.timer = timing.timer;
       r.reps = static_cast<int>(timing.seconds.size());

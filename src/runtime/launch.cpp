@@ -8,7 +8,8 @@ namespace ingot::runtime {
 std::uint64_t LaunchGeometry::threads_per_group() const {
   return static_cast<std::uint64_t>(group_size[0]) * group_size[1] * group_size[2];
 }
-std::uint64_t LaunchGeometry::total_threads() const { return threads_per_group() * groups[0] * groups[1] * groups[2]; }
+std::uint64_t LaunchGeometry::total_groups() const { return std::uint64_t{groups[0]} * groups[1] * groups[2]; }
+std::uint64_t LaunchGeometry::total_threads() const { return threads_per_group() * total_groups(); }
 std::string LaunchGeometry::describe() const {
   return "grid " + std::to_string(groups[0]) + "x" + std::to_string(groups[1]) + "x" + std::to_string(groups[2]) +
          " groups of " + std::to_string(group_size[0]) + "x" + std::to_string(group_size[1]) + "x" +

@@ -115,7 +115,9 @@ TEST(Bench, RowsCarryWorkGroupsAndWaves) {
   const Registry reg = tiny_registry();
   const KernelSpec& k = *reg.find("depthwise_conv1d");
   const runtime::LaunchGeometry g = k.geometry(DType::f32, k.bench.front().params);
+  // (spelled out, so that total_groups is checked too)
   const std::uint64_t groups = std::uint64_t{g.groups[0]} * g.groups[1] * g.groups[2];
+  EXPECT_EQ(g.total_groups(), groups);
   const auto rows = run_bench(reg, be, "interp", unit_ceilings(), one_launch_f32());
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].work_groups, groups);

@@ -350,7 +350,7 @@ int print_cuda_resources(const ir::Kernel& k, const std::string& arch,
   }
   const std::uint64_t shared = usage->shared_bytes + codegen::emit(k, codegen::Target::CUDA).dynamic_shared_bytes;
   const std::uint64_t threads = g->threads_per_group();
-  const std::uint64_t groups = std::uint64_t{g->groups[0]} * g->groups[1] * g->groups[2];
+  const std::uint64_t groups = g->total_groups();
   const runtime::CudaOccupancy occ =
       runtime::cuda_occupancy(*limits, static_cast<int>(threads), usage->registers, shared);
   std::printf(

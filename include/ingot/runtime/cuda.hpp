@@ -67,7 +67,7 @@ struct CudaDeviceInfo {
 struct CudaStats {
   std::uint64_t nvrtc_compiles = 0;     // kernels compiled by NVRTC
   std::uint64_t disk_cache_hits = 0;    // CUBINs read from the disk cache instead
-  std::uint64_t memory_cache_hits = 0;  // launches of a kernel already loaded by this backend
+  std::uint64_t memory_cache_hits = 0;  // launches (and residency queries) of a kernel already loaded by this backend
   std::uint64_t launches = 0;
 };
 

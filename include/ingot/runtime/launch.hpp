@@ -16,6 +16,7 @@ struct LaunchGeometry {
   std::array<std::uint32_t, 3> group_size{1, 1, 1};  // threads per work-group per axis
 
   [[nodiscard]] std::uint64_t threads_per_group() const;
+  [[nodiscard]] std::uint64_t total_groups() const;  // work-groups of the grid, every axis
   [[nodiscard]] std::uint64_t total_threads() const;
   [[nodiscard]] std::string describe() const;  // "grid 4x1x1 groups of 256x1x1"
 };
