@@ -12,6 +12,8 @@
 #   INGOT_UNIT_MEMCHECK=1, INGOT_UNIT_TIMEOUT=s (300)     ... under compute-sanitizer memcheck (e.g. with INGOT_UNIT=
 #                                                         'ConvSweep.*' INGOT_SWEEP_BACKEND=cuda INGOT_SWEEP_DRAWS=1: the
 #                                                         random-shape sweep on the GPU)
+#   INGOT_NCU_SOURCE=1                                    ... and each case's source page (per SASS instruction: executed,
+#                                                         stall samples by reason) into ncu-source.tar.gz
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 #   INGOT_TEST="backends|filter,filter..[|dtype]"         ingot test --backend backends, once per filter (the harness
@@ -77,7 +79,19 @@ if [[ -n ${INGOT_NCU:-} ]] && command -v ncu >/dev/null; then
     timeout 150 ncu "${ncu_common[@]}" -k "regex:$kr" --launch-skip 2 --launch-count 1 \
       ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 --warmup 1 \
       > "$tmp/ncu-$n.csv" 2>&1; echo "ncu $n ($it) rc=$?"
+    if [[ ${INGOT_NCU_SOURCE:-0} == 1 ]]; then  # per-SASS-instruction counters and stall samples (source page)
+      mkdir -p "$tmp/src"
+      timeout 200 ncu --clock-control none --cache-control all --section SourceCounters --section WarpStateStats \
+        --section SchedulerStats --section LaunchStats --section Occupancy -k "regex:$kr" --launch-skip 2 --launch-count 1 \
+        -o "$tmp/src/src-$n" ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 \
+        --warmup 1 > "$tmp/src/collect-$n.log" 2>&1; echo "ncu source $n rc=$?"
+      ncu -i "$tmp/src/src-$n.ncu-rep" --page source --csv --print-source sass > "$tmp/src/src-$n.csv" 2> "$tmp/src/src-$n.err" ||
+        ncu -i "$tmp/src/src-$n.ncu-rep" --page source --csv > "$tmp/src/src-$n.csv" 2>> "$tmp/src/src-$n.err"
+      ncu -i "$tmp/src/src-$n.ncu-rep" --page details --csv > "$tmp/src/details-$n.csv" 2>&1
+      echo "  source page: $(wc -l < "$tmp/src/src-$n.csv") lines; $(head -c 300 "$tmp/src/src-$n.err")"
+    fi
   done
+  [[ -d $tmp/src ]] && tar -czf "$out/ncu-source.tar.gz" -C "$tmp/src" --exclude='*.ncu-rep' . 
   python3 - "$tmp" <<'PY' > "$out/ncu-table.md"
 import csv, glob, io, sys
 rows = []
