@@ -117,6 +117,8 @@ struct NhwcMmaLayout {
   std::uint32_t tasks = 0;  // channel pairs x strips
   std::uint32_t warps = 0;  // warps per work-group
   std::uint64_t xs = 0;     // staged planes (elements)
+  std::uint32_t qs = 0;     // output stage row pitch (pixels: the strips' ns * 64 columns, or Q where that is over
+                            // the allowance)
   std::uint64_t ys = 0;     // output stage (elements, whole groups of 8 16-byte chunks)
   std::uint64_t st = 0;     // nbw > 1: the NHWC stage of a band's 2 pb new rows (elements)
   std::uint64_t bytes = 0;  // shared memory
@@ -148,8 +150,11 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.NR = (L.NB + L.nbw - 1) / L.nbw;
   L.tasks = L.CB / 2 * L.ns;
   L.warps = std::clamp<std::uint32_t>(std::min(o.warps, L.tasks), 1, 32);
-  // (whole groups of 8 chunks: the permutation moves a chunk anywhere within its group)
-  L.ys = (std::uint64_t{2} * L.pb * Q * L.CB + 63) / 64 * 64;
+  // The stage's rows are qs = ns * 64 pixels apart (the strips' columns, Q rounded up to 64: a row is whole groups of
+  // 8 chunks, so the chunks' permutation and the rotated words do not depend on the row, and every lane of a strip
+  // stores without a bounds check), or Q pixels apart where that does not fit (each of D's stores then computes its
+  // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's; every stage was so
+  // until 2026-12-05). (Whole groups of 8 chunks either way: the permutation moves a chunk within its group.)
   // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
   L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
   const std::uint64_t weights = L.nbw == 1       ? 0
@@ -157,24 +162,33 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
                                                  : std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1];
   // The planes: nrl rows, or with nbw > 1 a ring of rr rows (a power of two where that fits the allowance: the ring
   // position is then a mask)
-  const auto layout_for = [&](std::uint32_t rows) {
+  const auto layout_for = [&](std::uint32_t rows, std::uint32_t qs) {
     L.rr = rows;
+    L.qs = qs;
+    L.ys = (std::uint64_t{2} * L.pb * qs * L.CB + 63) / 64 * 64;
     std::uint64_t ps = std::uint64_t{rows} * L.ws;
     while (ps % 64 != 32) ps += 8;
     L.ps = static_cast<std::uint32_t>(ps);
     L.xs = std::uint64_t{L.CB} * L.ps;
     L.bytes = (L.xs + L.ys + L.st + weights) * elem_bytes;
   };
-  layout_for(L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl);
-  if (L.bytes > o.smem_bytes && L.rr != L.nrl) layout_for(L.nrl);
+  // the first that fits of: the padded stage with a ring of a power of two rows, with nrl rows, then the stage of Q
+  // pixels per row with either
+  const std::uint32_t ring = L.nbw > 1 ? std::bit_ceil(L.nrl) : L.nrl;
+  for (const std::uint32_t qs : {64 * L.ns, Q}) {
+    layout_for(ring, qs);
+    if (L.bytes > o.smem_bytes && L.rr != L.nrl) layout_for(L.nrl, qs);
+    if (L.bytes <= o.smem_bytes) break;
+  }
   L.CBn = L.CB == 0 ? 0 : s.in_channels / L.CB;
   return L;
 }
 
-// The output stage: the element offset of 16-byte chunk q (chunks of 8 channels, a band pixel's H8 chunks together)
-// is nhwc_mma_stage_chunk(q) * 8 (chunks XOR-permuted within each group of 8), and the 4-byte word of it that holds
-// the chunk's channel pair j (0-3) of band pixel p is nhwc_mma_stage_word(p, j, rotated) (rotated_stage). For u32 and
-// for dsl::Val<u32> (the kernel's addresses; the unit test's bank model).
+// The output stage: the element offset of 16-byte chunk q (chunks of 8 channels, a stage pixel's H8 chunks together;
+// stage pixel p = row * qs + column) is nhwc_mma_stage_chunk(q) * 8 (chunks XOR-permuted within each group of 8), and
+// the 4-byte word of it that holds the chunk's channel pair j (0-3) of stage pixel p is nhwc_mma_stage_word(p, j,
+// rotated) (rotated_stage). Both depend on p % 64 only (qs is a multiple of 64): chunk(q + 64 m) = chunk(q) + 64 m. For
+// u32 and for dsl::Val<u32> (the kernel's addresses; the unit test's bank model).
 template <class U>
 U nhwc_mma_stage_chunk(const U& q) {
   return q ^ ((q / 8u) % 8u);
@@ -302,7 +316,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = img_ok;
-      if ((r + 1) * L.warps > L.tasks) live = k.let(rt + "live", img_ok && warp + r * L.warps < L.tasks);
+      const bool partial = (r + 1) * L.warps > L.tasks;  // a round where some warps have no task of their own
+      if (partial) live = k.let(rt + "live", img_ok && warp + r * L.warps < L.tasks);
       auto cp = k.let(rt + "cp", task % (CB / 2));
       auto x0 = k.let(rt + "x0", (task / (CB / 2)) * 64u);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
@@ -333,19 +348,51 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
             [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
       }
-      // 3a. D to the stage: pixel (row 2i + e, column q0 + f), channels 2 cp and 2 cp + 1 as one 4-byte store.
+      // 3a. D to the stage: pixel (row 2i + e, column q0 + f) at stage pixel row * qs + q0 + f, channels 2 cp and
+      // 2 cp + 1 as one 4-byte store. With the padded stage (qs = ns * 64) the lane's two columns' offsets are computed
+      // once (the chunk's permutation and word depend on the column only) and a row adds qs * CB elements; every
+      // column of the strip and every row of the band has its place (copy_out leaves out those past Q and P), so only
+      // a warp without a task of its own (a partial round) skips the stores, and a work-group past the batch stores
+      // its stage but copy_out nothing. Else (qs = Q) each store computes its offset and tests its row and column.
+      if (L.qs != 64 * L.ns) {
+        for (std::uint32_t i = 0; i < L.pb; ++i) {
+          for (std::uint32_t e = 0; e < 2; ++e) {
+            const std::uint32_t row = 2 * i + e;
+            for (std::uint32_t f = 0; f < 2; ++f) {
+              if_(live && q0 + f < Q && y0 + row < P, [&] {
+                auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
+                auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+                const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
+                const Val<u32> in_chunk = o.rotated_stage ? stage_word(p, cp % 4u) * 2u : (cp * 2u) % 8u;
+                store_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk, pair);
+              });
+            }
+          }
+        }
+        return;
+      }
+      std::array<Val<u32>, 2> at_f;
+      for (std::uint32_t f = 0; f < 2; ++f) {
+        const std::string ft = rt + "st" + std::to_string(f) + "_";
+        auto col_f = k.let(ft + "q", q0 + f);
+        auto chunk = k.let(ft + "ck", col_f * H8 + cp / 4u);
+        // (the pair's element in the chunk)
+        const Val<u32> in_chunk = o.rotated_stage ? stage_word(col_f, cp % 4u) * 2u : (cp * 2u) % 8u;
+        at_f[f] = k.let(ft + "at", nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk);
+      }
       for (std::uint32_t i = 0; i < L.pb; ++i) {
         for (std::uint32_t e = 0; e < 2; ++e) {
           const std::uint32_t row = 2 * i + e;
           for (std::uint32_t f = 0; f < 2; ++f) {
-            if_(live && q0 + f < Q && y0 + row < P, [&] {
-              auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
-              auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
+            const auto put = [&] {
               const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-              // (the pair's element in the chunk)
-              const Val<u32> in_chunk = o.rotated_stage ? stage_word(p, cp % 4u) * 2u : (cp * 2u) % 8u;
-              store_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk, pair);
-            });
+              store_vec(ys, at_f[f] + row * L.qs * CB, pair);
+            };
+            if (partial) {
+              if_(live, put);
+            } else {
+              put();
+            }
           }
         }
       }
@@ -353,26 +400,38 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     k.barrier();
   };
 
-  // 3b. The stage leaves as 16-byte chunks: chunk q = (row * Q + column) * H8 + h of the band.
+  // 3b. The stage leaves as 16-byte chunks of the band's pixels (row, column), rows past P and columns past Q left
+  // out: the rounds walk the stage's chunks (stage pixel row * qs + column) where that takes no more rounds than the
+  // band's 2 pb Q H8 chunks (with qs = ns * 64 the row and column are a shift and a mask where ns is a power of two),
+  // else the band's chunks (row and column by division by Q).
+  const std::uint32_t out_chunks = 2 * L.pb * Q * H8, stage_chunks = 2 * L.pb * L.qs * H8;
+  const bool walk_stage = (stage_chunks + G - 1) / G <= (out_chunks + G - 1) / G;
   const auto copy_out = [&](const Val<u32>& y0) {
-    for_group_rounds(k, lid, G, 2 * L.pb * Q * H8, "oc", true, [&](const Val<u32>& q, std::uint32_t r) {
-      const std::string rt = "o" + std::to_string(r) + "_";
-      auto p = k.let(rt + "p", q / H8);
-      auto row = k.let(rt + "row", p / Q);
-      if_(img_ok && y0 + row < P, [&] {  // (the stage holds only the band's rows inside the output)
-        std::vector<Val<T>> v;
-        if (o.rotated_stage) {  // the chunk's four words, channel pair j from word stage_word(p, j)
-          auto at = k.let(rt + "at", nhwc_mma_stage_chunk<Val<u32>>(q) * 8u);
-          for (std::uint32_t j = 0; j < 4; ++j) {
-            const auto w = load_vec(ys, at + stage_word(p, Val<u32>(j)) * 2u, 2);
-            v.insert(v.end(), w.begin(), w.end());
-          }
-        } else {
-          v = load_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(q) * 8u, 8);
-        }
-        store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + p % Q) * C + c0 + (q % H8) * 8u), v);
-      });
-    });
+    for_group_rounds(k, lid, G, walk_stage ? stage_chunks : out_chunks, "oc", true,
+                     [&](const Val<u32>& q, std::uint32_t r) {
+                       const std::string rt = "o" + std::to_string(r) + "_";
+                       auto p = k.let(rt + "p", q / H8);
+                       auto row = k.let(rt + "row", p / (walk_stage ? L.qs : Q));
+                       auto col = k.let(rt + "col", p % (walk_stage ? L.qs : Q));
+                       // the stage pixel and chunk
+                       const Val<u32> sp = walk_stage ? p : k.let(rt + "sp", row * L.qs + col);
+                       const Val<u32> sq = walk_stage ? q : k.let(rt + "sq", sp * H8 + q % H8);
+                       Val<bool> inside = img_ok && y0 + row < P;
+                       if (walk_stage && L.qs > Q) inside = inside && col < Q;
+                       if_(inside, [&] {
+                         std::vector<Val<T>> v;
+                         if (o.rotated_stage) {  // the chunk's four words, channel pair j from word stage_word(sp, j)
+                           auto at = k.let(rt + "at", nhwc_mma_stage_chunk<Val<u32>>(sq) * 8u);
+                           for (std::uint32_t j = 0; j < 4; ++j) {
+                             const auto w = load_vec(ys, at + stage_word(sp, Val<u32>(j)) * 2u, 2);
+                             v.insert(v.end(), w.begin(), w.end());
+                           }
+                         } else {
+                           v = load_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(sq) * 8u, 8);
+                         }
+                         store_vec(y, k.let(rt + "dst", ((b * P + y0 + row) * Q + col) * C + c0 + (q % H8) * 8u), v);
+                       });
+                     });
   };
 
   if (L.nbw == 1) {

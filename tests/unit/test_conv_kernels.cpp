@@ -1082,8 +1082,9 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   // 16 rows would not fit 48 KB
   EXPECT_EQ(ring.nrl, 10u);
   EXPECT_EQ(ring.rr, 10u);
-  EXPECT_EQ(ring.bytes,
-            2u * (16 * 672 + 4 * 56 * 16 + 4 * 64 * 16 + 16 * 49));  // planes, output stage, NHWC stage, taps
+  // planes, output stage (4 rows of 64 pixels: the strip's columns), NHWC stage, taps
+  EXPECT_EQ(ring.qs, 64u);
+  EXPECT_EQ(ring.bytes, 2u * (16 * 672 + 4 * 64 * 16 + 4 * 64 * 16 + 16 * 49));
   // an even window height keeps the pair's second row: 4 output rows and 6 tap rows read layout rows 0-8, loaded in
   // pairs up to row 9
   Params even = dflt;
@@ -1171,12 +1172,18 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
 }
 
 // The NHWC tensor-core kernel's output stage in the bank model (smem_banks.hpp), for a band of 4 rows x 56 pixels x 16
-// channels (the bench's 7x7): D's 4-byte stores of channel pairs (lane gl, tl of a warp: pixel 8 gl + 2 tl + f of a
-// row, pair cp) and the read-out. The words rotated per pixel (mos 1) make both conflict-free: stores 256 to 64
-// wavefronts; the read-out's word loads 56, as the plain stage's 16-byte loads.
+// channels (the bench's 7x7; stage rows qs = 64 pixels apart, the strip's columns): D's 4-byte stores of channel pairs
+// (lane gl, tl of a warp: pixel 8 gl + 2 tl + f of a row, pair cp; every lane stores, those past Q too) and the
+// read-out (the stage's chunks, 32 per warp instruction, the lanes past Q idle). The words rotated per pixel (mos 1)
+// make both conflict-free: stores 256 to 64 wavefronts; the read-out's word loads one wavefront per warp instruction.
+// A chunk's permuted place and its rotated words depend on the pixel's column only: a row adds 64 pixels.
 TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
   namespace kn = ingot::kernels;
-  constexpr std::uint32_t Q = 56, H8 = 2, rows = 4;
+  constexpr std::uint32_t Q = 56, qs = 64, H8 = 2, rows = 4;
+  const auto at_of = [&](std::uint32_t p, std::uint32_t cp, bool rotated) {
+    return kn::nhwc_mma_stage_chunk(p * H8 + cp / 4) * 8 +
+           (rotated ? kn::nhwc_mma_stage_word(p, cp % 4, true) * 2 : (cp * 2) % 8);
+  };
   const auto stores = [&](bool rotated) {
     std::uint32_t total = 0;
     for (std::uint32_t row = 0; row < rows; ++row) {
@@ -1184,9 +1191,9 @@ TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
         for (std::uint32_t cp = 0; cp < 4 * H8; ++cp) {
           std::vector<std::uint64_t> offsets;
           for (std::uint32_t lane = 0; lane < 32; ++lane) {
-            const std::uint32_t p = row * Q + 8 * (lane / 4) + 2 * (lane % 4) + f;
-            const std::uint32_t at = kn::nhwc_mma_stage_chunk(p * H8 + cp / 4) * 8 +
-                                     (rotated ? kn::nhwc_mma_stage_word(p, cp % 4, true) * 2 : (cp * 2) % 8);
+            const std::uint32_t col = 8 * (lane / 4) + 2 * (lane % 4) + f;
+            const std::uint32_t at = at_of(row * qs + col, cp, rotated);
+            EXPECT_EQ(at, at_of(col, cp, rotated) + row * qs * H8 * 8);  // the kernel's row offset
             offsets.push_back(std::uint64_t{at} * 2);
           }
           total += kn::shared_wavefronts(offsets, 4);
@@ -1198,21 +1205,27 @@ TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
   EXPECT_EQ(stores(false), 256u);
   EXPECT_EQ(stores(true), 64u);
   std::uint32_t words = 0, vectors = 0;
-  for (std::uint32_t q0 = 0; q0 < rows * Q * H8; q0 += 32) {
+  for (std::uint32_t q0 = 0; q0 < rows * qs * H8; q0 += 32) {
+    const auto inside = [&](std::uint32_t q) { return (q / H8) % qs < Q; };
     std::vector<std::uint64_t> chunks;
-    for (std::uint32_t q = q0; q < q0 + 32; ++q) chunks.push_back(std::uint64_t{kn::nhwc_mma_stage_chunk(q)} * 16);
+    for (std::uint32_t q = q0; q < q0 + 32; ++q) {
+      if (inside(q)) chunks.push_back(std::uint64_t{kn::nhwc_mma_stage_chunk(q)} * 16);
+    }
     vectors += kn::shared_wavefronts(chunks, 16);
     for (std::uint32_t j = 0; j < 4; ++j) {
       std::vector<std::uint64_t> offsets;
       for (std::uint32_t q = q0; q < q0 + 32; ++q) {
+        if (!inside(q)) continue;
         offsets.push_back(
             std::uint64_t{kn::nhwc_mma_stage_chunk(q) * 8 + kn::nhwc_mma_stage_word(q / H8, j, true) * 2} * 2);
       }
       words += kn::shared_wavefronts(offsets, 4);
     }
   }
+  // (16 warp instructions of the 512 stage chunks, 14 of them holding a 56-pixel row's chunks: the 16-byte loads take
+  // one wavefront per quarter warp, 56 in all; each word load one: conflict-free)
   EXPECT_EQ(vectors, 56u);
-  EXPECT_EQ(words, 56u);
+  EXPECT_EQ(words, 4u * 16);
   // Each chunk's four words hold its four channel pairs once (a permutation), for every pixel.
   for (std::uint32_t p = 0; p < 64; ++p) {
     std::uint32_t seen = 0;
