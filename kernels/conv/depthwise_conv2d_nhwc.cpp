@@ -83,8 +83,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 11> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il", "lq",
-                                                     "mb",  "msm", "mpf", "mwp", "mos"};
+constexpr std::array<const char*, 12> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",
+                                                     "mb",  "msm", "mpf", "mwp", "mos", "msw"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows, the weights as tap pairs (40 KB of shared memory for 7x7 and 16 channels).
@@ -97,6 +97,11 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   o.bands = 64;
   o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
   o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs; H200 7x7 bf16 0.0830 ms against 0.0932, step 30)
+  // (mos 1, msw 1: the output stage's words rotated and the NHWC stage's chunks swizzled, both conflict-free; with the
+  // output stage's rows 64 pixels apart (2026-12-05) the rotation costs no instruction per store. H100 7x7 bf16,
+  // 2026-12-05: mos 0.0773 ms against 0.0824; docs/performance.md, step 32)
+  o.rotated_stage = true;
+  o.stage_swizzle = true;
   return o;
 }
 
@@ -171,8 +176,17 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
         "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "
         "work-group (mb); one band reads them from global memory: drop it or set mb");
   }
-  // (mos 1: the output stage's words rotated per pixel, conflict-free stores; off by default: within noise, step 30.)
-  o.rotated_stage = bounded_param(p, "mos", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  // (mos 1: the output stage's words rotated per pixel, conflict-free stores; the ring default's since step 32, within
+  // noise at step 30, when each store computed its rotation.)
+  o.rotated_stage = bounded_param(p, "mos", 0, 1, d.rotated_stage ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  // (msw 1: the NHWC stage of bands swizzled, the transposition's reads conflict-free; the ring default's since
+  // step 32.)
+  o.stage_swizzle = bounded_param(p, "msw", 0, 1, d.stage_swizzle ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  if (p.count("msw") && o.bands < 2) {
+    throw std::invalid_argument(
+        "depthwise_conv2d_nhwc: msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands per work-group "
+        "(mb); one band has no such stage: drop it or set mb");
+  }
   return o;
 }
 
@@ -261,6 +275,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mpf");      // tensor cores with bands: 1 = L2 prefetch of the band after next
   s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
   s.spec_params.emplace_back("mos");      // tensor cores: 1 = the output stage's words rotated per pixel
+  s.spec_params.emplace_back("msw");      // tensor cores with bands: 1 = the NHWC stage's chunks swizzled
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -442,6 +457,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_mwp1_mos1",
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
             {{"mr", 4}, {"mb", 2}, {"mwp", 1}, {"mos", 1}}},
+           // The bands' NHWC stage swizzled (msw 1): 8 channels (bit 0 of the chunk flips), Q odd; two strips (Q =
+           // 70: the output stage's rows 128 pixels apart) with the rotated words, 16 channels (bit 1 flips).
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_msw1",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}, {"msw", 1}}},
+           {"mma_c32_9x70_3x3_pad1_mr2_mb3_mos1_msw1",
+            {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"mr", 2}, {"mb", 3}, {"mos", 1}, {"msw", 1}}},
            // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
            {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
             {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
@@ -451,6 +474,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     for (const auto& [key, v] : extra) p[key] = v;
     s.tests.push_back({name, p});
   }
+  // The 16-bit default for windows of 5 or more rows, as no key names it (the ring: bands of 4 rows, every band of the
+  // image per work-group, tap pairs, rotated output stage, swizzled NHWC stage); f32 runs the stream kernel.
+  s.tests.push_back({"ring_c16_13x16_7x7_pad3_bias",
+                     conv_params(f, {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true})});
 
   // px = 1 (pixels along M, channels along N; f32 runs the default kernels): a partial last band and a strip tail with
   // bias; 7x7 with 24 channels (3 blocks, an odd pixel stride) and several rounds of units per warp; kh != kw with
@@ -662,15 +689,15 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
           const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
-          // The ring default as it is (no tensor-core key named but mwp, mos) with its weights as tap pairs (mwp 1) is
-          // held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 40 KB of
-          // shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers with
-          // the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
+          // The ring default as it is (no tensor-core key named but mwp, mos, msw) with its weights as tap pairs (mwp
+          // 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 40 KB
+          // of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers
+          // with the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
           Params bounds = p;
           bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
           for (const char* key : kMmaKernelKeys) {
             const std::string_view named(key);
-            as_default = as_default && (named == "mwp" || named == "mos" || p.count(key) == 0);
+            as_default = as_default && (named == "mwp" || named == "mos" || named == "msw" || p.count(key) == 0);
           }
           if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (64 * G), 1);
           apply_launch_bounds(k, bounds, G, true);

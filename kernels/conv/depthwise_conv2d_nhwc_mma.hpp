@@ -96,6 +96,10 @@ struct DepthwiseNhwcMma {
   // four loads in place of one 16-byte load per chunk read out. Off by default: measured within noise (H200 7x7 bf16
   // with the pairs 0.0828 ms against 0.0830, f16 0.0827 against 0.0833; docs/performance.md, step 30).
   bool rotated_stage = false;
+  // With bands: the NHWC stage's 16-byte chunks swizzled (nhwc_mma_band_stage_chunk), so that the transposition's
+  // 16-byte reads of pixel pairs are conflict-free (2-way without: H100 ncu, 2026-12-05, 59 wavefronts per band and
+  // read against 30); the copies' writes stay conflict-free.
+  bool stage_swizzle = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -197,6 +201,17 @@ template <class U>
 U nhwc_mma_stage_word(const U& p, const U& j, bool rotated) {
   if (!rotated) return j;
   return (j + p / 4u + p / 16u) % 4u;
+}
+
+// The NHWC stage of a band's new rows (bands): chunk c = (u * ws + j) * H8 + h (row u, layout column j, channels 8h ..
+// + 8) at chunk nhwc_mma_band_stage_chunk(c) of the stage. Swizzled, bit 0 (H8 = 1) or 1 (H8 = 2) of c flips where bit
+// 3 is set: a quarter warp of the transposition reads the chunks of columns 2 jp (and then 2 jp + 1) for 4 (H8 = 2) or
+// 8 (H8 = 1) consecutive jp, which land on 8 distinct chunks of 128 bytes mod 8, no longer 4; a chunk stays within its
+// 8-chunk group (ws is a multiple of 8). For u32 and for dsl::Val<u32>.
+template <class U>
+U nhwc_mma_band_stage_chunk(const U& c, std::uint32_t H8, bool swizzle) {
+  if (!swizzle) return c;
+  return c ^ (((c / 8u) % 2u) * H8);
 }
 
 // Why the kernel cannot run spec s (a valid depthwise NHWC spec) with options o ("" when it can).
@@ -460,7 +475,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
       auto iw = k.let(rt + "iw", j - L.off);
       const auto [ok, src] = pixel(ih, iw, h, rt);
-      copy_async(st, it * 8u, x, src, 8, ok);
+      copy_async(st, nhwc_mma_band_stage_chunk<Val<u32>>(it, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
     });
   };
   // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as
@@ -472,9 +487,9 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto h = k.let(rt + "h", it % H8);
       auto jp = k.let(rt + "jp", (it / H8) % wp);
       auto u = k.let(rt + "u", it / (H8 * wp));
-      auto from = k.let(rt + "from", ((u * L.ws + jp * 2u) * H8 + h) * 8u);
-      const auto v0 = load_vec(st, from, 8);
-      const auto v1 = load_vec(st, from + CB, 8);
+      auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);  // (the chunk of column 2 jp; 2 jp + 1 is H8 on)
+      const auto v0 = load_vec(st, nhwc_mma_band_stage_chunk<Val<u32>>(from, H8, o.stage_swizzle) * 8u, 8);
+      const auto v1 = load_vec(st, nhwc_mma_band_stage_chunk<Val<u32>>(from + H8, H8, o.stage_swizzle) * 8u, 8);
       auto at = k.let(rt + "at", ((a0 + u) % L.rr) * L.ws + jp * 2u);
       for (std::uint32_t i = 0; i < 8; ++i)
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <regex>
+#include <set>
 
 #include "conv/depthwise_conv2d_nchw_smem.hpp"
 #include "conv/depthwise_conv2d_nhwc_mma.hpp"
@@ -1166,6 +1167,14 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
               std::string::npos)
         << why(wp);
   }
+  {  // msw (the bands' NHWC stage swizzled; the ring default's): refused with one band
+    Params sw = p;
+    sw["msw"] = 1;
+    EXPECT_NE(why(sw).find("msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands"), std::string::npos)
+        << why(sw);
+    sw["mb"] = 2, sw["mr"] = 4;
+    EXPECT_EQ(why(sw), "");
+  }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
@@ -1231,6 +1240,42 @@ TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
     std::uint32_t seen = 0;
     for (std::uint32_t j = 0; j < 4; ++j) seen |= 1u << kn::nhwc_mma_stage_word(p, j, true);
     EXPECT_EQ(seen, 15u) << p;
+  }
+}
+
+// The bands' NHWC stage (msw) in the bank model, for 4 new rows of 64 layout columns: the copies' 16-byte writes
+// (thread it: chunk it) and the transposition's two 16-byte reads (thread it: columns 2 jp and 2 jp + 1 of row u,
+// channels 8h
+// .. + 8), for 16 channels (H8 = 2) and 8 (H8 = 1). Swizzled, every access takes the ideal 4 wavefronts per warp
+// instruction; without, the reads take twice that.
+TEST(ConvKernels, DepthwiseNhwcMmaBandStageSwizzleIsConflictFree) {
+  namespace kn = ingot::kernels;
+  constexpr std::uint32_t ws = 64, rows = 4, wp = ws / 2;
+  for (const std::uint32_t H8 : {1u, 2u}) {
+    const auto cost = [&](bool swizzle, int access) {  // access 0: the writes; 1, 2: the reads of column 2 jp, 2 jp + 1
+      const std::uint32_t items = access == 0 ? rows * ws * H8 : rows * wp * H8;
+      std::uint32_t total = 0;
+      std::set<std::uint32_t> seen;
+      for (std::uint32_t w0 = 0; w0 < items; w0 += 32) {
+        std::vector<std::uint64_t> offsets;
+        for (std::uint32_t it = w0; it < w0 + 32; ++it) {
+          std::uint32_t c = it;
+          if (access > 0) c = (it / (H8 * wp) * ws + (it / H8) % wp * 2) * H8 + it % H8 + (access == 2 ? H8 : 0);
+          const std::uint32_t at = kn::nhwc_mma_band_stage_chunk(c, H8, swizzle);
+          EXPECT_EQ(at / 8, c / 8);  // within its group of 8 chunks
+          if (access == 0) {
+            EXPECT_TRUE(seen.insert(at).second);  // a permutation
+          }
+          offsets.push_back(std::uint64_t{at} * 16);
+        }
+        total += kn::shared_wavefronts(offsets, 16);
+      }
+      return total / (items / 32);  // per warp instruction
+    };
+    for (int access = 0; access < 3; ++access) {
+      EXPECT_EQ(cost(true, access), 4u) << H8 << " " << access;
+      EXPECT_EQ(cost(false, access), access == 0 ? 4u : 8u) << H8 << " " << access;
+    }
   }
 }
 
