@@ -93,12 +93,15 @@ struct DepthwiseNhwcMma {
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
   // 4-byte stores and the read-out's word loads are conflict-free for 56-pixel rows (bank model: 64 + 56 wavefronts
   // per band of 4 rows x 56 pixels x 16 channels against 256 + 56; at most 2-way for other widths), at the cost of
-  // four loads in place of one 16-byte load per chunk read out. Off by default: measured within noise (H200 7x7 bf16
-  // with the pairs 0.0828 ms against 0.0830, f16 0.0827 against 0.0833; docs/performance.md, step 30).
+  // four loads in place of one 16-byte load per chunk read out. Measured within noise while each store computed its
+  // own rotation and bounds (H200 7x7 bf16 with the pairs 0.0828 ms against 0.0830, step 30); with the stage's rows 64
+  // pixels apart (qs), computed once per lane: H100 7x7 bf16 0.0773-0.0779 against 0.0828-0.0839 (step 32), the ring
+  // default's (depthwise_conv2d_nhwc.cpp).
   bool rotated_stage = false;
   // With bands: the NHWC stage's 16-byte chunks swizzled (nhwc_mma_band_stage_chunk), so that the transposition's
   // 16-byte reads of pixel pairs are conflict-free (2-way without: H100 ncu, 2026-12-05, 59 wavefronts per band and
-  // read against 30); the copies' writes stay conflict-free.
+  // read against 30); the copies' writes stay conflict-free. Off by default (H100 7x7 bf16, step 32: 0.0802 ms against
+  // 0.0830 alone, but slower and erratic with the rotated output stage, the ring default's).
   bool stage_swizzle = false;
 };
 
