@@ -91,7 +91,7 @@ if [[ -n ${INGOT_NCU:-} ]] && command -v ncu >/dev/null; then
       echo "  source page: $(wc -l < "$tmp/src/src-$n.csv") lines; $(head -c 300 "$tmp/src/src-$n.err")"
     fi
   done
-  [[ -d $tmp/src ]] && tar -czf "$out/ncu-source.tar.gz" -C "$tmp/src" --exclude='*.ncu-rep' . 
+  [[ -d $tmp/src ]] && tar -czf "$out/ncu-source.tar.gz" -C "$tmp/src" --exclude='*.ncu-rep' .
   python3 - "$tmp" <<'PY' > "$out/ncu-table.md"
 import csv, glob, io, sys
 rows = []

@@ -98,9 +98,9 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
   o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs; H200 7x7 bf16 0.0830 ms against 0.0932, step 30)
   // (mos 1: the output stage's words rotated, its stores conflict-free; with the output stage's rows 64 pixels apart
-  // (2026-12-05) the rotation costs no instruction per store. H100 7x7 bf16, 2026-12-05 step 32, two calls: 0.0773 and
-  // 0.0779 ms against 0.0828 and 0.0839 for the old stage. The NHWC stage's swizzle (msw 1) alone 0.0802, with mos
-  // 0.0828-0.0840 (erratic): not taken.)
+  // (2026-12-05) the rotation costs no instruction per store. H100 7x7 bf16, 2026-12-05 step 32, three calls:
+  // 0.0773-0.0779 ms against 0.0828-0.0839 for the old stage. The NHWC stage's swizzle (msw 1) alone 0.0802-0.0806,
+  // with mos 0.0828-0.0840, slower than either alone in every call: not taken.)
   o.rotated_stage = true;
   return o;
 }
@@ -180,7 +180,7 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // noise at step 30, when each store computed its rotation.)
   o.rotated_stage = bounded_param(p, "mos", 0, 1, d.rotated_stage ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (msw 1: the NHWC stage of bands swizzled, the transposition's reads conflict-free; off by default: H100 7x7 bf16,
-  // step 32, 0.0802 ms alone against 0.0830, but 0.0828-0.0840 with mos 1 against mos 1's 0.0773-0.0779.)
+  // step 32, 0.0802-0.0806 ms alone against 0.0830, but 0.0828-0.0843 with mos 1 against mos 1's 0.0773-0.0779.)
   o.stage_swizzle = bounded_param(p, "msw", 0, 1, d.stage_swizzle ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   if (p.count("msw") && o.bands < 2) {
     throw std::invalid_argument(

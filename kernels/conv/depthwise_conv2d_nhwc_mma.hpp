@@ -101,7 +101,7 @@ struct DepthwiseNhwcMma {
   // With bands: the NHWC stage's 16-byte chunks swizzled (nhwc_mma_band_stage_chunk), so that the transposition's
   // 16-byte reads of pixel pairs are conflict-free (2-way without: H100 ncu, 2026-12-05, 59 wavefronts per band and
   // read against 30); the copies' writes stay conflict-free. Off by default (H100 7x7 bf16, step 32: 0.0802 ms against
-  // 0.0830 alone, but slower and erratic with the rotated output stage, the ring default's).
+  // 0.0830 alone, but slower with the rotated output stage, the ring default's, than either alone).
   bool stage_swizzle = false;
 };
 
