@@ -4,7 +4,7 @@
 # run `ingot test --backend cuda` of the named kernels under compute-sanitizer memcheck (at most INGOT_MEMCHECK_CAP s,
 # default 150) with the time left. Every step is cut at a global deadline; at most 8 files come
 # back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log.
-# Usage (env): INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
+# Usage (env): INGOT_REQUIRE_GPU=H200 (below) INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
@@ -17,6 +17,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
+# INGOT_REQUIRE_GPU=NAME (e.g. H200): stop at once, before building, where the GPU's name lacks NAME (the device tool may
+# give an H100 for an H200 call; a baseline of record must come from the H200)
+if [[ -n ${INGOT_REQUIRE_GPU:-} ]]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  [[ $gpu == *"$INGOT_REQUIRE_GPU"* ]] || { echo "the GPU is '${gpu:-none}', not the $INGOT_REQUIRE_GPU asked for (INGOT_REQUIRE_GPU); stopping" | tee "$out/not-run.txt"; exit 3; }
+fi
 export INGOT_CACHE_DIR=$PWD/.ingot-cache
 t0=$(date +%s)
 deadline=$((t0 + ${INGOT_DEADLINE:-480}))
