@@ -5,7 +5,8 @@
 # and optionally a bench of chosen cases. Logs go to $OUT (or ./gpu-out).
 # Usage: bash scripts/gpu-profile.sh (write the local commit to .commit first and name it in the run call's carry:
 # .commit is git-ignored, and the device copy's git metadata may be older than the working tree it runs)
-#   INGOT_NCU="filter|dtype|case-regex|kernel-regex;..."   cases to profile (one launch each, after 2)
+#   INGOT_NCU="filter|dtype|case-regex|kernel-regex[|KEY=V,..];..."   cases to profile (one launch each, after 2); a
+#                                                         fifth field profiles that variant alone (--variants-only)
 #   INGOT_BENCH="filter|dtype|case-regex[|variants];..."  cases to bench (median of 30 after 5); variants: space-separated
 #                                                         KEY=V,KEY=V lists, each also run as ingot bench --variant
 #   INGOT_UNIT=gtest-filter                               build the unit tests and run those matching (e.g. 'CudaExec.*')
@@ -81,16 +82,17 @@ if [[ -n ${INGOT_NCU:-} ]] && command -v ncu >/dev/null; then
   IFS=';' read -ra items <<< "${INGOT_NCU:-}"
   n=0
   for it in "${items[@]}"; do
-    IFS='|' read -r filt dt cs kr <<< "$it"; n=$((n + 1))
+    IFS='|' read -r filt dt cs kr va <<< "$it"; n=$((n + 1))
+    vargs=(); [[ -n ${va:-} ]] && vargs=(--variant "$va" --variants-only)  # (a variant alone: its launches are counted)
     timeout 150 ncu "${ncu_common[@]}" -k "regex:$kr" --launch-skip 2 --launch-count 1 \
-      ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 --warmup 1 \
+      ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" "${vargs[@]}" --reps 3 --warmup 1 \
       > "$tmp/ncu-$n.csv" 2>&1; echo "ncu $n ($it) rc=$?"
     if [[ ${INGOT_NCU_SOURCE:-0} == 1 ]]; then  # per-SASS-instruction counters and stall samples (source page)
       mkdir -p "$tmp/src"
       timeout 200 ncu --clock-control none --cache-control all --section SourceCounters --section WarpStateStats \
         --section SchedulerStats --section LaunchStats --section Occupancy -k "regex:$kr" --launch-skip 2 --launch-count 1 \
-        -o "$tmp/src/src-$n" ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" --reps 3 \
-        --warmup 1 > "$tmp/src/collect-$n.log" 2>&1; echo "ncu source $n rc=$?"
+        -o "$tmp/src/src-$n" ./build/ingot bench --backend cuda --filter "$filt" --dtype "$dt" --cases "$cs" "${vargs[@]}" \
+        --reps 3 --warmup 1 > "$tmp/src/collect-$n.log" 2>&1; echo "ncu source $n rc=$?"
       ncu -i "$tmp/src/src-$n.ncu-rep" --page source --csv --print-source sass > "$tmp/src/src-$n.csv" 2> "$tmp/src/src-$n.err" ||
         ncu -i "$tmp/src/src-$n.ncu-rep" --page source --csv > "$tmp/src/src-$n.csv" 2>> "$tmp/src/src-$n.err"
       ncu -i "$tmp/src/src-$n.ncu-rep" --page details --csv > "$tmp/src/details-$n.csv" 2>&1

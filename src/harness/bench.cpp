@@ -42,6 +42,9 @@ std::string variant_suffix(const Params& overrides) {
 
 // The (kernel, dtype, case) triples the options select, in registry order.
 std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
+  if (options.variants_only && options.variants.empty()) {
+    throw std::invalid_argument("only the variant rows were asked for (--variants-only), but no --variant was given");
+  }
   std::optional<std::regex> cases;
   if (!options.cases.empty()) {
     try {
@@ -58,7 +61,7 @@ std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
       if (options.dtype && *options.dtype != t) continue;
       for (const auto& c : k.bench) {
         if (cases && !std::regex_search(c.name, *cases)) continue;
-        jobs.push_back({&k, t, c});
+        if (!options.variants_only) jobs.push_back({&k, t, c});
         for (const Params& v : options.variants) {
           jobs.push_back({&k, t, {c.name + "+" + variant_suffix(v), k.with_overrides(c.params, v)}});
         }

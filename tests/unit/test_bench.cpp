@@ -221,6 +221,22 @@ TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
   const auto cases = nlohmann::json::parse(bench_cases_json(reg, opt));
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(cases[1].at("params").at("V"), 2);
+  // --variants-only: the variant rows alone; refused without a variant
+  opt.variants_only = true;
+  const auto only = run_bench(reg, be, "interp", unit_ceilings(), opt);
+  ASSERT_EQ(only.size(), 2u);
+  EXPECT_EQ(only[0].case_name, "tiny+V=2");
+  EXPECT_EQ(only[1].case_name, "tiny+L=33,V=4");
+  const auto saved = opt.variants;
+  opt.variants.clear();
+  try {
+    (void)run_bench(reg, be, "interp", unit_ceilings(), opt);
+    FAIL() << "--variants-only without a variant ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("but no --variant was given"), std::string::npos) << e.what();
+  }
+  opt.variants = saved;
+  opt.variants_only = false;
   opt.variants = {{{"VQ", 2}}};
   try {
     (void)run_bench(reg, be, "interp", unit_ceilings(), opt);

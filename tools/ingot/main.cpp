@@ -503,6 +503,7 @@ struct BenchArgs {
   double max_bytes = 60e9;
   std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
   bool check = false;                 // --check: each row also against the CPU oracle at its size
+  bool variants_only = false;         // --variants-only: the variant rows alone
   bool long_compiles = false;         // --long: no source-size limit on a CPU OpenCL device
 };
 
@@ -529,6 +530,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   opt.filter = a.filter;
   opt.cases = a.cases;
   opt.variants = parse_variants(a.variants);
+  opt.variants_only = a.variants_only;
   opt.check = a.check;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
   opt.timing = runtime::TimingOptions{a.warmup, a.reps, a.back_to_back};
@@ -833,6 +835,8 @@ int main(int argc, char** argv) {
     c->add_option("--variant", bargs.variants,
                   "Also run each selected case with these parameters replaced, KEY=V,KEY=V (repeatable; a row "
                   "named <case>+KEY=V,...: e.g. a tiling swept without changing the registry)");
+    c->add_flag("--variants-only", bargs.variants_only,
+                "With --variant: only the variant rows, not the cases as registered (e.g. one variant under ncu)");
   };
   auto* bench =
       app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");

@@ -36,6 +36,9 @@ struct BenchOptions {
   // Each selected case runs as registered, then once per entry here with those parameters replaced or added
   // (KernelSpec::with_overrides: a tiling swept without a registry change), named "<case>+KEY=V,KEY=V".
   std::vector<Params> variants;
+  // Only the variant rows, not the registered case itself (e.g. one variant under a profiler that counts launches);
+  // refused without variants.
+  bool variants_only = false;
   // Each row also runs once through the correctness harness at its own size (run_case: outputs poisoned, every
   // element against the CPU oracle in f64, the kernel's tolerance): the timed kernel checked at production size, where
   // the test cases are small. Costs the oracle's CPU time per row (seconds at the bench sizes).
