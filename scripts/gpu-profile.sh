@@ -14,7 +14,8 @@
 #                                                         'ConvSweep.*' INGOT_SWEEP_BACKEND=cuda INGOT_SWEEP_DRAWS=1: the
 #                                                         random-shape sweep on the GPU)
 #   INGOT_NCU_SOURCE=1                                    ... and each case's source page (per SASS instruction: executed,
-#                                                         stall samples by reason) into ncu-source.tar.gz
+#                                                         stall samples by reason) into ncu-source.tar.gz (read it
+#                                                         with scripts/ncu_source_digest.py)
 #   INGOT_PROBE=1                                         also build and run the copy probe
 #   INGOT_MEMCHECK=filter                                 compute-sanitizer memcheck of ingot test --backend cuda
 #   INGOT_TEST="backends|filter,filter..[|dtype]"         ingot test --backend backends, once per filter (the harness
