@@ -83,8 +83,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 12> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",
-                                                     "mb",  "msm", "mpf", "mwp", "mos", "msw"};
+constexpr std::array<const char*, 13> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq", "mb",
+                                                     "msm", "mpf", "mwp", "mos", "msw", "mwr"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows, the weights as tap pairs (40 KB of shared memory for 7x7 and 16 channels).
@@ -182,6 +182,9 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // (msw 1: the NHWC stage of bands swizzled, the transposition's reads conflict-free; off by default: H100 7x7 bf16,
   // step 32, 0.0802-0.0806 ms alone against 0.0830, but 0.0828-0.0843 with mos 1 against mos 1's 0.0773-0.0779.)
   o.stage_swizzle = bounded_param(p, "msw", 0, 1, d.stage_swizzle ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
+  // warps. Unmeasured (step 32).)
+  o.weights_in_registers = bounded_param(p, "mwr", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
   if (p.count("msw") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands per work-group "
@@ -276,6 +279,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
   s.spec_params.emplace_back("mos");      // tensor cores: 1 = the output stage's words rotated per pixel
   s.spec_params.emplace_back("msw");      // tensor cores with bands: 1 = the NHWC stage's chunks swizzled
+  s.spec_params.emplace_back("mwr");      // tensor cores with bands: 1 = each warp's weights held in registers
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -465,6 +469,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c32_9x70_3x3_pad1_mr2_mb3_mos1_msw1",
             {.B = 1, .C = 32, .size = {9, 70}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"mr", 2}, {"mb", 3}, {"mos", 1}, {"msw", 1}}},
+           // Each warp's weights held in registers across the bands (mwr 1): 7x7 pairs with bias and the rotated
+           // stage; the taps with 8 channels (4 warps), kh != kw.
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_mwr1",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}, {"mwr", 1}}},
            // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
            {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
             {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},

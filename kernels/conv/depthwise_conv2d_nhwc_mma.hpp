@@ -103,6 +103,10 @@ struct DepthwiseNhwcMma {
   // read against 30); the copies' writes stay conflict-free. Off by default (H100 7x7 bf16, step 32: 0.0802 ms against
   // 0.0830 alone, but slower with the rotated output stage, the ring default's, than either alone).
   bool stage_swizzle = false;
+  // With bands: each warp's B fragments (its two channels' tap rows) loaded once before the band loop and held in
+  // registers (28 for 7 tap rows), not read from shared memory every band: the weights are a quarter of a band's
+  // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp.
+  bool weights_in_registers = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -240,6 +244,15 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
+  if (o.weights_in_registers) {
+    if (o.bands < 2) return "holds the weights in registers across bands (mwr): needs 2 or more bands (mb)";
+    const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
+    if (L.tasks > L.warps) {
+      return "holds each warp's weights in registers across bands (mwr): needs one task per warp, has " +
+             std::to_string(L.tasks) + " tasks (channel pairs x 64-column strips) for " + std::to_string(L.warps) +
+             " warps; use more warps (mw) or drop mwr";
+    }
+  }
   if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
            std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", an NHWC stage of their rows" : "") +
@@ -329,6 +342,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // packed tap pairs (wpt, with this lane's pairs) or as the taps (wsm)
   std::optional<Shared<T>> wsm, wpt;
   std::optional<MmaBandPairs> pairs;
+  // weights_in_registers: the warp's B fragments of its channels 2 cp + e (e = 0, 1), loaded before the band loop
+  std::optional<std::array<std::vector<std::array<Val<f32>, 4>>, 2>> held;
   // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
   const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
@@ -349,7 +364,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         const std::string et = rt + "c" + std::to_string(e) + "_";
         auto ch = k.let(et + "ch", cp * 2u + e);
         auto c = k.let(et + "c", c0 + ch);
-        const auto bfrag = wpt   ? mma_band_weights_from_pairs<T>(*wpt, ch, KH, *pairs)
+        const auto bfrag = held  ? (*held)[e]
+                           : wpt ? mma_band_weights_from_pairs<T>(*wpt, ch, KH, *pairs)
                            : wsm ? mma_band_weights<T>(k, *wsm, k.let(et + "w_at", ch * (KH * KW)), KH, KW, taps, et)
                                  : mma_band_weights<T>(k, prm.w, k.let(et + "w_at", c * (KH * KW)), KH, KW, taps, et);
         Val<f32> init = 0.0f;
@@ -506,6 +522,17 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     wsm = k.shared<T>("wsm", CB * KH * KW);
     for_group_rounds(k, lid, G, CB * KH * KW, "ws", true,
                      [&](const Val<u32>& i, std::uint32_t) { store(*wsm, i, load(prm.w, c0 * (KH * KW) + i)); });
+  }
+  if (o.weights_in_registers) {  // (one task per warp, the refusal says: the task products() gives this warp)
+    k.barrier();
+    auto cp_held = k.let("cp_held", min(warp, L.tasks - 1) % (CB / 2));
+    held.emplace();
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      const std::string et = "wr" + std::to_string(e) + "_";
+      auto ch = k.let(et + "ch", cp_held * 2u + e);
+      (*held)[e] = wpt ? mma_band_weights_from_pairs<T>(*wpt, ch, KH, *pairs)
+                       : mma_band_weights<T>(k, *wsm, k.let(et + "w_at", ch * (KH * KW)), KH, KW, taps, et);
+    }
   }
   fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before

@@ -1175,6 +1175,28 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     sw["mb"] = 2, sw["mr"] = 4;
     EXPECT_EQ(why(sw), "");
   }
+  {  // mwr (each warp's weights held in registers across bands): refused with one band, and with more tasks than
+     // warps (16 channels x 2 strips: 16 tasks for 8 warps); with one task per warp the weights are read from shared
+     // memory before the band loop only (no 4-byte shared load of the pairs inside it)
+    Params wr = p;
+    wr["mwr"] = 1;
+    EXPECT_NE(why(wr).find("holds the weights in registers across bands (mwr): needs 2 or more bands"),
+              std::string::npos)
+        << why(wr);
+    wr["mb"] = 2, wr["mr"] = 4, wr["W"] = 70;
+    EXPECT_NE(why(wr).find("needs one task per warp, has 16 tasks (channel pairs x 64-column strips) for 8 warps"),
+              std::string::npos)
+        << why(wr);
+    wr["mw"] = 16;
+    EXPECT_EQ(why(wr), "");
+    wr["W"] = 56, wr["mw"] = 8, wr["mwp"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, wr, &k), "");
+    const std::string src = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
+    const std::size_t loop = src.find("for (");
+    ASSERT_NE(loop, std::string::npos);
+    EXPECT_NE(src.find("ingot_lds1w((wpt"), std::string::npos);
+    EXPECT_EQ(src.find("ingot_lds1w((wpt", loop), std::string::npos);
+  }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
   EXPECT_NE(why(bad).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
