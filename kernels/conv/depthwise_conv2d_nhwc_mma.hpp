@@ -388,6 +388,11 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       // column of the strip and every row of the band has its place (copy_out leaves out those past Q and P), so only
       // a warp without a task of its own (a partial round) skips the stores, and a work-group past the batch stores
       // its stage but copy_out nothing. Else (qs = Q) each store computes its offset and tests its row and column.
+      // (the element offset of stage pixel p's word holding channels 2 cp, 2 cp + 1)
+      const auto stage_at = [&](const Val<u32>& p) {
+        const Val<u32> in_chunk = o.rotated_stage ? stage_word(p, cp % 4u) * 2u : (cp * 2u) % 8u;
+        return Val<u32>(nhwc_mma_stage_chunk<Val<u32>>(p * H8 + cp / 4u) * 8u + in_chunk);
+      };
       if (L.qs != 64 * L.ns) {
         for (std::uint32_t i = 0; i < L.pb; ++i) {
           for (std::uint32_t e = 0; e < 2; ++e) {
@@ -395,10 +400,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
             for (std::uint32_t f = 0; f < 2; ++f) {
               if_(live && q0 + f < Q && y0 + row < P, [&] {
                 auto p = k.let(rt + "px" + std::to_string(row) + "_" + std::to_string(f), q0 + (row * Q + f));
-                auto chunk = k.let(rt + "ck" + std::to_string(row) + "_" + std::to_string(f), p * H8 + cp / 4u);
-                const std::vector<Val<f32>> pair{d[0][i][2 * e + f], d[1][i][2 * e + f]};
-                const Val<u32> in_chunk = o.rotated_stage ? stage_word(p, cp % 4u) * 2u : (cp * 2u) % 8u;
-                store_vec(ys, nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk, pair);
+                store_vec(ys, stage_at(p), std::vector<Val<f32>>{d[0][i][2 * e + f], d[1][i][2 * e + f]});
               });
             }
           }
@@ -406,14 +408,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         return;
       }
       std::array<Val<u32>, 2> at_f;
-      for (std::uint32_t f = 0; f < 2; ++f) {
-        const std::string ft = rt + "st" + std::to_string(f) + "_";
-        auto col_f = k.let(ft + "q", q0 + f);
-        auto chunk = k.let(ft + "ck", col_f * H8 + cp / 4u);
-        // (the pair's element in the chunk)
-        const Val<u32> in_chunk = o.rotated_stage ? stage_word(col_f, cp % 4u) * 2u : (cp * 2u) % 8u;
-        at_f[f] = k.let(ft + "at", nhwc_mma_stage_chunk<Val<u32>>(chunk) * 8u + in_chunk);
-      }
+      for (std::uint32_t f = 0; f < 2; ++f) at_f[f] = k.let(rt + "st" + std::to_string(f), stage_at(q0 + f));
       for (std::uint32_t i = 0; i < L.pb; ++i) {
         for (std::uint32_t e = 0; e < 2; ++e) {
           const std::uint32_t row = 2 * i + e;
