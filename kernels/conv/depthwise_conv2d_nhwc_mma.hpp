@@ -107,6 +107,14 @@ struct DepthwiseNhwcMma {
   // registers (28 for 7 tap rows), not read from shared memory every band: the weights are a quarter of a band's
   // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp.
   bool weights_in_registers = false;
+  // With bands: each later band's new rows go from global memory through registers into the ring: every thread loads
+  // its pixel pair's 8 channels (two 16-byte loads) when the band before starts multiplying and stores them as channel
+  // pairs (4-byte stores, one wavefront per warp store) after the band's products, where the asynchronous copies went
+  // through an NHWC stage (16-byte copies, 16-byte reads and 4-byte stores: 188 wavefronts per band of the 7x7
+  // default in the bank model, 351 measured, H100 ncu step 32, against 56 this way). No NHWC stage (9 KB less shared
+  // memory for the 7x7 default) and one barrier less per band; the loaded values are held in registers across the
+  // products.
+  bool register_fill = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -167,7 +175,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's; every stage was so
   // until 2026-12-05). (Whole groups of 8 chunks either way: the permutation moves a chunk within its group.)
   // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
-  L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
+  // (register_fill: no stage, the rows go through registers)
+  L.st = L.nbw > 1 && !o.register_fill ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
   const std::uint64_t weights = L.nbw == 1       ? 0
                                 : o.weight_pairs ? mma_band_pair_elements(L.CB, s.ksize[0], s.ksize[1])
                                                  : std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1];
@@ -244,6 +253,12 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
+  if (o.register_fill && o.bands < 2) {
+    return "fills the ring of later bands through registers (mrf): needs 2 or more bands (mb)";
+  }
+  if (o.register_fill && o.stage_swizzle) {
+    return "swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not have: drop one";
+  }
   if (o.weights_in_registers) {
     if (o.bands < 2) return "holds the weights in registers across bands (mwr): needs 2 or more bands (mb)";
     const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
@@ -477,8 +492,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // 2 pb new rows, copied asynchronously, as they lie, into one NHWC stage (element (u * ws + j) * CB + c: stage row u,
   // layout column j, channel c0 + c; 8 channels, 16 bytes, per copy; zeros outside the input) while the band before is
   // multiplied, then transposed into the ring.
-  auto st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
-  auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));  // output row of the run's first band
+  std::optional<Shared<T>> st;
+  if (L.st > 0) st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
+  auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));       // output row of the run's first band
+  const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
   const auto copy_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
     for_group_rounds(k, lid, G, rows * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
@@ -489,7 +506,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
       auto iw = k.let(rt + "iw", j - L.off);
       const auto [ok, src] = pixel(ih, iw, h, rt);
-      copy_async(st, nhwc_mma_band_stage_chunk<Val<u32>>(it, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
+      copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(it, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
     });
   };
   // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as
@@ -502,13 +519,72 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto jp = k.let(rt + "jp", (it / H8) % wp);
       auto u = k.let(rt + "u", it / (H8 * wp));
       auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);  // (the chunk of column 2 jp; 2 jp + 1 is H8 on)
-      const auto v0 = load_vec(st, nhwc_mma_band_stage_chunk<Val<u32>>(from, H8, o.stage_swizzle) * 8u, 8);
-      const auto v1 = load_vec(st, nhwc_mma_band_stage_chunk<Val<u32>>(from + H8, H8, o.stage_swizzle) * 8u, 8);
+      const auto v0 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from, H8, o.stage_swizzle) * 8u, 8);
+      const auto v1 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from + H8, H8, o.stage_swizzle) * 8u, 8);
       auto at = k.let(rt + "at", ((a0 + u) % L.rr) * L.ws + jp * 2u);
       for (std::uint32_t i = 0; i < 8; ++i)
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
   };
+  // register_fill: the layout columns 2 jp, 2 jp + 1 of the pairs jp in [jlo, jhi) hold the input's columns (the rest
+  // is the zero border, written once); item it = (u * np + jp - jlo) * H8 + h of a band's new rows.
+  const std::uint32_t jlo = L.off / 2, jhi = (L.off + Wd + 1) / 2, np = jhi - jlo, fill_items = fresh * np * H8;
+  // One round's loads of the next band's new rows (the pixels of columns 2 jp - off and + 1, row a0 + u, channels
+  // 8h .. + 8; clamped to the last item in a partial round, whose store is skipped).
+  struct HeldRows {
+    Val<u32> idx, u, jp, h;
+    Val<bool> ok0, ok1;
+    std::vector<Val<T>> v0, v1;
+  };
+  const auto load_rows = [&](const Val<u32>& a0) {
+    std::vector<HeldRows> rows;
+    for (std::uint32_t r = 0; r * G < fill_items; ++r) {
+      const std::string rt = "g" + std::to_string(r) + "_";
+      auto idx = k.let(rt + "idx", lid + r * G);
+      const Val<u32> it = (r + 1) * G <= fill_items ? idx : k.let(rt + "it", min(idx, fill_items - 1));
+      auto h = k.let(rt + "h", it % H8);
+      auto jp = k.let(rt + "jp", (it / H8) % np + jlo);
+      auto u = k.let(rt + "u", it / (H8 * np));
+      auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
+      auto iw = k.let(rt + "iw", jp * 2u - L.off);
+      const auto [ok0, src0] = pixel(ih, iw, h, rt + "a");
+      const auto [ok1, src1] = pixel(ih, k.let(rt + "iw1", iw + 1u), h, rt + "b");
+      rows.push_back({idx, u, jp, h, ok0, ok1, load_vec(x, src0, 8), load_vec(x, src1, 8)});
+    }
+    return rows;
+  };
+  // The held rows into the ring rows (a0 + u) % rr as channel pairs (4 bytes).
+  const auto store_rows = [&](const Val<u32>& a0, const std::vector<HeldRows>& rows) {
+    for (std::uint32_t r = 0; r < rows.size(); ++r) {
+      const HeldRows& hr = rows[r];
+      const auto put = [&] {
+        auto at = k.let("g" + std::to_string(r) + "_at", ((a0 + hr.u) % L.rr) * L.ws + hr.jp * 2u);
+        for (std::uint32_t i = 0; i < 8; ++i) {
+          store_vec(
+              xs, at + plane_of(hr.h, i) * L.ps,
+              std::vector<Val<T>>{select(hr.ok0, hr.v0[i], Val<T>(0.0f)), select(hr.ok1, hr.v1[i], Val<T>(0.0f))});
+        }
+      };
+      if ((r + 1) * G <= fill_items) {
+        put();
+      } else {
+        if_(hr.idx < fill_items, put);
+      }
+    }
+  };
+  if (o.register_fill && L.rr > L.nrl) {
+    // the zero border of the ring rows the first band's fill does not write (nrl .. rr - 1; the columns outside
+    // [2 jlo, 2 jhi): the register fill writes the rest)
+    const std::uint32_t left = 2 * jlo, border = left + (L.ws - 2 * jhi), zero_items = CB * (L.rr - L.nrl) * border;
+    for_group_rounds(k, lid, G, zero_items, "zb", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "z" + std::to_string(r) + "_";
+      auto bc = k.let(rt + "bc", it % border);
+      auto j = k.let(rt + "j", select(bc < left, bc, bc - left + 2 * jhi));
+      auto row = k.let(rt + "row", (it / border) % (L.rr - L.nrl) + L.nrl);
+      auto plane = k.let(rt + "pl", it / (border * (L.rr - L.nrl)));
+      store(xs, plane * L.ps + row * L.ws + j, Val<T>(0.0f));
+    });
+  }
   if (o.weight_pairs) {  // (read after the loop's first barrier)
     wpt = k.shared<T>("wpt", mma_band_pair_elements(CB, KH, KW));
     pairs = mma_band_pairs(k, gl, tl, KW, L.s);
@@ -530,7 +606,6 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     }
   }
   fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
-  const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   // Prefetch of the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a), the pixels inside the input.
   const auto prefetch_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
     for_group_rounds(k, lid, G, rows * Wd, "pf", true, [&](const Val<u32>& it, std::uint32_t r) {
@@ -539,6 +614,21 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       if_(ih < H, [&] { prefetch(x, k.let(rt + "at", x_img + (ih * Wd + it % Wd) * C), CB); });
     });
   };
+  if (o.register_fill) {
+    // Band jb: the next band's new rows are loaded into registers, band jb multiplies (its products end with a
+    // barrier, after which no thread reads its ring rows), the held rows go into the ring, and the stage leaves; the
+    // next band's first barrier publishes the new rows.
+    for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
+      k.barrier();  // the band's rows are in the ring; every thread is done with ys
+      auto nxt = k.let("nxt", jb + 1u);
+      auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
+      const std::vector<HeldRows> held_rows = load_rows(a_new);
+      products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
+      if_(nxt < L.nbw, [&] { store_rows(a_new, held_rows); });
+      copy_out(k.let("y0_out", y_run + jb * fresh));
+    });
+    return;
+  }
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
     k.barrier();  // the band's rows are in the ring; the stage is free; every thread is done with ys
     auto nxt = k.let("nxt", jb + 1u);
