@@ -102,6 +102,11 @@ DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   // 0.0773-0.0779 ms against 0.0828-0.0839 for the old stage. The NHWC stage's swizzle (msw 1) alone 0.0802-0.0806,
   // with mos 0.0828-0.0840, slower than either alone in every call: not taken.)
   o.rotated_stage = true;
+  // (mwr 1: each warp's weights held in registers across the bands, 3 work-groups of 80 registers per SM, where each
+  // warp has one task and the image more than one band. H200 7x7 bf16, 2026-12-05 step 33: 0.0686 ms against 0.0753
+  // (f16 0.0683 / 0.0752); H100 0.0755 against 0.0774. With 4 work-groups it spills: 0.0870.)
+  o.weights_in_registers = true;
+  if (!depthwise_nhwc_mma_refusal(sp, 2, o).empty()) o.weights_in_registers = false;
   return o;
 }
 
@@ -183,8 +188,8 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // step 32, 0.0802-0.0806 ms alone against 0.0830, but 0.0828-0.0843 with mos 1 against mos 1's 0.0773-0.0779.)
   o.stage_swizzle = bounded_param(p, "msw", 0, 1, d.stage_swizzle ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
-  // warps. Unmeasured (step 32).)
-  o.weights_in_registers = bounded_param(p, "mwr", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  // warps. The ring default's where it applies (step 33).)
+  o.weights_in_registers = bounded_param(p, "mwr", 0, 1, d.weights_in_registers ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mrf 1: later bands' rows through registers into the ring, no NHWC stage; refused without bands or with msw.
   // Unmeasured (step 33).)
   o.register_fill = bounded_param(p, "mrf", 0, 1, d.register_fill ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
@@ -717,17 +722,21 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
           const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
-          // The ring default as it is (no tensor-core key named but mwp, mos, msw) with its weights as tap pairs (mwp
-          // 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x 40 KB
-          // of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64 registers
-          // with the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills).
+          // The ring default as it is (no tensor-core key named but mwp, mos, msw, mwr) with its weights as tap pairs
+          // (mwp 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x
+          // 40 KB of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64
+          // registers with the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills); with its
+          // weights in registers (mwr 1) to 80: 3 work-groups per SM (79 registers, no spills; at 64 it spills 32
+          // bytes and runs 27% slower, H200 step 33).
           Params bounds = p;
           bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
           for (const char* key : kMmaKernelKeys) {
             const std::string_view named(key);
-            as_default = as_default && (named == "mwp" || named == "mos" || named == "msw" || p.count(key) == 0);
+            as_default = as_default &&
+                         (named == "mwp" || named == "mos" || named == "msw" || named == "mwr" || p.count(key) == 0);
           }
-          if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (64 * G), 1);
+          const std::uint32_t regs = o.weights_in_registers ? 80 : 64;
+          if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (regs * G), 1);
           apply_launch_bounds(k, bounds, G, true);
           depthwise_conv2d_nhwc_mma<T>(k, sp, o);
           return;

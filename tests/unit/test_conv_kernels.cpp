@@ -1138,8 +1138,10 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     const kn::NhwcMmaLayout pair_ring = kn::depthwise_nhwc_mma_geometry(
         kn::conv_spec(form, dflt), 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .weight_pairs = true});
     EXPECT_EQ(pair_ring.bytes - ring.bytes, 2u * (16 * 7 * 9 * 2 - 16 * 49));
-    // (and the ring default as it is with pairs declares bounds for 4 work-groups of 256: 64 registers, as the taps
-    // took without bounds; not where a tensor-core key other than mwp is named, nor with the taps)
+    // (and the ring default as it is with pairs declares bounds for 3 work-groups of 256 with its weights in registers
+    // (80 registers; since step 33), 4 without (64, as the taps took without bounds): mwr 0 named, or an image of two
+    // strips (more tasks than warps); not where a tensor-core key other than mwp, mos, msw, mwr is named, nor with the
+    // taps)
     std::string src;
     const auto lds16 = [&](const Params& q) {
       EXPECT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, q, &k), "");
@@ -1151,14 +1153,20 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     };
     Params wp = dflt;
     EXPECT_EQ(lds16(wp), 0u);  // (the pairs are the default since step 30)
+    EXPECT_NE(src.find("__launch_bounds__(256, 3)"), std::string::npos);
+    wp["mwr"] = 0;
+    EXPECT_EQ(lds16(wp), 0u);
     EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
-    wp["mwp"] = 0;
+    wp.erase("mwr"), wp["W"] = 70;
+    EXPECT_EQ(lds16(wp), 0u);
+    EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
+    wp["W"] = dflt.at("W"), wp["mwp"] = 0;
     EXPECT_EQ(lds16(wp), 2u * 7 * 4);  // a warp's task: 2 channels x 7 tap rows x 4 taps
     EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
     EXPECT_EQ(src.find("__launch_bounds__(256, 4)"), std::string::npos);
     wp["mwp"] = 1;
     EXPECT_EQ(lds16(wp), 0u);
-    EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
+    EXPECT_NE(src.find("__launch_bounds__(256, 3)"), std::string::npos);
     wp["mb"] = 14;
     EXPECT_EQ(lds16(wp), 0u);
     EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
@@ -1196,6 +1204,31 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     ASSERT_NE(loop, std::string::npos);
     EXPECT_NE(src.find("ingot_lds1w((wpt"), std::string::npos);
     EXPECT_EQ(src.find("ingot_lds1w((wpt", loop), std::string::npos);
+  }
+  {  // mrf (later bands' rows through registers): refused with one band and with the NHWC stage's swizzle (it has no
+     // NHWC stage: 9 KB less shared memory than the copies' for the 7x7 ring default, and no cp.async)
+    Params rf = p;
+    rf["mrf"] = 1;
+    EXPECT_NE(why(rf).find("fills the ring of later bands through registers (mrf): needs 2 or more bands"),
+              std::string::npos)
+        << why(rf);
+    rf["mb"] = 2, rf["mr"] = 4, rf["msw"] = 1;
+    EXPECT_NE(why(rf).find("swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not"),
+              std::string::npos)
+        << why(rf);
+    rf.erase("msw");
+    EXPECT_EQ(why(rf), "");
+    Params rf_dflt = dflt;
+    rf_dflt["mrf"] = 1;
+    const auto sp = kn::conv_spec(form, dflt);
+    const auto with_rf =
+        kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .register_fill = true});
+    const auto with_cp = kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64});
+    EXPECT_EQ(with_rf.st, 0u);
+    EXPECT_EQ(with_cp.st, 2u * 2 * with_cp.ws * 16);
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, rf_dflt, &k), "");
+    const std::string src = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
+    EXPECT_EQ(src.find("cp.async"), std::string::npos);
   }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
