@@ -190,9 +190,10 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
   // warps. The ring default's where it applies (step 33).)
   o.weights_in_registers = bounded_param(p, "mwr", 0, 1, d.weights_in_registers ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
-  // (mrf 1: later bands' rows through registers into the ring, no NHWC stage; refused without bands or with msw.
-  // Unmeasured (step 33).)
-  o.register_fill = bounded_param(p, "mrf", 0, 1, d.register_fill ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  // (mrf 1 / 2: later bands' rows through registers into the ring, no NHWC stage, stored after / amid the products;
+  // refused without bands or with msw; 2 also where the ring does not hold the next band's rows. 1 measured slower,
+  // step 33.)
+  o.register_fill = bounded_param(p, "mrf", 0, 2, d.register_fill, "depthwise_conv2d_nhwc");
   if (p.count("msw") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands per work-group "
@@ -498,6 +499,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c16_13x70_7x7_pad3_mr4_mb3_mwp1_mos1_mrf1",
             {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
             {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mrf", 1}}},
+           // ... stored amid the products (mrf 2: the ring holds the band's rows and the next band's)
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mrf2",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mrf", 2}}},
+           {"mma_c16_13x70_7x7_pad3_mr4_mb3_mwp1_mos1_mrf2",
+            {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
+            {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mrf", 2}}},
            // 82 KB of shared memory: CUDA's dynamic shared memory (the printer's carve-outs, the runtime's opt-in)
            {"mma_c16_34x20_7x7_pad3_b2_mr16_mb2_msm96",
             {.B = 2, .C = 16, .size = {34, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},

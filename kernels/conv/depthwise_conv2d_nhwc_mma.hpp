@@ -113,8 +113,11 @@ struct DepthwiseNhwcMma {
   // through an NHWC stage (16-byte copies, 16-byte reads and 4-byte stores: 188 wavefronts per band of the 7x7
   // default in the bank model, 351 measured, H100 ncu step 32, against 56 this way). No NHWC stage (9 KB less shared
   // memory for the 7x7 default) and one barrier less per band; the loaded values are held in registers across the
-  // products.
-  bool register_fill = false;
+  // products. 1: the stores after the band's products (H100 7x7 bf16, step 33: 0.0828 ms against 0.0755 with mwr:
+  // ptxas sinks the read-only loads past the products into the stores' branch, so every band waits for them); 2: the
+  // stores amid the products, after each warp's first channel (the new rows' ring rows are not the band's: needs a ring
+  // of at least the band's rows and the next band's new rows).
+  std::uint32_t register_fill = 0;
 };
 
 // The geometry of a spec and options (trace time).
@@ -253,11 +256,20 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
+  if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
   if (o.register_fill && o.bands < 2) {
     return "fills the ring of later bands through registers (mrf): needs 2 or more bands (mb)";
   }
   if (o.register_fill && o.stage_swizzle) {
     return "swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not have: drop one";
+  }
+  if (o.register_fill == 2) {
+    const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
+    if (L.rr < L.nrl + 2 * L.pb) {
+      return "stores the next band's rows amid the products (mrf 2): needs a ring of " +
+             std::to_string(L.nrl + 2 * L.pb) + " rows (the band's and the next band's new rows), has " +
+             std::to_string(L.rr) + "; allow more shared memory (msm) or use mrf 1";
+    }
   }
   if (o.weights_in_registers) {
     if (o.bands < 2) return "holds the weights in registers across bands (mwr): needs 2 or more bands (mb)";
@@ -360,7 +372,9 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // weights_in_registers: the warp's B fragments of its channels 2 cp + e (e = 0, 1), loaded before the band loop
   std::optional<std::array<std::vector<std::array<Val<f32>, 4>>, 2>> held;
   // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
-  const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
+  // mid (register_fill 2): emitted once, after each warp's first channel of its first task
+  const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0,
+                            const std::function<void()>& mid = {}) {
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = img_ok;
@@ -396,6 +410,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         row_pair_products<T>(
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
             [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
+        if (mid && r == 0 && e == 0) mid();
       }
       // 3a. D to the stage: pixel (row 2i + e, column q0 + f) at stage pixel row * qs + q0 + f, channels 2 cp and
       // 2 cp + 1 as one 4-byte store. With the padded stage (qs = ns * 64) the lane's two columns' offsets are computed
@@ -623,8 +638,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto nxt = k.let("nxt", jb + 1u);
       auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
       const std::vector<HeldRows> held_rows = load_rows(a_new);
-      products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
-      if_(nxt < L.nbw, [&] { store_rows(a_new, held_rows); });
+      const auto put = [&] { if_(nxt < L.nbw, [&] { store_rows(a_new, held_rows); }); };
+      products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr),
+               o.register_fill == 2 ? std::function<void()>(put) : std::function<void()>{});
+      if (o.register_fill == 1) put();
       copy_out(k.let("y0_out", y_run + jb * fresh));
     });
     return;

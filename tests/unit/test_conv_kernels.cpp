@@ -1218,11 +1218,20 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
         << why(rf);
     rf.erase("msw");
     EXPECT_EQ(why(rf), "");
+    rf["mrf"] = 2;  // (amid the products: 7x7, a ring of 16 rows holds the band's 10 and the next band's 4)
+    EXPECT_EQ(why(rf), "");
+    rf["kh"] = 5, rf["kw"] = 5, rf["pad_h"] = 2, rf["pad_w"] = 2;  // (5x5: a ring of 8 rows, the band's and next 12)
+    EXPECT_NE(why(rf).find("stores the next band's rows amid the products (mrf 2): needs a ring of 12 rows (the band's "
+                           "and the next band's new rows), has 8"),
+              std::string::npos)
+        << why(rf);
+    rf["mrf"] = 3;
+    EXPECT_NE(why(rf).find("mrf"), std::string::npos) << why(rf);
     Params rf_dflt = dflt;
     rf_dflt["mrf"] = 1;
     const auto sp = kn::conv_spec(form, dflt);
     const auto with_rf =
-        kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .register_fill = true});
+        kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .register_fill = 1});
     const auto with_cp = kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64});
     EXPECT_EQ(with_rf.st, 0u);
     EXPECT_EQ(with_cp.st, 2u * 2 * with_cp.ws * 16);
