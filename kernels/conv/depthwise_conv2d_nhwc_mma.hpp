@@ -33,12 +33,14 @@
 // Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
-// block's weights are read from shared memory each band (held in registers across the loop they cost 150 more), as
-// packed tap pairs (mwp 1, the ring default's: two 4-byte loads per tap row) or the taps (four 2-byte loads and four
-// selects per tap row). msm: the shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4
-// mb 14 (the default for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) with the pairs 0.0830 ms, with
-// the taps 0.0932; mr 8 mb 7 (msm 112: 80 KB) with the pairs 0.0898 (docs/performance.md, step 30; step 21: the FMA
-// stream kernel 0.1122).
+// block's weights are read from shared memory each band, as packed tap pairs (mwp 1, the ring default's: two 4-byte
+// loads per tap row) or the taps (four 2-byte loads and four selects per tap row), or held in each warp's registers
+// across the loop (mwr 1, the ring default's where each warp has one task, since step 33). mrf: the new rows through
+// registers instead of the stage (refuted, step 33). msm: the shared memory allowed (KB; CUDA's dynamic shared memory
+// above 48). H200 7x7 bf16: mr 4 mb 14 (the default for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp)
+// with the pairs 0.0830 ms, with the taps 0.0932; mr 8 mb 7 (msm 112: 80 KB) with the pairs 0.0898
+// (docs/performance.md, step 30; step 21: the FMA stream kernel 0.1122); with the rotated stage 0.0753 (step 32's),
+// with mwr 0.0686 (step 33).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
@@ -105,7 +107,9 @@ struct DepthwiseNhwcMma {
   bool stage_swizzle = false;
   // With bands: each warp's B fragments (its two channels' tap rows) loaded once before the band loop and held in
   // registers (28 for 7 tap rows), not read from shared memory every band: the weights are a quarter of a band's
-  // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp.
+  // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp. H200
+  // 7x7 bf16 (step 33): 0.0686 ms with 3 work-groups of 80 registers per SM against 0.0753 without, 0.0870 with 4 (it
+  // spills); the ring default's where it applies.
   bool weights_in_registers = false;
   // With bands: each later band's new rows go from global memory through registers into the ring: every thread loads
   // its pixel pair's 8 channels (two 16-byte loads) when the band before starts multiplying and stores them as channel
