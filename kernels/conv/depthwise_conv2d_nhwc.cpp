@@ -83,8 +83,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 14> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb",
-                                                     "msm", "mpf", "mwp", "mos", "msw", "mwr", "mrf"};
+constexpr std::array<const char*, 15> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb", "msm",
+                                                     "mpf", "mwp", "mos", "msw", "mwr", "mrf", "mtc"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows, the weights as tap pairs (40 KB of shared memory for 7x7 and 16 channels).
@@ -194,6 +194,8 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // refused without bands or with msw; 2 also where the ring does not hold the next band's rows. 1 measured slower,
   // step 33.)
   o.register_fill = bounded_param(p, "mrf", 0, 2, d.register_fill, "depthwise_conv2d_nhwc");
+  // (mtc 1: each thread copies the NHWC stage's chunks it transposes, one barrier less per band. Unmeasured.)
+  o.own_copies = bounded_param(p, "mtc", 0, 1, d.own_copies ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   if (p.count("msw") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands per work-group "
@@ -290,6 +292,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("msw");      // tensor cores with bands: 1 = the NHWC stage's chunks swizzled
   s.spec_params.emplace_back("mwr");      // tensor cores with bands: 1 = each warp's weights held in registers
   s.spec_params.emplace_back("mrf");      // tensor cores with bands: 1 = later bands' rows through registers
+  s.spec_params.emplace_back("mtc");      // tensor cores with bands: 1 = each thread copies the chunks it transposes
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -499,6 +502,17 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c16_13x70_7x7_pad3_mr4_mb3_mwp1_mos1_mrf1",
             {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
             {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mrf", 1}}},
+           // Each thread copies the NHWC stage's chunks it transposes (mtc 1): the 7x7 ring default's keys with the
+           // weights held; 8 channels, Q odd, with the stage swizzled; two strips (rows of two rounds).
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mtc1",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mtc", 1}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_msw1_mtc1",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}, {"msw", 1}, {"mtc", 1}}},
+           {"mma_c16_13x70_7x7_pad3_mr4_mb3_mwp1_mos1_mtc1",
+            {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
+            {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mtc", 1}}},
            // ... stored amid the products (mrf 2: the ring holds the band's rows and the next band's)
            {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mrf2",
             {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},

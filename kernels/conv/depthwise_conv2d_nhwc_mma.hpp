@@ -122,6 +122,12 @@ struct DepthwiseNhwcMma {
   // stores amid the products, after each warp's first channel (the new rows' ring rows are not the band's: needs a ring
   // of at least the band's rows and the next band's new rows).
   std::uint32_t register_fill = 0;
+  // With bands (and the NHWC stage): each thread copies the two 16-byte chunks it later transposes (the pixel pair's
+  // columns 2 jp, 2 jp + 1), so that its own async_wait makes them visible to it and the barrier between the copies'
+  // wait and the transposition goes: two barriers per band, not three (the band's products end with a barrier, after
+  // which no thread reads the ring rows the transposition overwrites). Each warp's copies then read every other pixel
+  // of 16 (whole 32-byte sectors where CB = 16, as before).
+  bool own_copies = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -263,6 +269,10 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
   if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
   if (o.register_fill && o.bands < 2) {
     return "fills the ring of later bands through registers (mrf): needs 2 or more bands (mb)";
+  }
+  if (o.own_copies && (o.bands < 2 || o.register_fill)) {
+    return "copies each thread's own chunks of the NHWC stage of bands (mtc): needs 2 or more bands (mb) and the stage "
+           "(not mrf)";
   }
   if (o.register_fill && o.stage_swizzle) {
     return "swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not have: drop one";
@@ -517,6 +527,23 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
   // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
   const auto copy_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
+    if (o.own_copies) {  // (the transposition's items: this thread copies the chunks of columns 2 jp and 2 jp + 1)
+      const std::uint32_t wp = L.ws / 2;
+      for_group_rounds(k, lid, G, rows * wp * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
+        const std::string rt = "c" + std::to_string(r) + "_";
+        auto h = k.let(rt + "h", it % H8);
+        auto jp = k.let(rt + "jp", (it / H8) % wp);
+        auto u = k.let(rt + "u", it / (H8 * wp));
+        auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
+        auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);
+        for (std::uint32_t f = 0; f < 2; ++f) {
+          const std::string ft = rt + std::to_string(f);
+          const auto [ok, src] = pixel(ih, k.let(ft + "iw", jp * 2u + f - L.off), h, ft);
+          copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from + f * H8, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
+        }
+      });
+      return;
+    }
     for_group_rounds(k, lid, G, rows * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
       const std::string rt = "c" + std::to_string(r) + "_";
       auto h = k.let(rt + "h", it % H8);
@@ -663,7 +690,9 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
     copy_out(k.let("y0_out", y_run + jb * fresh));
     async_wait(k, 0);
-    k.barrier();  // the new rows have landed for every thread; every thread is done with the band's ring rows
+    // the new rows have landed for every thread (own_copies: this thread's, which it alone reads); every thread is done
+    // with the band's ring rows (the products' barrier)
+    if (!o.own_copies) k.barrier();
     if_(nxt < L.nbw, [&] { transpose(a_new, fresh); });
   });
 }

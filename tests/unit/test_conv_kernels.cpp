@@ -1227,6 +1227,14 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
         << why(rf);
     rf["mrf"] = 3;
     EXPECT_NE(why(rf).find("mrf"), std::string::npos) << why(rf);
+    rf["mrf"] = 1, rf["mtc"] = 1;  // (mtc: each thread's own chunks of the NHWC stage, which mrf does not have)
+    EXPECT_NE(why(rf).find("copies each thread's own chunks of the NHWC stage of bands (mtc): needs 2 or more bands"),
+              std::string::npos)
+        << why(rf);
+    rf.erase("mrf");
+    EXPECT_EQ(why(rf), "");
+    rf["mb"] = 1;
+    EXPECT_NE(why(rf).find("(mtc): needs 2 or more bands"), std::string::npos) << why(rf);
     Params rf_dflt = dflt;
     rf_dflt["mrf"] = 1;
     const auto sp = kn::conv_spec(form, dflt);
