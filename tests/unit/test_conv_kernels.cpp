@@ -1227,6 +1227,12 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
         << why(rf);
     rf["mrf"] = 3;
     EXPECT_NE(why(rf).find("mrf"), std::string::npos) << why(rf);
+    rf["mrf"] = 1, rf["mb"] = 3, rf["mpf"] = 1;  // (mpf runs in the copies' loop only)
+    EXPECT_NE(
+        why(rf).find("prefetches the band after next (mpf) in the copies' loop, which the fill through registers"),
+        std::string::npos)
+        << why(rf);
+    rf.erase("mpf");
     rf["mrf"] = 1, rf["mtc"] = 1;  // (mtc: each thread's own chunks of the NHWC stage, which mrf does not have)
     EXPECT_NE(why(rf).find("copies each thread's own chunks of the NHWC stage of bands (mtc): needs 2 or more bands"),
               std::string::npos)
