@@ -188,7 +188,8 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // step 32, 0.0802-0.0806 ms alone against 0.0830, but 0.0828-0.0843 with mos 1 against mos 1's 0.0773-0.0779.)
   o.stage_swizzle = bounded_param(p, "msw", 0, 1, d.stage_swizzle ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
-  // warps. The ring default's where it applies (step 33).)
+  // warps. The ring default's where it applies (step 33): below, where the case names no mwr and its other keys leave
+  // it refused, it is dropped.)
   o.weights_in_registers = bounded_param(p, "mwr", 0, 1, d.weights_in_registers ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mrf 1 / 2: later bands' rows through registers into the ring, no NHWC stage, stored after / amid the products;
   // refused without bands or with msw; 2 also where the ring does not hold the next band's rows. 1 measured slower,
@@ -201,6 +202,14 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands per work-group "
         "(mb); one band has no such stage: drop it or set mb");
+  }
+  if (o.weights_in_registers && !p.count("mwr")) {  // (the default's mwr, where the case's keys leave it refused)
+    DepthwiseNhwcMma without = o;
+    without.weights_in_registers = false;
+    const std::size_t es = dtype_size(t);
+    if (!depthwise_nhwc_mma_refusal(sp, es, o).empty() && depthwise_nhwc_mma_refusal(sp, es, without).empty()) {
+      o = without;
+    }
   }
   return o;
 }
@@ -492,8 +501,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
             {{"mr", 4}, {"mb", 2}, {"mwr", 1}}},
            // Later bands' rows through registers (mrf 1): the 7x7 ring default's keys with bias and the weights held
-           // (ring rows past the first fill get their zero border once); 8 channels, the taps, kh != kw, Q odd; two
-           // strips (Q = 70) whose new rows take two rounds of 256 threads, the second partial.
+           // (ring rows past the first fill get their zero border once); 8 channels, the taps, kh != kw; two strips
+           // (Q = 70) whose new rows take two rounds of 256 threads, the second partial.
            {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mrf1",
             {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"mr", 4}, {"mb", 4}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mrf", 1}}},
@@ -504,7 +513,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
             {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mrf", 1}}},
            // Each thread copies the NHWC stage's chunks it transposes (mtc 1): the 7x7 ring default's keys with the
-           // weights held; 8 channels, Q odd, with the stage swizzled; two strips (rows of two rounds).
+           // weights held; 8 channels with the stage swizzled; two strips (rows of two rounds).
            {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mtc1",
             {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"mr", 4}, {"mb", 4}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mtc", 1}}},

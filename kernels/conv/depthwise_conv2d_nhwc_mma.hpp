@@ -115,7 +115,7 @@ struct DepthwiseNhwcMma {
   // its pixel pair's 8 channels (two 16-byte loads) when the band before starts multiplying and stores them as channel
   // pairs (4-byte stores, one wavefront per warp store) after the band's products, where the asynchronous copies went
   // through an NHWC stage (16-byte copies, 16-byte reads and 4-byte stores: 188 wavefronts per band of the 7x7
-  // default in the bank model, 351 measured, H100 ncu step 32, against 56 this way). No NHWC stage (9 KB less shared
+  // default in the bank model, 351 measured, H100 ncu step 32, against 56 this way). No NHWC stage (8 KB less shared
   // memory for the 7x7 default) and one barrier less per band; the loaded values are held in registers across the
   // products. 1: the stores after the band's products (H100 7x7 bf16, step 33: 0.0828 ms against 0.0755 with mwr:
   // ptxas sinks the read-only loads past the products into the stores' branch, so every band waits for them); 2: the
@@ -267,13 +267,17 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
+  // (the bands a work-group walks: mb clamped to the image's bands of mr output rows)
+  const std::uint32_t nbw = depthwise_nhwc_mma_geometry(s, elem_bytes, o).nbw;
+  const std::string two_bands =
+      "needs 2 or more bands per work-group (mb, clamped to the image's bands of mr rows: " + std::to_string(nbw) +
+      " here)";
   if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
-  if (o.register_fill && o.bands < 2) {
-    return "fills the ring of later bands through registers (mrf): needs 2 or more bands (mb)";
-  }
-  if (o.own_copies && (o.bands < 2 || o.register_fill)) {
-    return "copies each thread's own chunks of the NHWC stage of bands (mtc): needs 2 or more bands (mb) and the stage "
-           "(not mrf)";
+  if (o.register_fill && nbw < 2) return "fills the ring of later bands through registers (mrf): " + two_bands;
+  if (o.own_copies && nbw < 2) return "copies each thread's own chunks of the NHWC stage of bands (mtc): " + two_bands;
+  if (o.own_copies && o.register_fill) {
+    return "copies each thread's own chunks of the NHWC stage of bands (mtc), which the fill through registers (mrf) "
+           "does not have: drop one";
   }
   if (o.register_fill && o.prefetch) {
     return "prefetches the band after next (mpf) in the copies' loop, which the fill through registers (mrf) does not "
@@ -291,7 +295,7 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
     }
   }
   if (o.weights_in_registers) {
-    if (o.bands < 2) return "holds the weights in registers across bands (mwr): needs 2 or more bands (mb)";
+    if (nbw < 2) return "holds the weights in registers across bands (mwr): " + two_bands;
     const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
     if (L.tasks > L.warps) {
       return "holds each warp's weights in registers across bands (mwr): needs one task per warp, has " +

@@ -1170,6 +1170,17 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     wp["mb"] = 14;
     EXPECT_EQ(lds16(wp), 0u);
     EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
+    // (the default's mwr is dropped, not refused, where the case's other keys or the image leave it refused: one band
+    // per work-group, fewer warps than tasks, an image of one band (4 output rows: 64 registers, 4 work-groups))
+    for (const auto& [key, v] : std::vector<std::pair<std::string, std::int64_t>>{{"mb", 1}, {"mw", 4}, {"H", 4}}) {
+      Params q = dflt;
+      q[key] = v;
+      EXPECT_EQ(why(q), "") << key;
+    }
+    Params one_band = dflt;
+    one_band["H"] = 4;
+    EXPECT_EQ(lds16(one_band), 0u);
+    EXPECT_NE(src.find("__launch_bounds__(256, 4)"), std::string::npos);
     wp["mb"] = 1, wp["mr"] = 8;
     EXPECT_NE(why(wp).find("mwp (how bands read the weights from shared memory) applies to 2 or more bands"),
               std::string::npos)
@@ -1206,7 +1217,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     EXPECT_EQ(src.find("ingot_lds1w((wpt", loop), std::string::npos);
   }
   {  // mrf (later bands' rows through registers): refused with one band and with the NHWC stage's swizzle (it has no
-     // NHWC stage: 9 KB less shared memory than the copies' for the 7x7 ring default, and no cp.async)
+     // NHWC stage: 8 KB less shared memory than the copies' for the 7x7 ring default, and no cp.async)
     Params rf = p;
     rf["mrf"] = 1;
     EXPECT_NE(why(rf).find("fills the ring of later bands through registers (mrf): needs 2 or more bands"),
@@ -1226,7 +1237,10 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
               std::string::npos)
         << why(rf);
     rf["mrf"] = 3;
-    EXPECT_NE(why(rf).find("mrf"), std::string::npos) << why(rf);
+    EXPECT_NE(why(rf).find("mrf = 3 must be in [0, 2]"), std::string::npos) << why(rf);
+    EXPECT_EQ(kn::depthwise_nhwc_mma_refusal(kn::conv_spec(form, p), 2,
+                                             kn::DepthwiseNhwcMma{.rows = 4, .bands = 2, .register_fill = 3}),
+              "takes mrf 0, 1 or 2, not 3");
     rf["mrf"] = 1, rf["mb"] = 3, rf["mpf"] = 1;  // (mpf runs in the copies' loop only)
     EXPECT_NE(
         why(rf).find("prefetches the band after next (mpf) in the copies' loop, which the fill through registers"),
@@ -1234,8 +1248,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
         << why(rf);
     rf.erase("mpf");
     rf["mrf"] = 1, rf["mtc"] = 1;  // (mtc: each thread's own chunks of the NHWC stage, which mrf does not have)
-    EXPECT_NE(why(rf).find("copies each thread's own chunks of the NHWC stage of bands (mtc): needs 2 or more bands"),
-              std::string::npos)
+    EXPECT_NE(why(rf).find("(mtc), which the fill through registers (mrf) does not have"), std::string::npos)
         << why(rf);
     rf.erase("mrf");
     EXPECT_EQ(why(rf), "");
