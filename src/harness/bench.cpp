@@ -254,8 +254,9 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       std::optional<runtime::Residency> res;
       try {
         res = be.residency(kern, geometry);
-      } catch (const std::exception&) {  // (a diagnostic: where the backend cannot answer, the row's time stands)
+      } catch (const std::exception& e) {  // (a diagnostic: where the backend cannot answer, the row's time stands)
         res.reset();
+        r.waves_note = std::string("residency query failed: ") + e.what();
       }
       if (res && res->groups_per_unit > 0 && res->units > 0) {
         r.groups_per_unit = res->groups_per_unit;
@@ -358,6 +359,7 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
                 {"same_copy_s", r.same_copy_s},
                 {"frac_same_copy", r.frac_same_copy},
                 {"same_copy_note", r.same_copy_note},
+                {"waves_note", r.waves_note},
                 {"skipped", r.skipped},
                 {"reference_note", r.reference_note}};
     if (!r.check.empty()) row["check"] = r.check;

@@ -136,6 +136,10 @@ TEST(Bench, RowsCarryWorkGroupsAndWaves) {
   EXPECT_TRUE(failed_rows[0].skipped.empty()) << failed_rows[0].skipped;
   EXPECT_GT(failed_rows[0].median_s, 0);
   EXPECT_EQ(failed_rows[0].waves, 0);
+  EXPECT_EQ(failed_rows[0].waves_note, "residency query failed: occupancy query failed");  // (said, not dropped)
+  EXPECT_EQ(nlohmann::json::parse(baseline_json(failed_rows, unit_ceilings(), "d", "c", "t"))["rows"][0]["waves_note"],
+            "residency query failed: occupancy query failed");
+  EXPECT_TRUE(rows[0].waves_note.empty());
 
   runtime::Interpreter plain;  // no residency: the groups, no waves
   const auto plain_rows = run_bench(reg, plain, "interp", unit_ceilings(), one_launch_f32());

@@ -606,6 +606,10 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     std::printf("%-26s %-5s %-26s %10.4f %9.1f %5.1f%% %6s %8.2f %5.1f%% %10s %9s %6s%s%s\n", r.kernel.c_str(),
                 r.dtype.c_str(), r.case_name.c_str(), r.median_s * 1e3, r.gbytes_per_s, 100 * r.frac_copy, same,
                 r.tflops, 100 * r.frac_fma, ref, ratio, waves, r.check.empty() ? "" : "  check: ", r.check.c_str());
+    // (why a row has no %same or no waves, where a query failed: said under the row, not dropped)
+    for (const std::string* note : {&r.same_copy_note, &r.waves_note}) {
+      if (!note->empty()) std::printf("  note: %s\n", note->c_str());
+    }
   }
   std::printf("timer: %s; median of %d windows after %d warm-up launches; inputs rotate over sets > 2x L2\n",
               rows.empty() ? "-" : rows.front().timer.c_str(), a.reps, a.warmup);

@@ -74,6 +74,7 @@ struct BenchRow {
   int groups_per_unit = 0, compute_units = 0, registers = 0;
   double waves = 0;
   std::string same_copy_note;         // why the same-size copy failed (where it did)
+  std::string waves_note;             // why the backend's residency query failed (where it did: no waves then)
   std::optional<double> reference_s;  // the reference's median time for the same case
   std::string reference_note;         // what the reference ran (or why there is none)
   std::string skipped;                // non-empty: why this case did not run
