@@ -28,12 +28,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
-# INGOT_REQUIRE_GPU=NAME (e.g. H200): stop at once, before building, where the GPU's name lacks NAME (the device tool may
-# give an H100 for an H200 call; a baseline of record must come from the H200)
-if [[ -n ${INGOT_REQUIRE_GPU:-} ]]; then
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-  [[ $gpu == *"$INGOT_REQUIRE_GPU"* ]] || { echo "the GPU is '${gpu:-none}', not the $INGOT_REQUIRE_GPU asked for (INGOT_REQUIRE_GPU); stopping" | tee "$out/not-run.txt"; exit 3; }
-fi
+# INGOT_REQUIRE_GPU=NAME (e.g. H200): stop before building on any other card (scripts/require-gpu.sh)
+source scripts/require-gpu.sh
 export INGOT_CACHE_DIR=$PWD/.ingot-cache
 t0=$(date +%s)
 { echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "commit: $(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"

@@ -267,8 +267,9 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
            std::to_string(o.il);
   }
   if (o.bands < 1) return "walks at least one band per work-group (mb), not 0";
-  // (the bands a work-group walks: mb clamped to the image's bands of mr output rows)
-  const std::uint32_t nbw = depthwise_nhwc_mma_geometry(s, elem_bytes, o).nbw;
+  const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
+  // (L.nbw: the bands a work-group walks, mb clamped to the image's bands of mr output rows)
+  const std::uint32_t nbw = L.nbw;
   const std::string two_bands =
       "needs 2 or more bands per work-group (mb, clamped to the image's bands of mr rows: " + std::to_string(nbw) +
       " here)";
@@ -286,26 +287,22 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
   if (o.register_fill && o.stage_swizzle) {
     return "swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not have: drop one";
   }
-  if (o.register_fill == 2) {
-    const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
-    if (L.rr < L.nrl + 2 * L.pb) {
-      return "stores the next band's rows amid the products (mrf 2): needs a ring of " +
-             std::to_string(L.nrl + 2 * L.pb) + " rows (the band's and the next band's new rows), has " +
-             std::to_string(L.rr) + "; allow more shared memory (msm) or use mrf 1";
-    }
+  if (o.register_fill == 2 && L.rr < L.nrl + 2 * L.pb) {
+    return "stores the next band's rows amid the products (mrf 2): needs a ring of " +
+           std::to_string(L.nrl + 2 * L.pb) + " rows (the band's and the next band's new rows), has " +
+           std::to_string(L.rr) + "; allow more shared memory (msm) or use mrf 1";
   }
   if (o.weights_in_registers) {
     if (nbw < 2) return "holds the weights in registers across bands (mwr): " + two_bands;
-    const NhwcMmaLayout L = depthwise_nhwc_mma_geometry(s, elem_bytes, o);
     if (L.tasks > L.warps) {
       return "holds each warp's weights in registers across bands (mwr): needs one task per warp, has " +
              std::to_string(L.tasks) + " tasks (channel pairs x 64-column strips) for " + std::to_string(L.warps) +
              " warps; use more warps (mw) or drop mwr";
     }
   }
-  if (const std::uint64_t bytes = depthwise_nhwc_mma_geometry(s, elem_bytes, o).bytes; bytes > o.smem_bytes) {
+  if (const std::uint64_t bytes = L.bytes; bytes > o.smem_bytes) {
     return "stages " + std::to_string(o.channels) + " planes of " + std::to_string(o.rows) + " output rows (" +
-           std::to_string(s.in_size[1]) + " columns)" + (o.bands > 1 ? ", an NHWC stage of their rows" : "") +
+           std::to_string(s.in_size[1]) + " columns)" + (L.st > 0 ? ", an NHWC stage of their rows" : "") +
            " and their outputs in shared memory: " + std::to_string(bytes) + " bytes, more than " +
            std::to_string(o.smem_bytes) + "; use fewer rows (mr) or channels (mc), or allow more (msm, KB)";
   }
@@ -534,21 +531,33 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   if (L.st > 0) st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
   auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));       // output row of the run's first band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
+  // The transposition's items, it = (u * wp + jp) * H8 + h over the wp = ws / 2 column pairs of `rows` stage rows:
+  // stage row u, columns 2 jp and 2 jp + 1, channels 8h .. + 8, whose chunks are `from` and from + H8. (own_copies:
+  // the copies take the same items, so that a thread copies the very chunks it transposes.)
+  struct PairItem {
+    Val<u32> h, jp, u, from;
+  };
+  const std::uint32_t wp = L.ws / 2;
+  const auto pair_items = [&](std::uint32_t rows, const std::string& tag,
+                              const std::function<void(const PairItem&, const std::string&)>& body) {
+    for_group_rounds(k, lid, G, rows * wp * H8, tag, true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = tag + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto jp = k.let(rt + "jp", (it / H8) % wp);
+      auto u = k.let(rt + "u", it / (H8 * wp));
+      body({h, jp, u, k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h)}, rt);
+    });
+  };
   // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
   const auto copy_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
     if (o.own_copies) {  // (the transposition's items: this thread copies the chunks of columns 2 jp and 2 jp + 1)
-      const std::uint32_t wp = L.ws / 2;
-      for_group_rounds(k, lid, G, rows * wp * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
-        const std::string rt = "c" + std::to_string(r) + "_";
-        auto h = k.let(rt + "h", it % H8);
-        auto jp = k.let(rt + "jp", (it / H8) % wp);
-        auto u = k.let(rt + "u", it / (H8 * wp));
-        auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
-        auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);
+      pair_items(rows, "cp", [&](const PairItem& pi, const std::string& rt) {
+        auto ih = k.let(rt + "ih", y_run + a0 + pi.u - PH);
         for (std::uint32_t f = 0; f < 2; ++f) {
           const std::string ft = rt + std::to_string(f);
-          const auto [ok, src] = pixel(ih, k.let(ft + "iw", jp * 2u + f - L.off), h, ft);
-          copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from + f * H8, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
+          const auto [ok, src] = pixel(ih, k.let(ft + "iw", pi.jp * 2u + f - L.off), pi.h, ft);
+          copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(pi.from + f * H8, H8, o.stage_swizzle) * 8u, x, src, 8,
+                     ok);
         }
       });
       return;
@@ -567,13 +576,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as
   // channel pairs (4 bytes).
   const auto transpose = [&](const Val<u32>& a0, std::uint32_t rows) {
-    const std::uint32_t wp = L.ws / 2;
-    for_group_rounds(k, lid, G, rows * wp * H8, "tr", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = "t" + std::to_string(r) + "_";
-      auto h = k.let(rt + "h", it % H8);
-      auto jp = k.let(rt + "jp", (it / H8) % wp);
-      auto u = k.let(rt + "u", it / (H8 * wp));
-      auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);  // (the chunk of column 2 jp; 2 jp + 1 is H8 on)
+    pair_items(rows, "tr", [&](const PairItem& pi, const std::string& rt) {
+      const auto& [h, jp, u, from] = pi;
       const auto v0 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from, H8, o.stage_swizzle) * 8u, 8);
       const auto v1 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from + H8, H8, o.stage_swizzle) * 8u, 8);
       auto at = k.let(rt + "at", ((a0 + u) % L.rr) * L.ws + jp * 2u);

@@ -255,7 +255,6 @@ std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const
       try {
         res = be.residency(kern, geometry);
       } catch (const std::exception& e) {  // (a diagnostic: where the backend cannot answer, the row's time stands)
-        res.reset();
         r.waves_note = std::string("residency query failed: ") + e.what();
       }
       if (res && res->groups_per_unit > 0 && res->units > 0) {
