@@ -3,7 +3,8 @@
 # reference and `ingot snap` of the chosen default rows in the same run, bench extra variants, then
 # run `ingot test --backend cuda` of the named kernels under compute-sanitizer memcheck (at most INGOT_MEMCHECK_CAP s,
 # default 150) with the time left. Every step is cut at a global deadline; at most 8 files come
-# back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log.
+# back ($OUT): summary.txt, baseline.json, reference.json, snap.log, variants.log, variants.json, memcheck.log (and
+# sass.txt).
 # Usage (env): INGOT_REQUIRE_GPU=H200 (below) INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
@@ -12,6 +13,8 @@
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
 #              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
 #              reference-b2b.json, baseline-b2b.json, snap-b2b.log)
+#              INGOT_SASS="KERNEL CASE DTYPE K=V,K=V" (that kernel's CUDA print compiled by nvcc for sm_90 and
+#              disassembled: sass.txt, the loads, barriers, branches and stores with their line numbers, then the whole)
 # Write the local commit to .commit first and name it in the run call's carry (.commit is git-ignored: without carry
 # it does not reach the device copy, whose git metadata may be older).
 set -uo pipefail
@@ -83,6 +86,17 @@ if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
       --json "$out/variants.json" >> "$out/variants.log" 2>&1
     log "variants ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
   done
+fi
+if [[ -n ${INGOT_SASS:-} ]]; then
+  read -r sk sc sd sv <<< "$INGOT_SASS"
+  sets=(); IFS=, read -ra kvs <<< "${sv:-}"; for kv in "${kvs[@]}"; do sets+=(--set "$kv"); done
+  ./build/ingot inspect "$sk" --case "$sc" --dtype "$sd" --stage cuda "${sets[@]}" > "$out/sass.cu" 2>&1 &&
+    nvcc -cubin -arch=sm_90 -o "$out/sass.cubin" "$out/sass.cu" > "$out/sass.tmp" 2>&1 &&
+    cuobjdump -sass "$out/sass.cubin" > "$out/sass.all" 2>> "$out/sass.tmp"
+  log "sass of $INGOT_SASS rc=$? ($(( $(date +%s) - t0 )) s)"
+  { echo "# $INGOT_SASS"; cat "$out/sass.tmp"; grep -nE "LDG|BAR|BRA|STG|LDGSTS|HMMA" "$out/sass.all" | head -400
+    echo "# the whole"; cat "$out/sass.all"; } > "$out/sass.txt"
+  rm -f "$out/sass.cu" "$out/sass.cubin" "$out/sass.tmp" "$out/sass.all"
 fi
 memcheck "${INGOT_MEMCHECK_CAP:-150}"
 log "total: $(( $(date +%s) - t0 )) s"

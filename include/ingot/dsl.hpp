@@ -258,7 +258,8 @@ class KernelBuilder {
   ir::ExprId emit_load(ir::MemRef m, ir::ExprId index);  // returns a VarRef to the loaded value
   // One access of `width` consecutive elements mem[index .. index + width); returns a VarRef per
   // element. See load_vec/store_vec for the rules.
-  std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width);
+  // streamed: the hint of ir::Stmt::streamed (global buffers only; a TraceError otherwise).
+  std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width, bool streamed = false);
   void emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values);
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
   // Asynchronous copy of `width` elements src[src_index ..) -> dst[dst_index ..) (zeros where ok is
@@ -718,6 +719,19 @@ std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint3
   KernelBuilder& k = *buf.builder();
   std::vector<Val<T>> out;
   for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width)) out.emplace_back(&k, e);
+  return out;
+}
+
+// load_vec of a global buffer whose values this work-group reads once (ir.hpp, Stmt::streamed): the same values,
+// loaded through the cache every core shares only (CUDA: ld.global.cg), coherently, so that the compiler keeps the
+// load on its side of each barrier (the read-only path's loads it may move past one). A TraceError for shared memory.
+template <class T, Access A, class I>
+std::vector<Val<T>> load_vec_streamed(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
+  static_assert(A != Access::Write, "load from an Out<> buffer: declare it InOut<>");
+  KernelBuilder& k = *buf.builder();
+  std::vector<Val<T>> out;
+  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width, true))
+    out.emplace_back(&k, e);
   return out;
 }
 

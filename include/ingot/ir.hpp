@@ -267,6 +267,10 @@ struct Stmt {
   bool transpose = false;      // LoadMatrix: the transposed matrices (ldmatrix .trans)
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
+  // LoadVec of a global buffer: a hint that the values are streamed (read once by the work-group): loaded through the
+  // cache every core shares only, coherently (CUDA: ld.global.cg, never the read-only path, whose loads the compiler
+  // may move past a barrier). The values are those of a plain load_vec.
+  bool streamed = false;
   Block body;
   Block else_body;
 };

@@ -122,6 +122,9 @@ struct DepthwiseNhwcMma {
   // stores amid the products, after each warp's first channel (the new rows' ring rows are not the band's: needs a ring
   // of at least the band's rows and the next band's new rows).
   std::uint32_t register_fill = 0;
+  // With register_fill: its loads streamed (load_vec_streamed; CUDA ld.global.cg, coherent through L2), which ptxas
+  // may not move past the products' barrier as it moved the read-only loads (step 34).
+  bool streamed_fill = false;
   // With bands (and the NHWC stage): each thread copies the two 16-byte chunks it later transposes (the pixel pair's
   // columns 2 jp, 2 jp + 1), so that its own async_wait makes them visible to it and the barrier between the copies'
   // wait and the transposition goes: two barriers per band, not three (the band's products end with a barrier, after
@@ -275,6 +278,9 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
       " here)";
   if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
   if (o.register_fill && nbw < 2) return "fills the ring of later bands through registers (mrf): " + two_bands;
+  if (o.streamed_fill && !o.register_fill) {
+    return "streams the loads of the fill through registers (mcg), which needs that fill: set mrf 1 or 2, or drop mcg";
+  }
   if (o.own_copies && nbw < 2) return "copies each thread's own chunks of the NHWC stage of bands (mtc): " + two_bands;
   if (o.own_copies && o.register_fill) {
     return "copies each thread's own chunks of the NHWC stage of bands (mtc), which the fill through registers (mrf) "
@@ -608,7 +614,10 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto iw = k.let(rt + "iw", jp * 2u - L.off);
       const auto [ok0, src0] = pixel(ih, iw, h, rt + "a");
       const auto [ok1, src1] = pixel(ih, k.let(rt + "iw1", iw + 1u), h, rt + "b");
-      rows.push_back({idx, u, jp, h, ok0, ok1, load_vec(x, src0, 8), load_vec(x, src1, 8)});
+      const auto get = [&](const Val<u32>& src) {
+        return o.streamed_fill ? load_vec_streamed(x, src, 8) : load_vec(x, src, 8);
+      };
+      rows.push_back({idx, u, jp, h, ok0, ok1, get(src0), get(src1)});
     }
     return rows;
   };

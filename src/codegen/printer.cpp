@@ -782,7 +782,10 @@ class Printer {
       os << ind << "const " << word_type(words) << " " << v << " = "
          << shared_call(d_.shared_load_words, static_cast<std::uint32_t>(words), s.mem, s.a, "") << ";\n";
     } else {
-      os << ind << "const " << word_type(words) << " " << v << " = *" << word_pointer(s, words, true) << ";\n";
+      const std::string p = word_pointer(s, words, true);
+      os << ind << "const " << word_type(words) << " " << v << " = "
+         << (s.streamed && !d_.load_words_streamed.empty() ? replace_all(d_.load_words_streamed, "{p}", p) : "*" + p)
+         << ";\n";
     }
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
       if (!var_read_[s.vars[j]]) continue;

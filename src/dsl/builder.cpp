@@ -116,14 +116,20 @@ void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
 }
 }  // namespace
 
-std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
+std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width,
+                                                     bool streamed) {
   check_vec_width(k_, m, width);
+  if (streamed && m.space != ir::Space::Global) {
+    throw TraceError("kernel '" + k_.name + "': load_vec_streamed of shared array '" + k_.mem_name(m) +
+                     "': the hint is for global buffers; use load_vec");
+  }
   const DType t = k_.mem_type(m);
   const std::string& hint = m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint;
   ir::Stmt s;
   s.kind = ir::StmtKind::LoadVec;
   s.mem = m;
   s.a = index;
+  s.streamed = streamed;
   std::vector<ir::ExprId> out;
   for (std::uint32_t j = 0; j < width; ++j) {
     s.vars.push_back(new_var(t, false, hint));

@@ -222,6 +222,7 @@ struct Digest {
       add(st.lanes);
       add(st.count);
       add(st.transpose);
+      add(st.streamed);
       add(static_cast<std::uint64_t>(st.elem));
       add(st.vars.size());
       for (VarId v : st.vars) add(v);

@@ -346,6 +346,8 @@ class Verifier {
           if (!mem_valid(s.mem)) break;
           if (s.mem.space == Space::Global && k_.params[s.mem.id].kind == ParamKind::Out)
             stmt_error(s, "load_vec from an out-only buffer");
+          if (s.streamed && s.mem.space != Space::Global)
+            stmt_error(s, "a streamed load_vec reads a global buffer (shared memory takes a plain load_vec)");
           check_vector(s, s.vars.size());
           for (VarId v : s.vars) {
             if (v < k_.vars.size() && (k_.vars[v].type != k_.mem_type(s.mem) || k_.vars[v].is_mutable))

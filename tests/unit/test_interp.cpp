@@ -143,6 +143,8 @@ TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
   ingot::testing::expect_vector_reverse<i32>(be, DType::i32, 4, ints, 4);
   ingot::testing::expect_vector_reverse<i8>(be, DType::i8, 16, ints, 4);
   ingot::testing::expect_vector_reverse<u8>(be, DType::u8, 8, iota_values(64, 0), 4);
+  ingot::testing::expect_vector_reverse<bf16>(be, DType::bf16, 8, small, 4,
+                                              /*streamed=*/true);  // (a hint: same values)
 }
 
 // Shared arrays take vector accesses like buffers (16-byte aligned on every target).

@@ -92,6 +92,9 @@ struct Dialect {
   // neither.
   std::string load_matrix;
   std::string load_matrix_trans;
+  // A streamed vector load (ir.hpp, Stmt::streamed) of the words at pointer "{p}" (const, of the word vector type);
+  // "" = the plain load (the hint dropped).
+  std::string load_words_streamed;
   // Asynchronous copies (ir.hpp) per copy size in bytes (4, 8, 16): one statement in which "{dst}"
   // is a pointer to the shared destination ("{dst_addr}" its 32-bit address, with shared_base), "{src}" one to the
   // global source and "{ok}" the
