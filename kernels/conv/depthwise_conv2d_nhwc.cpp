@@ -195,8 +195,9 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // refused without bands or with msw; 2 also where the ring does not hold the next band's rows. 1 measured slower,
   // step 33.)
   o.register_fill = bounded_param(p, "mrf", 0, 2, d.register_fill, "depthwise_conv2d_nhwc");
-  // (mcg 1: mrf's loads streamed, coherent through L2, so that ptxas keeps them before the products' barrier; step 34.)
-  o.streamed_fill = bounded_param(p, "mcg", 0, 1, d.streamed_fill ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  // (mcg 1 / 2: mrf's loads streamed, coherent through L2, so that ptxas keeps them on their side of the barriers;
+  // issued after / before the band's first barrier; step 34.)
+  o.streamed_fill = bounded_param(p, "mcg", 0, 2, d.streamed_fill, "depthwise_conv2d_nhwc");
   // (mtc 1: each thread copies the NHWC stage's chunks it transposes, one barrier less per band. H100 step 33: within
   // 1% of the default; off.)
   o.own_copies = bounded_param(p, "mtc", 0, 1, d.own_copies ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
@@ -304,7 +305,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("msw");      // tensor cores with bands: 1 = the NHWC stage's chunks swizzled
   s.spec_params.emplace_back("mwr");      // tensor cores with bands: 1 = each warp's weights held in registers
   s.spec_params.emplace_back("mrf");      // tensor cores with bands: 1 = later bands' rows through registers
-  s.spec_params.emplace_back("mcg");      // tensor cores with mrf: 1 = its loads streamed (ld.global.cg on CUDA)
+  s.spec_params.emplace_back("mcg");      // tensor cores with mrf: 1 / 2 = its loads streamed, after / before a barrier
   s.spec_params.emplace_back("mtc");      // tensor cores with bands: 1 = each thread copies the chunks it transposes
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
@@ -522,6 +523,13 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
            {"mma_c16_13x70_7x7_pad3_mr4_mb3_mwp1_mos1_mrf2_mcg1",
             {.B = 1, .C = 16, .size = {13, 70}, .k = {7, 7}, .pad = {3, 3}},
             {{"mr", 4}, {"mb", 3}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mrf", 2}, {"mcg", 1}}},
+           // ... issued before the band's first barrier (mcg 2): 8 channels, the taps, kh != kw
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mrf1_mcg2",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"msm", 100}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mrf", 1}, {"mcg", 2}}},
+           {"mma_c8_9x17_5x4_pad2_mc8_mr4_mb2_mrf1_mcg2",
+            {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}},
+            {{"mr", 4}, {"mb", 2}, {"mrf", 1}, {"mcg", 2}}},
            // Each thread copies the NHWC stage's chunks it transposes (mtc 1): the 7x7 ring default's keys with the
            // weights held; 8 channels with the stage swizzled; two strips (rows of two rounds).
            {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mtc1",

@@ -123,8 +123,9 @@ struct DepthwiseNhwcMma {
   // of at least the band's rows and the next band's new rows).
   std::uint32_t register_fill = 0;
   // With register_fill: its loads streamed (load_vec_streamed; CUDA ld.global.cg, coherent through L2), which ptxas
-  // may not move past the products' barrier as it moved the read-only loads (step 34).
-  bool streamed_fill = false;
+  // may not move past a barrier as it moved the read-only loads (step 34): 1 issued after the band's first barrier (as
+  // without), 2 before it (the loads then wait out that barrier and the products).
+  std::uint32_t streamed_fill = 0;
   // With bands (and the NHWC stage): each thread copies the two 16-byte chunks it later transposes (the pixel pair's
   // columns 2 jp, 2 jp + 1), so that its own async_wait makes them visible to it and the barrier between the copies'
   // wait and the transposition goes: two barriers per band, not three (the band's products end with a barrier, after
@@ -278,6 +279,7 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
       " here)";
   if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
   if (o.register_fill && nbw < 2) return "fills the ring of later bands through registers (mrf): " + two_bands;
+  if (o.streamed_fill > 2) return "takes mcg 0, 1 or 2, not " + std::to_string(o.streamed_fill);
   if (o.streamed_fill && !o.register_fill) {
     return "streams the loads of the fill through registers (mcg), which needs that fill: set mrf 1 or 2, or drop mcg";
   }
@@ -687,10 +689,12 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     // barrier, after which no thread reads its ring rows), the held rows go into the ring, and the stage leaves; the
     // next band's first barrier publishes the new rows.
     for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
-      k.barrier();  // the band's rows are in the ring; every thread is done with ys
       auto nxt = k.let("nxt", jb + 1u);
       auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
-      const std::vector<HeldRows> held_rows = load_rows(a_new);
+      std::vector<HeldRows> held_rows;
+      if (o.streamed_fill == 2) held_rows = load_rows(a_new);  // (before the barrier: it may not move past it)
+      k.barrier();  // the band's rows are in the ring; every thread is done with ys
+      if (o.streamed_fill != 2) held_rows = load_rows(a_new);
       const auto put = [&] { if_(nxt < L.nbw, [&] { store_rows(a_new, held_rows); }); };
       products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr),
                o.register_fill == 2 ? std::function<void()>(put) : std::function<void()>{});
