@@ -13,8 +13,8 @@
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
 #              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
 #              reference-b2b.json, baseline-b2b.json, snap-b2b.log)
-#              INGOT_SASS="KERNEL CASE DTYPE K=V,K=V" (that kernel's CUDA print compiled by nvcc for sm_90 and
-#              disassembled: sass.txt, the loads, barriers, branches and stores with their line numbers, then the whole)
+#              INGOT_SASS="kernel|dtype|case|K=V ..." (space-separated items, K=V pairs joined by commas: each
+#              kernel's CUDA print disassembled by scripts/gpu-sass.sh, histograms and whole listings in sass.txt)
 # Write the local commit to .commit first and name it in the run call's carry (.commit is git-ignored: without carry
 # it does not reach the device copy, whose git metadata may be older).
 set -uo pipefail
@@ -87,16 +87,12 @@ if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
     log "variants ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
   done
 fi
-if [[ -n ${INGOT_SASS:-} ]]; then
-  read -r sk sc sd sv <<< "$INGOT_SASS"
-  sets=(); IFS=, read -ra kvs <<< "${sv:-}"; for kv in "${kvs[@]}"; do sets+=(--set "$kv"); done
-  ./build/ingot inspect "$sk" --case "$sc" --dtype "$sd" --stage cuda "${sets[@]}" > "$out/sass.cu" 2>&1 &&
-    nvcc -cubin -arch=sm_90 -o "$out/sass.cubin" "$out/sass.cu" > "$out/sass.tmp" 2>&1 &&
-    cuobjdump -sass "$out/sass.cubin" > "$out/sass.all" 2>> "$out/sass.tmp"
-  log "sass of $INGOT_SASS rc=$? ($(( $(date +%s) - t0 )) s)"
-  { echo "# $INGOT_SASS"; cat "$out/sass.tmp"; grep -nE "LDG|BAR|BRA|STG|LDGSTS|HMMA" "$out/sass.all" | head -400
-    echo "# the whole"; cat "$out/sass.all"; } > "$out/sass.txt"
-  rm -f "$out/sass.cu" "$out/sass.cubin" "$out/sass.tmp" "$out/sass.all"
+if [[ -n ${INGOT_SASS:-} ]]; then  # (scripts/gpu-sass.sh, its whole listing kept)
+  read -ra items <<< "$INGOT_SASS"
+  INGOT_SASS_FULL=1 bash scripts/gpu-sass.sh "$out/sass.d" "${items[@]}" > "$out/sass.txt" 2>&1
+  log "sass rc=$? ($(( $(date +%s) - t0 )) s)"
+  for f in "$out"/sass.d/*.sass; do [[ -f $f ]] && { echo "# $f"; cat "$f"; } >> "$out/sass.txt"; done
+  rm -rf "$out/sass.d"
 fi
 memcheck "${INGOT_MEMCHECK_CAP:-150}"
 log "total: $(( $(date +%s) - t0 )) s"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SASS of chosen kernels on a machine with the CUDA toolkit (cuobjdump): `ingot inspect --stage cuda` of each item,
 # compiled by nvcc for sm_90, its registers and an opcode histogram (and, with INGOT_SASS_FULL=1, the whole listing).
-# Usage: bash scripts/gpu-sass.sh OUTDIR "kernel|dtype|case[|NAME=VALUE ...]" ...   (needs build/ingot)
+# Usage: bash scripts/gpu-sass.sh OUTDIR "kernel|dtype|case[|NAME=VALUE ...]" ...   (needs build/ingot; the pairs
+#        separated by spaces or commas)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1; shift
@@ -10,7 +11,7 @@ n=0
 for it in "$@"; do
   IFS='|' read -r kern dt cs sets <<< "$it"; n=$((n + 1))
   args=(inspect "$kern" --dtype "$dt" --case "$cs" --stage cuda)
-  for kv in $sets; do args+=(--set "$kv"); done
+  for kv in ${sets//,/ }; do args+=(--set "$kv"); done
   ./build/ingot "${args[@]}" > "$out/k$n.cu" 2> "$out/k$n.err" || { echo "== $it: inspect failed: $(head -2 "$out/k$n.err")"; continue; }
   nvcc -cubin -arch=sm_90 -O3 -Xptxas -v "$out/k$n.cu" -o "$out/k$n.cubin" > "$out/k$n.ptxas" 2>&1
   echo "== $it: $(grep -o 'Used [0-9]* registers.*' "$out/k$n.ptxas")"
