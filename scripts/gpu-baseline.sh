@@ -8,6 +8,7 @@
 # Usage (env): INGOT_REQUIRE_GPU=H200 (below) INGOT_DEADLINE=seconds (default 480) INGOT_SNAP_FILTER=a,b INGOT_SNAP_CASES=regex
 #              INGOT_VARIANT_FILTER=a,b INGOT_VARIANT_CASES=regex INGOT_VARIANT_DTYPE=bf16[,f32..]
 #              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
+#              INGOT_VARIANT2_FILTER, INGOT_VARIANT2_CASES, INGOT_VARIANTS2: the same for a second kernel (its own keys)
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
 #              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size; 15-25 s a row for
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
@@ -72,20 +73,24 @@ memcheck() {  # compute-sanitizer memcheck of ingot test --backend cuda over ING
   log "memcheck of $INGOT_CHECK_FILTER rc=$rc ($(( $(date +%s) - t0 )) s): $(tr '\n' ' ' < "$out/memcheck.log")"
   rm -f "$out/memcheck.tmp"
 }
-if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
-  # INGOT_VARIANT_DTYPE may name several dtypes (comma list): one bench per dtype, in that order, appended to
-  # variants.log; variants.json holds the last one's.
+variants() {  # $1 filter, $2 cases regex, $3 space-separated variants: one bench per dtype, appended to variants.log
+  # (INGOT_VARIANT_DTYPE may name several dtypes, a comma list; variants.json holds the last bench's rows)
   IFS=, read -ra vdts <<< "${INGOT_VARIANT_DTYPE:-}"
-  vargs=(); for v in ${INGOT_VARIANTS:-}; do vargs+=(--variant "$v"); done
+  local vargs=(); for v in $3; do vargs+=(--variant "$v"); done
   [[ ${#vdts[@]} -eq 0 ]] && vdts=("")
-  : > "$out/variants.log"
   for vdt in "${vdts[@]}"; do
     (( $(left) > 30 )) || break
-    timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$INGOT_VARIANT_FILTER" \
-      ${INGOT_VARIANT_CASES:+--cases "$INGOT_VARIANT_CASES"} ${vdt:+--dtype "$vdt"} "${vargs[@]}" \
-      --json "$out/variants.json" >> "$out/variants.log" 2>&1
-    log "variants ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
+    timeout $(( $(left) - 10 )) ./build/ingot bench --backend cuda --filter "$1" ${2:+--cases "$2"} \
+      ${vdt:+--dtype "$vdt"} "${vargs[@]}" --json "$out/variants.json" >> "$out/variants.log" 2>&1
+    log "variants of $1 ${vdt:-all dtypes} rc=$? ($(( $(date +%s) - t0 )) s)"
   done
+}
+: > "$out/variants.log"
+if [[ -n ${INGOT_VARIANT_FILTER:-} && $(left) -gt 30 ]]; then
+  variants "$INGOT_VARIANT_FILTER" "${INGOT_VARIANT_CASES:-}" "${INGOT_VARIANTS:-}"
+fi
+if [[ -n ${INGOT_VARIANT2_FILTER:-} && $(left) -gt 30 ]]; then  # a second kernel's variants (other keys)
+  variants "$INGOT_VARIANT2_FILTER" "${INGOT_VARIANT2_CASES:-}" "${INGOT_VARIANTS2:-}"
 fi
 if [[ -n ${INGOT_SASS:-} ]]; then  # (scripts/gpu-sass.sh, its whole listing kept)
   read -ra items <<< "$INGOT_SASS"

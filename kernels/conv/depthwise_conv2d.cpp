@@ -131,7 +131,8 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"}}) {
+  for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"},
+                                  std::pair{"rpo", "odd tap rows into odd row pairs"}}) {
     if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key + " (" + what +
                                   ") applies to row-pair tiles (mma = 1, rp = 1); drop it");
@@ -234,6 +235,15 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
     // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
+    // (rpo 1: the odd tap rows into odd output-row pairs, no register moves for their A: the 7x7 default's 54 moves
+    // beside 49 mma gone, 9 more mma; odd windows only. Off; step 34.)
+    o.odd_pairs = bounded_param(p, "rpo", 0, 1, 0, "depthwise_conv2d") == 1;
+    if (o.odd_pairs && sp.ksize[0] % 2 == 0) {
+      throw std::invalid_argument(
+          "depthwise_conv2d: rpo (odd tap rows into odd output-row pairs) needs an odd window "
+          "height, not " +
+          std::to_string(sp.ksize[0]) + ": drop rpo");
+    }
   }
   // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
   // after it too, one bulk L2 prefetch per round. H200 7x7 bf16, 2026-12-05: pf 2 0.0442 ms, pf 3 0.0469, against
@@ -262,7 +272,7 @@ bool streams(const Params& p) {
 }
 DepthwiseNchwStream stream_of(const Params& p) {
   for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq", "pf"}) {
+       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq", "rpo", "pf"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -308,6 +318,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
   s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
+  s.spec_params.emplace_back("rpo");     // tensor cores with rp: 1 = odd tap rows into odd output-row pairs (odd kh)
   s.spec_params.emplace_back("pf");      // tensor cores with async: L2 prefetch of the plane pf images ahead (0: none)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
@@ -593,6 +604,25 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
             {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
             {{"lq", 2}}},
+           // the odd tap rows into odd output-row pairs (rpo): 7x7 with bias, one image; the tuned schedule (3 pairs
+           // side by side); one warp with several bands and 3 pairs side by side, 3x3; every row's A, 5x5; the output
+           // stage; 1x1 (no odd tap row)
+           {"c2_13x16_7x7_pad3_bias_rp_rpo",
+            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"imgs", 1}, {"rpo", 1}}},
+           {"c2_19x24_7x7_pad3_bias_b9_rp_tuned_rpo",
+            {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"rpo", 1}}},
+           {"c3_23x16_3x3_pad1_b2_rp_mw1_il3_rpo",
+            {.B = 2, .C = 3, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mw", 1}, {"il", 3}, {"rpo", 1}}},
+           {"c2_11x16_5x5_pad2_bias_b2_rp_lq2_rpo",
+            {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+            {{"lq", 2}, {"rpo", 1}}},
+           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rpo",
+            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"os", 1}, {"rpo", 1}}},
+           {"1x1_batch2_rp_rpo", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}, {{"imgs", 1}, {"rpo", 1}}},
            // L2 prefetch of the plane pf images ahead: the tuned schedule (8 images, a group of 1 past them) and 3
            // images per group with a partial last group
            {"c2_13x16_7x7_pad3_bias_b9_rp_pf3",

@@ -68,6 +68,7 @@ struct DepthwiseMmaOptions {
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
   std::uint32_t prefetch = 0;  // async: each round prefetches into L2 the plane this many images ahead (0: none; pf)
+  bool odd_pairs = false;      // rp: the odd tap rows into odd output-row pairs (row_pair_products; odd kh; rpo)
 };
 
 struct DepthwiseMmaPlan {
@@ -295,15 +296,25 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 // at row 2i + 1.
 // loads: how the rows are loaded (RowPairLoads; the lanes' addresses in `at` must follow row_pair_lanes of the same).
 // row_at (optional): this lane's load_matrix address for R instead of at + R ws (rows in a ring, say).
+// odd_pairs (odd kh only; the caller refuses even kh): the odd tap rows multiply aligned row pairs into the odd output
+// pairs (2i - 1, 2i), i = 0 .. pb, whose rows -1 and 2 pb are thrown away, and each lane adds its two accumulators of a
+// row (it holds both: d_2, d_3 of odd pair i and d_0, d_1 of even pair i are the same columns of row 2i). Without it an
+// odd tap row's A takes two words of each of two row-pair loads, and the mma's A operand, four consecutive registers,
+// needs four register moves; with it (kh - 1) / 2 more mma per band (each odd tap row's extra pair), four adds per
+// pair, no moves. Reads the same layout rows (0 .. 2 pb + kh - 2).
 template <class T>
 void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
                        std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
                        const dsl::Val<f32>& init,
                        const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done,
                        RowPairLoads loads = RowPairLoads::pairs,
-                       const std::function<dsl::Val<u32>(std::uint32_t)>& row_at = {}) {
+                       const std::function<dsl::Val<u32>(std::uint32_t)>& row_at = {}, bool odd_pairs = false) {
   using namespace ingot::dsl;
   const auto KH = static_cast<std::uint32_t>(b.size());
+  if (odd_pairs && KH % 2 == 0) {
+    throw std::invalid_argument("row_pair_products: odd output pairs need an odd number of tap rows, not " +
+                                std::to_string(KH));
+  }
   const auto load_at = [&](std::uint32_t R) {
     if (row_at) return load_matrix(xs, row_at(R));
     return load_matrix(xs, R == 0 ? at : Val<u32>(at + R * ws));
@@ -327,25 +338,54 @@ void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const ds
     while (q.size() <= R) q.push_back(load_at(static_cast<std::uint32_t>(q.size())));
     return q[R];
   };
+  // A of the rows (R, R + 1)
+  const auto a_of = [&](std::uint32_t R) {
+    std::array<Val<f32>, 8> a;
+    if (loads == RowPairLoads::quads) {
+      const auto m = quad(R);
+      for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(m[e]);
+    } else {
+      const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
+      a = {cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
+           cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
+    }
+    return a;
+  };
+  if (!odd_pairs || KH == 1) {
+    for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
+      const std::uint32_t n = std::min(il, pb - i0);
+      std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
+      for (std::uint32_t ky = 0; ky < KH; ++ky) {
+        for (std::uint32_t j = 0; j < n; ++j) acc[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky), b[ky], acc[j]);
+      }
+      for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
+    }
+    return;
+  }
+  // Odd pairs: even pair i (rows 2i, 2i + 1) takes the even tap rows (A rows 2i + ky), odd pair i (rows 2i - 1, 2i) the
+  // odd ones (A rows 2i - 1 + ky, even); a group of il even pairs i0 .. i0 + n - 1 needs the odd pairs i0 .. i0 + n,
+  // the first of which the group before computed (carried).
+  std::optional<std::array<Val<f32>, 4>> carried;
+  const Val<f32> zero = 0.0f;
   for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
     const std::uint32_t n = std::min(il, pb - i0);
-    std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
+    std::vector<std::array<Val<f32>, 4>> even(n, {init, init, init, init});
+    const std::uint32_t first_odd = carried ? 1 : 0;  // odd pairs i0 + first_odd .. i0 + n computed here
+    std::vector<std::array<Val<f32>, 4>> odd(n + 1, {zero, zero, zero, zero});
+    if (carried) odd[0] = *carried;
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
-      for (std::uint32_t j = 0; j < n; ++j) {
-        const std::uint32_t R = 2 * (i0 + j) + ky;
-        std::array<Val<f32>, 8> a;
-        if (loads == RowPairLoads::quads) {
-          const auto m = quad(R);
-          for (std::size_t e = 0; e < 8; ++e) a[e] = cast<f32>(m[e]);
-        } else {
-          const auto lo = row(R), hi = row(R + 1);  // A's rows 0-7 and 8-15
-          a = {cast<f32>(lo[0]), cast<f32>(lo[1]), cast<f32>(hi[0]), cast<f32>(hi[1]),
-               cast<f32>(lo[2]), cast<f32>(lo[3]), cast<f32>(hi[2]), cast<f32>(hi[3])};
-        }
-        acc[j] = mma_m16n8k16<T>(k, a, b[ky], acc[j]);
+      if (ky % 2 == 0) {
+        for (std::uint32_t j = 0; j < n; ++j) even[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky), b[ky], even[j]);
+      } else {
+        for (std::uint32_t j = first_odd; j <= n; ++j)
+          odd[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky - 1), b[ky], odd[j]);
       }
     }
-    for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
+    for (std::uint32_t j = 0; j < n; ++j) {
+      done(i0 + j,
+           {even[j][0] + odd[j][2], even[j][1] + odd[j][3], even[j][2] + odd[j + 1][0], even[j][3] + odd[j + 1][1]});
+    }
+    carried = odd[n];
   }
 }
 
@@ -545,7 +585,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                          pt + "y" + std::to_string(e));
             }
           },
-          o.loads);
+          o.loads, {}, o.odd_pairs);
     });
     leave_stage(image_live, y_plane_in);
   };

@@ -83,8 +83,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
                                                      "ahead", "stream", "NQ", "PB",      "pf"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
-constexpr std::array<const char*, 16> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb",  "msm",
-                                                     "mpf", "mwp", "mos", "msw", "mwr", "mrf", "mcg", "mtc"};
+constexpr std::array<const char*, 17> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb",  "msm", "mpf",
+                                                     "mwp", "mos", "msw", "mwr", "mrf", "mcg", "mtc", "mop"};
 
 // The tensor-core kernel's options where a case names no mma key: a ring of plane rows walked by each work-group over
 // the whole image in bands of 4 output rows, the weights as tap pairs (40 KB of shared memory for 7x7 and 16 channels).
@@ -198,6 +198,8 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   // (mcg 1 / 2: mrf's loads streamed, coherent through L2, so that ptxas keeps them on their side of the barriers;
   // issued after / before the band's first barrier; step 34.)
   o.streamed_fill = bounded_param(p, "mcg", 0, 2, d.streamed_fill, "depthwise_conv2d_nhwc");
+  // (mop 1: the odd tap rows into odd output-row pairs, no register moves for their A; odd windows only; step 34.)
+  o.odd_pairs = bounded_param(p, "mop", 0, 1, d.odd_pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mtc 1: each thread copies the NHWC stage's chunks it transposes, one barrier less per band. H100 step 33: within
   // 1% of the default; off.)
   o.own_copies = bounded_param(p, "mtc", 0, 1, d.own_copies ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
@@ -307,6 +309,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("mrf");      // tensor cores with bands: 1 = later bands' rows through registers
   s.spec_params.emplace_back("mcg");      // tensor cores with mrf: 1 / 2 = its loads streamed, after / before a barrier
   s.spec_params.emplace_back("mtc");      // tensor cores with bands: 1 = each thread copies the chunks it transposes
+  s.spec_params.emplace_back("mop");      // tensor cores: 1 = odd tap rows into odd output-row pairs (odd kh)
   s.spec_params.emplace_back("px");       // 1: pixel tensor cores (pixels along M, channels along N; f16/bf16)
   s.spec_params.emplace_back("pr");       // pixel tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("ps");       // pixel tensor cores: 16-column segments per work-group
@@ -453,6 +456,22 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             {.B = 3, .C = 16, .size = {12, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
             {{"mr", 4}, {"mw", 3}, {"il", 1}, {"lq", 0}}},
            {"mma_c8_9x17_5x4_pad2_mc8_lq2", {.B = 2, .C = 8, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"lq", 2}}},
+           // The odd tap rows into odd output-row pairs (mop): the ring default's keys with bias; one pair at a time
+           // (each group's last odd pair carried into the next) over 3 rounds; three pairs side by side, 8 channels;
+           // two groups of two pairs with quads, 5x5; 1x1 (no odd tap row).
+           {"mma_c16_13x16_7x7_pad3_bias_mr4_mb4_mwp1_mos1_mwr1_mop1",
+            {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mb", 4}, {"mwp", 1}, {"mos", 1}, {"mwr", 1}, {"mop", 1}}},
+           {"mma_c16_12x20_7x7_pad3_b3_mr4_mw3_il1_mop1",
+            {.B = 3, .C = 16, .size = {12, 20}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            {{"mr", 4}, {"mw", 3}, {"il", 1}, {"mop", 1}}},
+           {"mma_c32_5x9_3x3_pad1_mr6_il3_mc8_mop1",
+            {.B = 2, .C = 32, .size = {5, 9}, .k = {3, 3}, .pad = {1, 1}},
+            {{"mr", 6}, {"il", 3}, {"mc", 8}, {"mop", 1}}},
+           {"mma_c16_11x18_5x5_pad2_mr8_il2_lq2_mop1",
+            {.B = 2, .C = 16, .size = {11, 18}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+            {{"mr", 8}, {"il", 2}, {"lq", 2}, {"mop", 1}}},
+           {"mma_c16_4x5_1x1_b2_mop1", {.B = 2, .C = 16, .size = {4, 5}, .k = {1, 1}}, {{"mop", 1}}},
            // Bands through a ring of plane rows (mb): 4 bands of 4 rows over P = 13 (the last band partial), bias,
            // 7x7, shared memory over 48 KB allowed (not taken here); 3 bands per work-group over 5 bands (the second
            // run's third band past P), two strips; 8 channels, Q odd, kh != kw, one band per run past the last.
@@ -772,9 +791,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         if (mma) {
           const DepthwiseNhwcMma o = mma_of(t, sp, p);  // (the kernel refuses what it does not take, with the reason)
           const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
-          // The ring default as it is (no tensor-core key named but mwp, mos, msw, mwr) with its weights as tap pairs
-          // (mwp 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per SM, 4 x
-          // 40 KB of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64
+          // The ring default as it is (no tensor-core key named but mwp, mos, msw, mwr, mop) with its weights as tap
+          // pairs (mwp 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per
+          // SM, 4 x 40 KB of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64
           // registers with the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills); with its
           // weights in registers (mwr 1) to 80: 3 work-groups per SM (79 registers, no spills; at 64 it spills 32
           // bytes and runs 27% slower, H200 step 33).
@@ -782,8 +801,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
           bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
           for (const char* key : kMmaKernelKeys) {
             const std::string_view named(key);
-            as_default = as_default &&
-                         (named == "mwp" || named == "mos" || named == "msw" || named == "mwr" || p.count(key) == 0);
+            as_default = as_default && (named == "mwp" || named == "mos" || named == "msw" || named == "mwr" ||
+                                        named == "mop" || p.count(key) == 0);
           }
           const std::uint32_t regs = o.weights_in_registers ? 80 : 64;
           if (as_default) bounds["minb"] = std::max<std::uint32_t>(65536 / (regs * G), 1);

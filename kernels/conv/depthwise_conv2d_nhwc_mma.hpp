@@ -126,6 +126,9 @@ struct DepthwiseNhwcMma {
   // may not move past a barrier as it moved the read-only loads (step 34): 1 issued after the band's first barrier (as
   // without), 2 before it (the loads then wait out that barrier and the products).
   std::uint32_t streamed_fill = 0;
+  // The odd tap rows into odd output-row pairs (row_pair_products' odd_pairs; odd kh): no register moves to assemble
+  // their A (48 of the 7x7 default's 144 product instructions per warp and band), 3 more mma and 16 adds (step 34).
+  bool odd_pairs = false;
   // With bands (and the NHWC stage): each thread copies the two 16-byte chunks it later transposes (the pixel pair's
   // columns 2 jp, 2 jp + 1), so that its own async_wait makes them visible to it and the barrier between the copies'
   // wait and the transposition goes: two barriers per band, not three (the band's products end with a barrier, after
@@ -279,6 +282,10 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
       " here)";
   if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
   if (o.register_fill && nbw < 2) return "fills the ring of later bands through registers (mrf): " + two_bands;
+  if (o.odd_pairs && s.ksize[0] % 2 == 0) {
+    return "multiplies the odd tap rows into odd output-row pairs (mop), which needs an odd window height, not " +
+           std::to_string(s.ksize[0]) + ": drop mop";
+  }
   if (o.streamed_fill > 2) return "takes mcg 0, 1 or 2, not " + std::to_string(o.streamed_fill);
   if (o.streamed_fill && !o.register_fill) {
     return "streams the loads of the fill through registers (mcg), which needs that fill: set mrf 1 or 2, or drop mcg";
@@ -437,7 +444,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         }
         row_pair_products<T>(
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
-            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
+            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at, o.odd_pairs);
         if (mid && r == 0 && e == 0) mid();
       }
       // 3a. D to the stage: pixel (row 2i + e, column q0 + f) at stage pixel row * qs + q0 + f, channels 2 cp and

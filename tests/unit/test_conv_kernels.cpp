@@ -847,6 +847,26 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
       EXPECT_EQ(count(kl, "mma.sync"), count(pairs, "mma.sync")) << lq;
       EXPECT_EQ(whole_loads(kl), whole) << lq;
     }
+    // rpo: the odd tap rows into odd output-row pairs, whose A is one load's registers: every mma takes a whole load
+    // (the 3 odd tap rows' extra pair: 3 more mma per band), the same loads; refused for an even window height and
+    // without rp.
+    Params odd = p;
+    odd["rpo"] = 1;
+    ir::Kernel ko;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &ko), "");
+    EXPECT_EQ(count(ko, "mma.sync"), count(pairs, "mma.sync") + 3);
+    EXPECT_EQ(whole_loads(ko), count(ko, "mma.sync"));
+    EXPECT_EQ(count(ko, "ldmatrix"), count(pairs, "ldmatrix"));
+    odd["kh"] = 4, odd["pad_h"] = 2;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, odd)
+                  .find("rpo (odd tap rows into odd output-row pairs) "
+                        "needs an odd window height, not 4"),
+              std::string::npos)
+        << build_with(reg, "depthwise_conv2d", DType::bf16, odd);
+    odd = p, odd["rpo"] = 1, odd["rp"] = 0;
+    EXPECT_NE(
+        build_with(reg, "depthwise_conv2d", DType::bf16, odd).find("rpo (odd tap rows into odd row pairs) applies"),
+        std::string::npos);
     Params lq3 = p;
     lq3["lq"] = 3;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lq3).find("lq = 3 must be in [0, 2]"),
@@ -1265,6 +1285,37 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, rf_dflt, &k), "");
     const std::string src = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
     EXPECT_EQ(src.find("cp.async"), std::string::npos);
+  }
+  {  // mcg (mrf's loads streamed, after / before the band's first barrier): __ldcg in the CUDA print; refused without
+     // mrf and past 2
+    Params cg = p;
+    cg["mr"] = 4, cg["mb"] = 2, cg["mrf"] = 1, cg["mcg"] = 2;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, cg, &k), "");
+    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("__ldcg("), std::string::npos);
+    cg.erase("mrf");
+    EXPECT_NE(why(cg).find("streams the loads of the fill through registers (mcg), which needs that fill"),
+              std::string::npos)
+        << why(cg);
+    cg["mrf"] = 1, cg["mcg"] = 3;
+    EXPECT_NE(why(cg).find("mcg = 3 must be in [0, 2]"), std::string::npos) << why(cg);
+  }
+  {  // mop (odd tap rows into odd output-row pairs): 3 more mma per channel and band of 2 pairs (7x7); the ring
+     // default's launch bounds kept; refused for an even window height
+    Params op = dflt;
+    ir::Kernel base;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &base), "");
+    op["mop"] = 1;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &k), "");
+    EXPECT_EQ(k.bounds, base.bounds);
+    const auto mmas = [](const ir::Kernel& kk) {
+      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
+      std::size_t n = 0;
+      for (std::size_t at = cu.find("mma.sync"); at != std::string::npos; at = cu.find("mma.sync", at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(mmas(k), mmas(base) + 2 * 3);  // (a warp's two channels)
+    op["kh"] = 6, op["pad_h"] = 3;
+    EXPECT_NE(why(op).find("(mop), which needs an odd window height, not 6"), std::string::npos) << why(op);
   }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
