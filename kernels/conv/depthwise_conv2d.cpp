@@ -240,8 +240,7 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     o.odd_pairs = bounded_param(p, "rpo", 0, 1, 0, "depthwise_conv2d") == 1;
     if (o.odd_pairs && sp.ksize[0] % 2 == 0) {
       throw std::invalid_argument(
-          "depthwise_conv2d: rpo (odd tap rows into odd output-row pairs) needs an odd window "
-          "height, not " +
+          "depthwise_conv2d: rpo (odd tap rows into odd output-row pairs) needs an odd window height, not " +
           std::to_string(sp.ksize[0]) + ": drop rpo");
     }
   }

@@ -28,7 +28,8 @@
 // contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
 // By default (lq 1, RowPairLoads) a load's four matrices come in A's register order, (R, k 0-7), (R + 1, k 0-7),
 // (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in
-// the SASS against 80).
+// the SASS against 80). With rpo 1 the odd tap rows multiply such aligned pairs into the odd output-row pairs instead
+// (row_pair_products' odd_pairs): no moves, (kh - 1) / 2 more mma per band (step 34).
 #pragma once
 
 #include <algorithm>
@@ -56,7 +57,7 @@ namespace ingot::kernels {
 // load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
 enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
 
-// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq).
+// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq, rpo, pf).
 struct DepthwiseMmaOptions {
   std::uint32_t images = 1;  // planes of one channel per work-group
   bool async = false;        // planes through two buffers by asynchronous copies

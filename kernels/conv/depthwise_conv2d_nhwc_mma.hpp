@@ -36,11 +36,12 @@
 // block's weights are read from shared memory each band, as packed tap pairs (mwp 1, the ring default's: two 4-byte
 // loads per tap row) or the taps (four 2-byte loads and four selects per tap row), or held in each warp's registers
 // across the loop (mwr 1, the ring default's where each warp has one task, since step 33). mrf: the new rows through
-// registers instead of the stage (refuted, step 33). msm: the shared memory allowed (KB; CUDA's dynamic shared memory
-// above 48). H200 7x7 bf16: mr 4 mb 14 (the default for 16-bit windows of 5 or more rows, depthwise_conv2d_nhwc.cpp)
-// with the pairs 0.0830 ms, with the taps 0.0932; mr 8 mb 7 (msm 112: 80 KB) with the pairs 0.0898
-// (docs/performance.md, step 30; step 21: the FMA stream kernel 0.1122); with the rotated stage 0.0753 (step 32's),
-// with mwr 0.0686 (step 33).
+// registers instead of the stage (refuted, step 33); mcg: those loads streamed, coherent, so that ptxas cannot sink
+// them past a barrier (step 34). mop: the odd tap rows into odd output-row pairs, no register moves (step 34). msm: the
+// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (the default for 16-bit
+// windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) with the pairs 0.0830 ms, with the taps 0.0932; mr 8 mb 7 (msm
+// 112: 80 KB) with the pairs 0.0898 (docs/performance.md, step 30; step 21: the FMA stream kernel 0.1122); with the
+// rotated stage 0.0753 (step 32's), with mwr 0.0686 (step 33).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
