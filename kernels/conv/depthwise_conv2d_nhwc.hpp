@@ -171,7 +171,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   auto load_c = [&](const In<T>& buf, const Val<u32>& index) { return load_channels(buf, index, VC, VW); };
 
   // Accumulators acc[r][j*VC + e] of output row p0+r, column q0+j, channel c0+e.
-  std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
+  std::vector<Val<f32>> init(std::size_t{V} * VC, Val<f32>(0.0f));
   if (s.bias) {
     const auto bv = load_c(bias, c0);
     for (std::uint32_t e = 0; e < VC; ++e) {
@@ -181,7 +181,7 @@ void depthwise_conv2d_nhwc(dsl::KernelBuilder& k, const ConvSpec& s, const Depth
   }
   std::vector<std::vector<Var<f32>>> acc(VH);
   for (std::uint32_t rr = 0; rr < VH; ++rr) {
-    acc[rr].reserve(V * VC);  // a reallocation would copy (re-declare) the variables
+    acc[rr].reserve(std::size_t{V} * VC);  // a reallocation would copy (re-declare) the variables
     for (std::uint32_t a = 0; a < V * VC; ++a) acc[rr].emplace_back(k, init[a], "acc" + std::to_string(rr));
   }
 

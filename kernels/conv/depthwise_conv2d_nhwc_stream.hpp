@@ -62,7 +62,7 @@
 namespace ingot::kernels {
 
 // Largest ring (the portable static shared-memory limit of CUDA, HIP and OpenCL devices).
-inline constexpr std::uint64_t kStreamSmemBytes = 48 * 1024;
+inline constexpr std::uint64_t kStreamSmemBytes = std::uint64_t{48} * 1024;
 
 // A tiling (the library's default per window and dtype: depthwise_nhwc_stream_default below).
 struct DepthwiseNhwcStream {
@@ -238,7 +238,7 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   }
   auto weight = [&](std::uint32_t e, std::uint32_t ty, std::uint32_t tx) { return wf[e * taps + ty * KW + tx]; };
 
-  std::vector<Val<f32>> init(V * VC, Val<f32>(0.0f));
+  std::vector<Val<f32>> init(std::size_t{V} * VC, Val<f32>(0.0f));
   if (s.bias) {
     const auto bv = load_channels(bias, c0, VC, VW);
     for (std::uint32_t e = 0; e < VC; ++e) {
@@ -248,7 +248,7 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   }
   std::vector<std::vector<Var<f32>>> acc(L.PB);
   for (std::uint32_t rr = 0; rr < L.PB; ++rr) {
-    acc[rr].reserve(V * VC);  // a reallocation would copy (re-declare) the variables
+    acc[rr].reserve(std::size_t{V} * VC);  // a reallocation would copy (re-declare) the variables
     for (std::uint32_t a = 0; a < V * VC; ++a) acc[rr].emplace_back(k, init[a], "acc" + std::to_string(rr));
   }
 
