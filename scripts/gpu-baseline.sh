@@ -10,6 +10,7 @@
 #              INGOT_VARIANTS="K=V,K=V K=V" (space-separated: each also run as ingot bench --variant, beside the default)
 #              INGOT_VARIANT2_FILTER, INGOT_VARIANT2_CASES, INGOT_VARIANTS2: the same for a second kernel (its own keys)
 #              INGOT_CHECK_FILTER=a,b (ingot test --backend cuda under memcheck) INGOT_MEMCHECK_CAP=seconds
+#              INGOT_SNAP_GPU=H200 (the snap only on that card; the rest runs on any)
 #              INGOT_SNAP_CHECK=1 (snap --check: every row also against the CPU oracle at its size; 15-25 s a row for
 #              the issue-7 rows on the 16-core H200 machine: 30 rows do not fit one call with the reference)
 #              INGOT_B2B=N (the reference and snap again with N launches back to back per timed window:
@@ -40,6 +41,13 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGOT_WERROR=OFF -DING
 rm -f "$out/build.tmp"
 log "build: $(( $(date +%s) - t0 )) s"
 ./build/ingot device >> "$out/summary.txt" 2>&1
+# INGOT_SNAP_GPU=NAME (e.g. H200): the snap and reference only on that card (a baseline of record), the later steps on
+# any card (variants compare within the call)
+snap_gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+if [[ -n ${INGOT_SNAP_FILTER:-} && -n ${INGOT_SNAP_GPU:-} && $snap_gpu != *"$INGOT_SNAP_GPU"* ]]; then
+  log "no snap: the GPU is '${snap_gpu:-none}', not the $INGOT_SNAP_GPU asked for (INGOT_SNAP_GPU)"
+  INGOT_SNAP_FILTER=
+fi
 if [[ -n ${INGOT_SNAP_FILTER:-} ]]; then
   args=(--filter "$INGOT_SNAP_FILTER" ${INGOT_SNAP_CASES:+--cases "$INGOT_SNAP_CASES"})
   ./build/ingot bench --emit-cases "$out/cases.tmp" "${args[@]}" > /dev/null
