@@ -713,13 +713,19 @@ void store(const Buffer<T, A>& buf, const I& index, const V& v) {
 // multiple of width (buffers are allocated at least 16-byte aligned, so the access is
 // aligned); every element lies inside the buffer. Write the tail of a row that is not a
 // multiple of width with scalar loads/stores.
+namespace detail {
 template <class T, Access A, class I>
-std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
+std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width, bool streamed) {
   static_assert(A != Access::Write, "load from an Out<> buffer: declare it InOut<>");
   KernelBuilder& k = *buf.builder();
   std::vector<Val<T>> out;
-  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width)) out.emplace_back(&k, e);
+  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), index_id(k, index), width, streamed)) out.emplace_back(&k, e);
   return out;
+}
+}  // namespace detail
+template <class T, Access A, class I>
+std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
+  return detail::load_vec(buf, index, width, false);
 }
 
 // load_vec of a global buffer whose values this work-group reads once (ir.hpp, Stmt::streamed): the same values,
@@ -727,12 +733,7 @@ std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint3
 // load on its side of each barrier (the read-only path's loads it may move past one). A TraceError for shared memory.
 template <class T, Access A, class I>
 std::vector<Val<T>> load_vec_streamed(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
-  static_assert(A != Access::Write, "load from an Out<> buffer: declare it InOut<>");
-  KernelBuilder& k = *buf.builder();
-  std::vector<Val<T>> out;
-  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width, true))
-    out.emplace_back(&k, e);
-  return out;
+  return detail::load_vec(buf, index, width, true);
 }
 
 // Stores values[j] at buf[index + j] in one access (rules as load_vec; width = values.size()).
