@@ -221,6 +221,14 @@ std::string build_with(const Registry& reg, const std::string& name, DType t, co
   }
   return "";
 }
+
+// How often `what` occurs in kernel kk's optimised CUDA print.
+std::size_t count_in_cuda(const ir::Kernel& kk, const std::string& what) {
+  const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
+  std::size_t n = 0;
+  for (std::size_t at = cu.find(what); at != std::string::npos; at = cu.find(what, at + 1)) ++n;
+  return n;
+}
 }  // namespace
 
 // conv2d_grouped: the tensor-core kernel is the 16-bit default where it applies (8 input channels
@@ -813,12 +821,7 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   {
     // Row pairs (rp, the tuned schedule's default): each layout row loaded once per band — a 56x56 plane in 4 bands of
     // 7 pairs loads 10 pairs of rows per band (7x7) against 49 load_matrix for the 16 x 8 tiles' 7 rounds.
-    const auto count = [](const ir::Kernel& kk, const std::string& what) {
-      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
-      std::size_t n = 0;
-      for (std::size_t at = cu.find(what); at != std::string::npos; at = cu.find(what, at + 1)) ++n;
-      return n;
-    };
+    const auto count = count_in_cuda;
     ir::Kernel pairs, tiles;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &pairs), "");
     Params p0 = p;
@@ -1307,13 +1310,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     op["mop"] = 1;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &k), "");
     EXPECT_EQ(k.bounds, base.bounds);
-    const auto mmas = [](const ir::Kernel& kk) {
-      const std::string cu = codegen::emit(passes::optimize(kk), codegen::Target::CUDA).source;
-      std::size_t n = 0;
-      for (std::size_t at = cu.find("mma.sync"); at != std::string::npos; at = cu.find("mma.sync", at + 1)) ++n;
-      return n;
-    };
-    EXPECT_EQ(mmas(k), mmas(base) + 2 * 3);  // (a warp's two channels)
+    EXPECT_EQ(count_in_cuda(k, "mma.sync"), count_in_cuda(base, "mma.sync") + 2 * 3);  // (a warp's two channels)
     op["kh"] = 6, op["pad_h"] = 3;
     EXPECT_NE(why(op).find("(mop), which needs an odd window height, not 6"), std::string::npos) << why(op);
   }
