@@ -1310,7 +1310,8 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     op["mop"] = 1;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &k), "");
     EXPECT_EQ(k.bounds, base.bounds);
-    EXPECT_EQ(count_in_cuda(k, "mma.sync"), count_in_cuda(base, "mma.sync") + 2 * 3);  // (a warp's two channels)
+    EXPECT_EQ(count_in_cuda(k, "mma.sync"),
+              count_in_cuda(base, "mma.sync") + 6u);  // (3 for each of a warp's 2 channels)
     op["kh"] = 6, op["pad_h"] = 3;
     EXPECT_NE(why(op).find("(mop), which needs an odd window height, not 6"), std::string::npos) << why(op);
   }
