@@ -166,6 +166,17 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
 bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.smem && !tile.mma && bounded_param(p, "os", 0, 1, 0, "depthwise_conv2d") == 1;
 }
+// Planes side by side per work-group of the staged-plane kernel, one thread per tile of each: "planes" (1-8, default 1;
+// refused without the staged-plane kernel, and by depthwise_conv2d_smem_layout where the planes' threads exceed 256 or
+// their buffers the shared-memory limit).
+std::uint32_t smem_planes(const DepthwiseConv2dTile& tile, const Params& p) {
+  if (p.count("planes") && !tile.smem) {
+    throw std::invalid_argument(
+        "depthwise_conv2d: planes (planes per work-group, side by side) applies to the staged-plane kernel (smem = 1); "
+        "drop planes");
+  }
+  return tile.smem ? bounded_param(p, "planes", 1, 8, 1, "depthwise_conv2d") : 1;
+}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool rp = mma_row_pairs(sp, tile, p);
   return mma_tuned(tile, p) &&
@@ -270,8 +281,8 @@ bool streams(const Params& p) {
   return false;
 }
 DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key :
-       {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq", "rpo", "pf"}) {
+  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq",
+                          "rpo", "pf", "planes"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
                                   " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
@@ -307,6 +318,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
+  s.spec_params.emplace_back("planes");   // smem: planes side by side per work-group (one thread per tile of each)
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
@@ -467,6 +479,39 @@ void register_depthwise_conv2d(harness::Registry& r) {
       p["async"] = 1;
       p["imgs"] = imgs;
     }
+    s.tests.push_back({name, p});
+  }
+  // Planes side by side per work-group (planes): a channel's images in pairs with the last past the batch (B = 3),
+  // tiles not a multiple of 32 (26 per plane: a plane's threads end inside a warp) with bias and launch bounds; partial
+  // tiles both ways with three images per work-group (one past B); the output stage through each plane's buffer.
+  for (const auto& [name, c, vh, vw, np, os, minb] :
+       std::vector<std::tuple<std::string, ConvCase, int, int, int, int, int>>{
+           {"c5_13x16_7x7_pad3_bias_b3_smem_planes2_minb2_t1x8",
+            {.B = 3, .C = 5, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            1,
+            8,
+            2,
+            0,
+            2},
+           {"c3_11x30_5x5_pad2_b2_smem_planes3_t2x8",
+            {.B = 2, .C = 3, .size = {11, 30}, .k = {5, 5}, .pad = {2, 2}},
+            2,
+            8,
+            3,
+            0,
+            0},
+           {"c2_14x28_7x7_pad3_bias_b3_smem_os_planes2_t7x7",
+            {.B = 3, .C = 2, .size = {14, 28}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
+            7,
+            7,
+            2,
+            1,
+            0}}) {
+    auto p = with_tile(conv_params(f, c), vh, vw);
+    p["smem"] = 1;
+    p["planes"] = np;
+    if (os) p["os"] = 1;
+    if (minb) p["minb"] = minb;
     s.tests.push_back({name, p});
   }
   // The staged plane with halo columns by shuffle: rows of 2 to 7 tiles (warps span rows), two
@@ -984,6 +1029,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
     (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
     (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
+    (void)smem_planes(tile, p);        // refuses planes without the staged-plane kernel
     if (p.count("pf") && !tile.mma && !(p.count("mma") && param(p, "mma") == 1)) {
       throw std::invalid_argument(
           "depthwise_conv2d: pf (L2 prefetch of planes ahead) applies to the tensor-core kernel with async (mma = 1, "
@@ -1008,10 +1054,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
           return depthwise_conv2d_nchw_mma<T>(k, sp, o);
         }
       }
-      apply_launch_bounds(k, p, 256, tile.may_shuffle() || tile.mma);  // shuffles and mma need declared bounds
+      // (shuffles and mma need declared bounds; minb of the staged-plane kernel counts its own work-groups)
+      const std::uint32_t bounds_group =
+          tile.smem && p.count("minb") ? depthwise_conv2d_smem_layout(sp, tile, sizeof(T), smem_planes(tile, p)).group
+                                       : 256u;
+      apply_launch_bounds(k, p, bounds_group, tile.may_shuffle() || tile.mma);
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                      smem_output_stage(tile, p));
+                                      smem_output_stage(tile, p), smem_planes(tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }
@@ -1037,9 +1087,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
           group);
     }
     if (tile.smem) {
-      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
+      const std::uint32_t np = smem_planes(tile, p);
+      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t), np).group;
       return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
-                                                           mma_images(sp, tile, p), plane_async(sp, tile, p)) *
+                                                           mma_images(sp, tile, p), plane_async(sp, tile, p), np) *
                                   group,
                               group);
     }

@@ -209,10 +209,11 @@ void zero_plane_border(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const Pl
   }
 }
 
-// Stores the chunks load_plane gave into the plane's place in xs.
+// Stores the chunks load_plane gave into the plane's place in layout L at xs[base ..).
 template <class T>
 void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSmem& L,
-                 const std::vector<std::vector<dsl::Val<T>>>& got, const dsl::Val<u32>& lid, std::uint32_t G) {
+                 const std::vector<std::vector<dsl::Val<T>>>& got, const dsl::Val<u32>& lid, std::uint32_t G,
+                 const dsl::Val<u32>& base = dsl::Val<u32>(0u)) {
   using namespace ingot::dsl;
   const std::uint32_t per_row = L.W / L.vc;
   const auto store_at = [&](const Val<u32>& at, std::uint32_t r) {
@@ -224,12 +225,12 @@ void store_plane(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const PlaneSme
   };
   if (const PlaneRowRounds rr = plane_row_rounds(L, G); rr.rows) {
     for_row_rounds(k, lid, G, L.H, per_row, "st", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
-      store_at(k.let("st" + std::to_string(r), (row0 + r * rr.rows + L.top) * L.ws + ch * L.vc + L.off), r);
+      store_at(k.let("st" + std::to_string(r), (row0 + r * rr.rows + L.top) * L.ws + ch * L.vc + L.off + base), r);
     });
     return;
   }
   for_group_rounds(k, lid, G, L.H * per_row, "st", true, [&](const Val<u32>& ch, std::uint32_t r) {
-    store_at(k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off), r);
+    store_at(k.let("st_at", (ch / per_row + L.top) * L.ws + (ch % per_row) * L.vc + L.off + base), r);
   });
 }
 
@@ -307,14 +308,15 @@ void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
   });
 }
 
-// Copies the plane at x[x_plane ..) into xs (layout L) with the G threads of the work-group (lid:
-// local id), writes the border zeros, and ends with a barrier (every thread must reach it).
+// Copies the plane at x[x_plane ..) into xs[base ..) (layout L) with G threads (lid: the thread's index among them),
+// writes the border zeros, and ends with a barrier (every thread of the work-group must reach it).
 template <class T, dsl::Access A>
 void stage_plane(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
-                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G) {
+                 const dsl::Val<u32>& x_plane, const dsl::Val<u32>& lid, std::uint32_t G,
+                 const dsl::Val<u32>& base = dsl::Val<u32>(0u)) {
   const auto got = load_plane(k, x, L, x_plane, lid, G);  // every load in flight first
-  zero_plane_border(k, xs, L, lid, G);
-  store_plane(k, xs, L, got, lid, G);
+  zero_plane_border(k, xs, L, lid, G, base);
+  store_plane(k, xs, L, got, lid, G, base);
   k.barrier();
 }
 

@@ -738,6 +738,60 @@ TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
   EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), 6u * 224);
 }
 
+// The staged-plane kernel with planes side by side ("planes"): one thread per tile of each plane, one channel's images
+// per work-group (the weights uniform), its launch, its launch bounds under minb, and its refusals.
+TEST(ConvKernels, DepthwiseSmemPlanesSideBySide) {
+  const Registry reg = builtin_registry();
+  const auto& dw = spec(reg, "depthwise_conv2d");
+  Params p{{"B", 5},     {"C", 3},     {"H", 56},   {"W", 56},       {"kh", 7},       {"kw", 7},
+           {"pad_h", 3}, {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1},
+           {"dil_w", 1}, {"smem", 1},  {"VH", 1},   {"VW", 28},      {"preload", 0}};
+  EXPECT_EQ(dw.geometry(DType::f32, p).group_size[0], 128u);  // 112 tiles of 1x28, rounded to whole warps
+  EXPECT_EQ(dw.geometry(DType::f32, p).total_threads(), 5u * 3 * 128);
+  Params two = p;
+  two["planes"] = 2;  // 2 x 112 threads, 3 channels x 3 pairs of images (the last pair's second past B = 5)
+  EXPECT_EQ(dw.geometry(DType::f32, two).group_size[0], 224u);
+  EXPECT_EQ(dw.geometry(DType::f32, two).total_threads(), 3u * 3 * 224);
+  ir::Kernel k2;
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, two, &k2), "");
+  EXPECT_EQ(k2.bounds.max_group_threads, 0u);  // no bounds declared without minb
+  Params capped = two;
+  capped["minb"] = 5;  // launch bounds of the 224-thread work-group it launches, not of 256 threads
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, capped, &k2), "");
+  EXPECT_EQ(k2.bounds.max_group_threads, 224u);
+  EXPECT_EQ(k2.bounds.min_groups_per_core, 5u);
+  namespace kn = ingot::kernels;
+  kn::ConvSpec sp;
+  sp.name = "dw7";
+  sp.in_channels = sp.out_channels = sp.groups = 3;
+  sp.in_size = {56, 56};
+  sp.ksize = {7, 7};
+  sp.stride = {1, 1};
+  sp.pad = {3, 3};
+  sp.dilation = {1, 1};
+  const kn::DepthwiseSmemLayout one = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4);
+  const kn::DepthwiseSmemLayout L = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4, 2);
+  EXPECT_EQ(L.per_plane, 112u);
+  EXPECT_EQ(L.plane_stride % 4, 0u);  // each plane's buffer starts on 16 bytes
+  EXPECT_GE(L.plane_stride, L.plane.elements());
+  EXPECT_EQ(L.plane.ws, one.plane.ws);  // the same bank-friendly row stride where both planes fit
+  // refusals, each with what to change
+  Params bad = two;
+  bad["planes"] = 3;  // 336 threads
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("allow planes <= 2"), std::string::npos);
+  bad = p, bad["VH"] = 7, bad["VW"] = 8, bad["planes"] = 4;  // 4 planes of 16.9 KB
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("use fewer planes"), std::string::npos);
+  bad = two, bad["async"] = 1, bad["imgs"] = 2;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("drop one"), std::string::npos);
+  bad = two, bad["VH"] = 7, bad["VW"] = 8, bad["preload"] = 1, bad["shfl"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("use shfl = 0"), std::string::npos);
+  bad = two, bad.erase("smem"), bad.erase("VH"), bad.erase("VW"), bad.erase("preload");
+  EXPECT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, bad), "");  // the f32 default is the staged plane
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop planes"), std::string::npos);
+  bad["planes"] = 9;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad), "");
+}
+
 TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   const Registry reg = builtin_registry();
   const auto& dw = spec(reg, "depthwise_conv2d");
