@@ -14,16 +14,17 @@
 // next plane copied while this one is read, the weights and the border set up once).
 // With os: every tile of the plane in one round, then the outputs through the plane's buffer (at a bank-friendly
 // row stride) and out as 16-byte vectors (for tiles whose rows are not whole vectors: 7x7).
-// With planes > 1: work-group g takes channel g % C of `planes` images side by side, each plane in its own buffer, by
-// its own `tiles` threads (one tile each: thread lid takes image (g / C) * planes + lid / tiles, tile lid % tiles), so
-// a work-group of planes x tiles threads has no idle lanes where a plane's tiles are not a multiple of 32 (1x28 tiles
-// of a 56x56 plane: 112 threads, two planes in 224), and the weights (one channel) stay uniform; one barrier serves
-// all. Layout: the row stride with the fewest bank conflicts for the tiles' row reads (smem_banks.hpp), the plane
-// copied in row-aligned rounds (plane_smem.hpp). Measured (H200, 2026-12-01, fourth session): slower than the register
-// kernel for 3x3 (bf16 2x8: 69.8% of copy against 75.3%) — shared-memory wavefronts (L1/TEX 92%) and ~23 instructions
-// per output. 2026-12-03 seventeenth session, f32 7x7 N32 C384 56x56: 7x8 tiles 60.5% of copy against 43.5% for the
-// register kernel's 2x8 — the f32 default for windows of 5 or more rows where the plane fits; 7x7 tiles with os 58.5%.
-// docs/performance.md.
+// With planes > 1: work-group g takes channel g % C of `planes` images side by side, each plane in its own buffer,
+// by its own `tiles` threads (one tile each: thread lid takes image (g / C) * planes + lid / tiles, tile lid % tiles),
+// so a work-group of planes x tiles threads has no idle lanes where a plane's tiles are not a multiple of 32 (1x28
+// tiles of a 56x56 plane: 112 threads, two planes in 224), and the weights (one channel) stay uniform; one barrier
+// serves every plane.
+// Layout: the row stride with the fewest bank conflicts for the tiles' row reads (smem_banks.hpp), the plane copied
+// in row-aligned rounds (plane_smem.hpp).
+// Measured (H200, 2026-12-01, fourth session): slower than the register kernel for 3x3 (bf16 2x8: 69.8% of copy
+// against 75.3%) — shared-memory wavefronts (L1/TEX 92%) and ~23 instructions per output. 2026-12-03 seventeenth
+// session, f32 7x7 N32 C384 56x56: 7x8 tiles 60.5% of copy against 43.5% for the register kernel's 2x8 — the f32
+// default for windows of 5 or more rows where the plane fits; 7x7 tiles with os 58.5%. docs/performance.md.
 #pragma once
 
 #include <algorithm>
