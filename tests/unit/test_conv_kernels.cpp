@@ -206,6 +206,19 @@ TEST(CausalConv1d, UpdateAfterPrefillContinuesTheSequence) {
 }
 
 namespace {
+// A depthwise 7x7 convolution of `channels` 56x56 planes, stride 1, padding 3 (the bench's 7x7 shape).
+ingot::kernels::ConvSpec depthwise_7x7_56x56_spec(std::uint32_t channels) {
+  ingot::kernels::ConvSpec sp;
+  sp.name = "dw7";
+  sp.in_channels = sp.out_channels = sp.groups = channels;
+  sp.in_size = {56, 56};
+  sp.ksize = {7, 7};
+  sp.stride = {1, 1};
+  sp.pad = {3, 3};
+  sp.dilation = {1, 1};
+  return sp;
+}
+
 // Builds kernel `name` of dtype t from the first test case with `set` applied; returns the error
 // text, or "" when it builds (k receives the kernel).
 std::string build_with(const Registry& reg, const std::string& name, DType t, const Params& set,
@@ -703,14 +716,7 @@ TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
   // 72 none; so the staged-plane kernel's layout takes 72 (and the copies in row-aligned rounds).
   EXPECT_EQ(kn::bank_friendly_row_stride(64, 200, 1, 4, 4, 64, 8, 7, 7), 72u);
   EXPECT_EQ(kn::bank_friendly_row_stride(64, 70, 1, 4, 4, 64, 8, 7, 7), 68u);  // within the limit: 2-way, not 4
-  kn::ConvSpec sp;
-  sp.name = "dw7";
-  sp.in_channels = sp.out_channels = sp.groups = 5;
-  sp.in_size = {56, 56};
-  sp.ksize = {7, 7};
-  sp.stride = {1, 1};
-  sp.pad = {3, 3};
-  sp.dilation = {1, 1};
+  const kn::ConvSpec sp = depthwise_7x7_56x56_spec(5);
   const kn::DepthwiseSmemLayout L = kn::depthwise_conv2d_smem_layout(sp, {7u, 7u, false}, 4);
   EXPECT_EQ(L.plane.ws, 72u);
   EXPECT_TRUE(L.plane.row_rounds);
@@ -761,14 +767,7 @@ TEST(ConvKernels, DepthwiseSmemPlanesSideBySide) {
   EXPECT_EQ(k2.bounds.max_group_threads, 224u);
   EXPECT_EQ(k2.bounds.min_groups_per_core, 5u);
   namespace kn = ingot::kernels;
-  kn::ConvSpec sp;
-  sp.name = "dw7";
-  sp.in_channels = sp.out_channels = sp.groups = 3;
-  sp.in_size = {56, 56};
-  sp.ksize = {7, 7};
-  sp.stride = {1, 1};
-  sp.pad = {3, 3};
-  sp.dilation = {1, 1};
+  const kn::ConvSpec sp = depthwise_7x7_56x56_spec(3);
   const kn::DepthwiseSmemLayout one = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4);
   const kn::DepthwiseSmemLayout L = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4, 2);
   EXPECT_EQ(L.per_plane, 112u);
