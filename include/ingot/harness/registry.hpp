@@ -88,8 +88,7 @@ struct KernelSpec {
   [[nodiscard]] std::string variant_name(DType t, const Params& p) const;
   // Whether a --filter selects this kernel: empty, or any comma-separated part is contained in
   // the name or the family ("depthwise,causal"; spaces around a part are ignored); a part ending in '$' matches one
-  // name exactly
-  // ("depthwise_conv2d$").
+  // name exactly ("depthwise_conv2d$").
   [[nodiscard]] bool matches(const std::string& filter) const;
   // A case's parameters with some replaced or added: each key must be one of the case's or an optional
   // specialisation parameter (spec_params) the case leaves at its default; std::invalid_argument naming the kernel's
