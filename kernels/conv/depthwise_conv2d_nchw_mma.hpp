@@ -30,6 +30,10 @@
 // (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in
 // the SASS against 80). With rpo 1 the odd tap rows multiply such aligned pairs into the odd output-row pairs instead
 // (row_pair_products' odd_pairs): no moves, (kh - 1) / 2 more mma per band (step 34).
+// Row-pair stores (rps 1, the default): a task's store predicate (image live, columns in the plane and, unless every
+// band's rows are output rows, the row) and its first output's address are computed once, each of the band's stores
+// at a constant offset from it (the 7x7 bf16 default: 680 SASS instructions against 824, 70 registers against 72;
+// step 38). rps 0: each store computes its own bounds and address.
 #pragma once
 
 #include <algorithm>
@@ -57,7 +61,8 @@ namespace ingot::kernels {
 // load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
 enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
 
-// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq, rpo, pf).
+// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq, rpo, rps,
+// pf).
 struct DepthwiseMmaOptions {
   std::uint32_t images = 1;  // planes of one channel per work-group
   bool async = false;        // planes through two buffers by asynchronous copies
@@ -70,6 +75,7 @@ struct DepthwiseMmaOptions {
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
   std::uint32_t prefetch = 0;  // async: each round prefetches into L2 the plane this many images ahead (0: none; pf)
   bool odd_pairs = false;      // rp: the odd tap rows into odd output-row pairs (row_pair_products; odd kh; rpo)
+  bool task_stores = true;     // rp: each task's store bounds and first address computed once (rps)
 };
 
 struct DepthwiseMmaPlan {
@@ -461,31 +467,31 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
   // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
   // load_matrix.)
+  // One or two consecutive outputs at y[at] (ys with os).
+  const auto store_out = [&](const Val<u32>& at, const std::vector<Val<f32>>& v) {
+    if (v.size() == 1) {
+      if (stage_out) {
+        store(*ys, at, v[0]);
+      } else {
+        store(y, at, v[0]);
+      }
+    } else if (stage_out) {
+      store_vec(*ys, at, v);
+    } else {
+      store_vec(y, at, v);
+    }
+  };
   // D's two values v0, v1 of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if
   // live and in the plane: one 4-byte store where Q is even, else per element.
   const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
                               const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
     auto at = k.let(tag, y_plane + p * Q + q0);
     if (Q % 2 == 0) {
-      if_(live && p < P && q0 < Q, [&] {
-        const std::vector<Val<f32>> pair{v0, v1};
-        if (stage_out) {
-          store_vec(*ys, at, pair);
-        } else {
-          store_vec(y, at, pair);
-        }
-      });
+      if_(live && p < P && q0 < Q, [&] { store_out(at, {v0, v1}); });
       return;
     }
-    for (std::uint32_t e = 0; e < 2; ++e) {
-      if_(live && p < P && q0 + e < Q, [&] {
-        if (stage_out) {
-          store(*ys, at + e, e == 0 ? v0 : v1);
-        } else {
-          store(y, at + e, e == 0 ? v0 : v1);
-        }
-      });
-    }
+    for (std::uint32_t e = 0; e < 2; ++e)
+      if_(live && p < P && q0 + e < Q, [&] { store_out(at + e, {e == 0 ? v0 : v1}); });
   };
   // With os, after every warp's stores to ys: the plane leaves in 16-byte chunks.
   const auto leave_stage = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in) {
@@ -575,6 +581,16 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto x0 = k.let(rt + "x0", (task % plan.ns) * 64u);
       auto at = k.let(rt + "a", (y0 + lanes.row) * L.ws + row_pair_column(lanes, x0, plan.tw) + col0 + buf);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
+      // With task stores (rps): whether column q0 (+ 1) is stored, and output (y0, q0)'s address, once per task; the
+      // row bound only where a band reaches past P (bands x 2 pb rows > P: P odd or the pairs not split evenly).
+      const bool rows_in = (plan.tasks / plan.ns) * 2 * plan.pb <= P;
+      std::array<std::optional<Val<bool>>, 2> cols_ok;
+      std::optional<Val<u32>> y_task;
+      if (o.task_stores) {
+        y_task = k.let(rt + "yt", y_plane + y0 * Q + q0);
+        for (std::uint32_t e = 0; e < (Q % 2 == 0 ? 1u : 2u); ++e)
+          cols_ok[e] = k.let(rt + "ok" + std::to_string(e), live && q0 + e < Q);
+      }
       // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
       row_pair_products<T>(
           k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
@@ -582,8 +598,20 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
             const std::string pt = rt + std::to_string(i) + "_";
             for (std::uint32_t e = 0; e < 2; ++e) {
               auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
-              store_pair(live, y_plane, p, q0, d[std::size_t{2} * e], d[std::size_t{2} * e + 1],
-                         pt + "y" + std::to_string(e));
+              const Val<f32>& v0 = d[std::size_t{2} * e];
+              const Val<f32>& v1 = d[std::size_t{2} * e + 1];
+              if (!o.task_stores) {
+                store_pair(live, y_plane, p, q0, v0, v1, pt + "y" + std::to_string(e));
+                continue;
+              }
+              auto at_p = k.let(pt + "y" + std::to_string(e), *y_task + (2 * i + e) * Q);
+              const auto ok = [&](std::uint32_t c) { return rows_in ? *cols_ok[c] : Val<bool>(*cols_ok[c] && p < P); };
+              if (Q % 2 == 0) {
+                if_(ok(0), [&] { store_out(at_p, {v0, v1}); });
+              } else {
+                if_(ok(0), [&] { store_out(at_p, {v0}); });
+                if_(ok(1), [&] { store_out(at_p + 1u, {v1}); });
+              }
             }
           },
           o.loads, {}, o.odd_pairs);
