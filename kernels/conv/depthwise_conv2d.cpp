@@ -256,8 +256,10 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
           std::to_string(sp.ksize[0]) + ": drop rpo");
     }
     // (rps 1: each task's store bounds and first output address once, the band's stores at constant offsets from it:
-    // 7x7 bf16 680 SASS instructions against 824 with rps 0, 3x3 568 against 656 and 40 registers against 48; step 38.)
-    o.task_stores = bounded_param(p, "rps", 0, 1, 1, "depthwise_conv2d") == 1;
+    // 7x7 bf16 680 SASS instructions against 824, 3x3 568 against 656 and 40 registers against 48, yet slower on an
+    // H100, 2026-12-06 thirty-seventh session: 7x7 bf16 0.0601 ms against 0.0593, 3x3 0.0572-0.0576 against 0.0568.
+    // Off; step 38.)
+    o.task_stores = bounded_param(p, "rps", 0, 1, 0, "depthwise_conv2d") == 1;
   }
   // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
   // after it too, one bulk L2 prefetch per round. H200 7x7 bf16, 2026-12-05: pf 2 0.0442 ms, pf 3 0.0469, against
@@ -334,7 +336,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
   s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
   s.spec_params.emplace_back("rpo");     // tensor cores with rp: 1 = odd tap rows into odd output-row pairs (odd kh)
-  s.spec_params.emplace_back("rps");     // tensor cores with rp: 1 (default) = store bounds and address once per task
+  s.spec_params.emplace_back("rps");     // tensor cores with rp: 1 = store bounds and address once per task
   s.spec_params.emplace_back("pf");      // tensor cores with async: L2 prefetch of the plane pf images ahead (0: none)
   s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
   s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
@@ -680,25 +682,27 @@ void register_depthwise_conv2d(harness::Registry& r) {
            {"c3_9x20_3x3_pad1_b7_rp_async_imgs3_pf2",
             {.B = 7, .C = 3, .size = {9, 20}, .k = {3, 3}, .pad = {1, 1}},
             {{"async", 1}, {"imgs", 3}, {"pf", 2}}},
-           // stores per task (rps, the default): bands that end at P (no row bound: 16 rows in 4 bands of 2 pairs),
-           // with Q even and odd, the tuned schedule and the output stage; rps 0 (a bound and an address per store)
-           // with odd P, odd Q and the output stage
-           {"c2_16x24_7x7_pad3_bias_b3_rp_rows_in",
+           // stores per task (rps): bands that end at P (no row bound: 16 rows in 4 bands of 2 pairs) with Q even and
+           // odd, the tuned schedule and the output stage; odd P (a row bound per store), odd Q with a second strip
+           {"c2_16x24_7x7_pad3_bias_b3_rp_rps_rows_in",
             {.B = 3, .C = 2, .size = {16, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {}},
-           {"c3_16x17_3x3_pad1_b2_rp_rows_in_qodd",
+            {{"rps", 1}}},
+           {"c3_16x17_3x3_pad1_b2_rp_rps_rows_in_qodd",
             {.B = 2, .C = 3, .size = {16, 17}, .k = {3, 3}, .pad = {1, 1}},
-            {{"imgs", 1}}},
-           {"c2_16x24_3x3_pad1_bias_b5_rp_os_rows_in",
+            {{"imgs", 1}, {"rps", 1}}},
+           {"c2_16x24_3x3_pad1_bias_b5_rp_os_rps_rows_in",
             {.B = 5, .C = 2, .size = {16, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}}},
-           {"c2_13x16_7x7_pad3_bias_rp_rps0",
+            {{"os", 1}, {"rps", 1}}},
+           {"c2_13x16_7x7_pad3_bias_rp_rps",
             {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"rps", 0}}},
-           {"c2_9x17_5x4_pad2_rp_rps0", {.B = 2, .C = 2, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"rps", 0}}},
-           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rps0",
+            {{"imgs", 1}, {"rps", 1}}},
+           {"c2_9x17_5x4_pad2_rp_rps", {.B = 2, .C = 2, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"rps", 1}}},
+           {"c3_21x72_3x3_pad1_rp_rps",
+            {.B = 1, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
+            {{"imgs", 1}, {"rps", 1}}},
+           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rps",
             {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rps", 0}}}}) {
+            {{"os", 1}, {"rps", 1}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;

@@ -30,10 +30,10 @@
 // (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in
 // the SASS against 80). With rpo 1 the odd tap rows multiply such aligned pairs into the odd output-row pairs instead
 // (row_pair_products' odd_pairs): no moves, (kh - 1) / 2 more mma per band (step 34).
-// Row-pair stores (rps 1, the default): a task's store predicate (image live, columns in the plane and, unless every
-// band's rows are output rows, the row) and its first output's address are computed once, each of the band's stores
-// at a constant offset from it (the 7x7 bf16 default: 680 SASS instructions against 824, 70 registers against 72;
-// step 38). rps 0: each store computes its own bounds and address.
+// Row-pair stores: by default each store computes its own bounds and address. With rps 1 a task's store predicate
+// (image live, columns in the plane and, unless every band's rows are output rows, the row) and its first output's
+// address are computed once, each of the band's stores at a constant offset from it: the 7x7 bf16 default's 824 SASS
+// instructions become 680 (70 registers against 72), yet it ran 1.3% slower on an H100 (step 38).
 #pragma once
 
 #include <algorithm>
@@ -75,7 +75,7 @@ struct DepthwiseMmaOptions {
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
   std::uint32_t prefetch = 0;  // async: each round prefetches into L2 the plane this many images ahead (0: none; pf)
   bool odd_pairs = false;      // rp: the odd tap rows into odd output-row pairs (row_pair_products; odd kh; rpo)
-  bool task_stores = true;     // rp: each task's store bounds and first address computed once (rps)
+  bool task_stores = false;    // rp: each task's store bounds and first address computed once (rps)
 };
 
 struct DepthwiseMmaPlan {

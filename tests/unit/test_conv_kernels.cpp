@@ -923,18 +923,18 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     EXPECT_NE(
         build_with(reg, "depthwise_conv2d", DType::bf16, odd).find("rpo (odd tap rows into odd row pairs) applies"),
         std::string::npos);
-    // rps (1, the default): a band's 14 stores (7 pairs x 2 rows) share one predicate computed once per task, q0 < Q,
-    // since every band's rows are output rows (4 bands x 14 rows = P), against a row and a column bound per store with
-    // rps 0; where the last band reaches past P (H = 55: 28 pairs, the last one half outside) each store keeps its row
+    // rps 1: a band's 14 stores (7 pairs x 2 rows) share one predicate computed once per task, q0 < Q, since every
+    // band's rows are output rows (4 bands x 14 rows = P), against a row and a column bound per store by default (rps
+    // 0); where the last band reaches past P (H = 55: 28 pairs, the last one half outside) each store keeps its row
     // bound. Refused without rp.
     Params r0 = p;
-    r0["rps"] = 0;
+    r0["rps"] = 1;
     ir::Kernel kr0;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, r0, &kr0), "");
-    EXPECT_EQ(count(pairs, "< 56u"), 1u);
-    EXPECT_EQ(count(kr0, "< 56u"), 28u);
+    EXPECT_EQ(count(kr0, "< 56u"), 1u);
+    EXPECT_EQ(count(pairs, "< 56u"), 28u);
     EXPECT_EQ(count(pairs, "st.shared"), count(kr0, "st.shared"));
-    Params tall = p;
+    Params tall = r0;
     tall["H"] = 55;
     ir::Kernel kt;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, tall, &kt), "");
