@@ -256,9 +256,9 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
           std::to_string(sp.ksize[0]) + ": drop rpo");
     }
     // (rps 1: each task's store bounds and first output address once, the band's stores at constant offsets from it:
-    // 7x7 bf16 680 SASS instructions against 824, 3x3 568 against 656 and 40 registers against 48, yet slower on an
-    // H100, 2026-12-06 thirty-seventh session: 7x7 bf16 0.0601 ms against 0.0593, 3x3 0.0572-0.0576 against 0.0568.
-    // Off; step 38.)
+    // 7x7 bf16 680 SASS instructions against 824, 3x3 568 against 656 and 40 registers against 48, yet slower,
+    // 2026-12-06 thirty-seventh session: H200 7x7 bf16 0.0444-0.0447 ms against 0.0437-0.0441, 3x3 0.0452 against
+    // 0.0418; H100 7x7 0.0601 against 0.0593. Off; step 38.)
     o.task_stores = bounded_param(p, "rps", 0, 1, 0, "depthwise_conv2d") == 1;
   }
   // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one

@@ -927,21 +927,21 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     // band's rows are output rows (4 bands x 14 rows = P), against a row and a column bound per store by default (rps
     // 0); where the last band reaches past P (H = 55: 28 pairs, the last one half outside) each store keeps its row
     // bound. Refused without rp.
-    Params r0 = p;
-    r0["rps"] = 1;
-    ir::Kernel kr0;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, r0, &kr0), "");
-    EXPECT_EQ(count(kr0, "< 56u"), 1u);
+    Params per_task = p;
+    per_task["rps"] = 1;
+    ir::Kernel kps;
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, per_task, &kps), "");
+    EXPECT_EQ(count(kps, "< 56u"), 1u);
     EXPECT_EQ(count(pairs, "< 56u"), 28u);
-    EXPECT_EQ(count(pairs, "st.shared"), count(kr0, "st.shared"));
-    Params tall = r0;
+    EXPECT_EQ(count(pairs, "st.shared"), count(kps, "st.shared"));
+    Params tall = per_task;
     tall["H"] = 55;
     ir::Kernel kt;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, tall, &kt), "");
     EXPECT_EQ(count(kt, "< 55u"), 14u);
     EXPECT_EQ(count(kt, "< 56u"), 1u);
-    r0["rp"] = 0;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, r0).find("rps (row-pair stores per task) applies"),
+    per_task["rp"] = 0;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, per_task).find("rps (row-pair stores per task) applies"),
               std::string::npos);
     Params lq3 = p;
     lq3["lq"] = 3;
