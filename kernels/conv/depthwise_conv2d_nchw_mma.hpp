@@ -428,12 +428,13 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                                 std::to_string(Wd) + " elements admit none; use async = 0");
   }
   const std::uint32_t buffers = async && images > 1 ? 2 : 1;
-  auto xs = k.shared<T>("xs", u(L.elements()) * buffers);
+  auto xs = k.shared<T>("xs", u(plane_buffers_elements(L, sizeof(T), buffers)));
   // With os, a plane's outputs go to shared memory first and leave as 16-byte vectors of the contiguous P x Q plane
   // (where P * Q % 8 == 0 and both fit): D's 4-byte pairs cover half a 32-byte sector each, so direct stores cost the
   // memory system two partial writes per sector.
   const bool stage_out =
-      os && (P * Q) % 8 == 0 && L.elements() * buffers + std::uint64_t{P} * Q <= kPlaneSmemBytes / sizeof(T);
+      os && (P * Q) % 8 == 0 &&
+      plane_buffers_elements(L, sizeof(T), buffers) + std::uint64_t{P} * Q <= kPlaneSmemBytes / sizeof(T);
   std::optional<Shared<T>> ys;
   if (stage_out) ys = k.shared<T>("ys", P * Q);
   // Group g: channel c = g % C, images b0 = (g / C) * images ..; an image past the batch takes

@@ -107,8 +107,7 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
       static_cast<std::uint64_t>(t.vh * SH), static_cast<std::uint64_t>(t.vw * SW));
   L.plane = with_row_stride(L.plane, ws, elem_bytes);
   L.plane.row_rounds = true;
-  const std::uint64_t per16 = 16 / std::min<std::uint64_t>(16, elem_bytes);
-  L.plane_stride = (L.plane.elements() + per16 - 1) / per16 * per16;
+  L.plane_stride = plane_buffer_stride(L.plane, elem_bytes);
   if (L.planes > 1 && L.plane_stride * L.planes * elem_bytes > kPlaneSmemBytes) {
     throw std::invalid_argument(s.name + ": planes = " + std::to_string(L.planes) + " (depthwise_conv2d smem) stages " +
                                 std::to_string(L.planes) + " planes of " + std::to_string(L.plane.bytes) +
@@ -185,14 +184,14 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
                                 std::to_string(Wd) + " elements admit none; use async = 0");
   }
   const std::uint32_t buffers = async && images > 1 ? 2 : 1;
-  if (buffers * L.plane.bytes > kPlaneSmemBytes) {
+  const std::uint64_t xs_elements = plane_buffers_elements(L.plane, sizeof(T), std::max(L.planes, buffers));
+  if (buffers > 1 && xs_elements * sizeof(T) > kPlaneSmemBytes) {
     throw std::invalid_argument(s.name + ": async = 1 with " + std::to_string(images) +
                                 " images (depthwise_conv2d smem) stages two planes of " +
                                 std::to_string(L.plane.bytes) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
                                 " in all; use imgs = 1 or async = 0");
   }
-  auto xs = k.shared<T>(
-      "xs", L.planes > 1 ? u(L.plane_stride * (L.planes - 1) + L.plane.elements()) : u(L.plane.elements()) * buffers);
+  auto xs = k.shared<T>("xs", u(xs_elements));
 
   // Without async: group g takes plane g (a group past the planes, from a launch larger than the
   // geometry, takes plane 0's operands and stores nothing; every thread reaches the barrier). With planes > 1: channel

@@ -54,6 +54,19 @@ inline PlaneSmem with_row_stride(PlaneSmem L, std::uint32_t ws, std::size_t elem
   return L;
 }
 
+// Elements from one buffer of layout L to the next (for_planes_async's two buffers, planes side by side): L's elements
+// rounded up to 16 bytes, so that every buffer holds the vectors of up to 16 bytes that the first holds at the same
+// offsets (an output stage's rows of 8 bf16, say, over a plane whose rows are 2-element multiples).
+inline std::uint64_t plane_buffer_stride(const PlaneSmem& L, std::size_t elem_bytes) {
+  const std::uint64_t per16 = 16 / std::min<std::uint64_t>(16, elem_bytes);
+  return (L.elements() + per16 - 1) / per16 * per16;
+}
+
+// Elements of `buffers` buffers of layout L, plane_buffer_stride apart.
+inline std::uint64_t plane_buffers_elements(const PlaneSmem& L, std::size_t elem_bytes, std::uint32_t buffers) {
+  return buffers > 1 ? plane_buffer_stride(L, elem_bytes) * (buffers - 1) + L.elements() : L.elements();
+}
+
 // Row-aligned rounds of layout L for G threads: rows per round (0 where they do not apply) and rounds.
 struct PlaneRowRounds {
   std::uint32_t per_row = 0, rows = 0, rounds = 0;
@@ -267,14 +280,13 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
   });
 }
 
-// The planes of `images` images through two buffers of layout L in xs (2 * L.elements(); one
-// buffer when images == 1), in a run-time loop: both borders are zeroed once, plane 0 is copied
-// first, and each round starts the copy of the next plane into the other buffer (copy_plane_async)
-// before it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a
-// barrier (the buffer is free for the copy after next). plane_at(image) gives the image's first
-// input element x[..]. With prefetch_ahead (>= 2), each round's thread 0 also asks for the plane that many images
-// ahead to be prefetched into L2 (a hint, prefetch(); the copy of the next plane is already in flight). Every thread of
-// the work-group must run it.
+// The planes of `images` images through two buffers of layout L in xs (plane_buffers_elements(L, sizeof(T), 2), the
+// second at plane_buffer_stride; one buffer when images == 1), in a run-time loop: both borders are zeroed once, plane
+// 0 is copied first, and each round starts the copy of the next plane into the other buffer (copy_plane_async) before
+// it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a barrier (the buffer is free
+// for the copy after next). plane_at(image) gives the image's first input element x[..]. With prefetch_ahead (>= 2),
+// each round's thread 0 also asks for the plane that many images ahead to be prefetched into L2 (a hint, prefetch();
+// the copy of the next plane is already in flight). Every thread of the work-group must run it.
 template <class T, dsl::Access A>
 void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
                       const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t images,
@@ -283,7 +295,7 @@ void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
                       std::uint32_t prefetch_ahead = 0) {
   using namespace ingot::dsl;
   const std::uint32_t buffers = images > 1 ? 2 : 1;
-  const auto elems = static_cast<std::uint32_t>(L.elements());
+  const auto elems = static_cast<std::uint32_t>(plane_buffer_stride(L, sizeof(T)));
   for (std::uint32_t b = 0; b < buffers; ++b) zero_plane_border(k, xs, L, lid, G, b * elems);
   copy_plane_async(k, x, xs, L, k.let("x_plane0", plane_at(Val<u32>(0u))), lid, G, Val<u32>(0u));
   async_commit(k);
