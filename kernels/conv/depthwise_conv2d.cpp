@@ -460,9 +460,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // The staged plane's outputs through its buffer (os): partial tiles in both axes with bias (13 x 19 outputs of 7x7
   // tiles), rows of 16-byte vectors (7x7 tiles of 14 x 28, 8 per row: whole rows per round), Q odd (scalar chunks),
   // a stride with 7x8 tiles, and five images three per work-group through two buffers (a buffer reused: its border
-  // restored; the last work-group with one image past the batch); two buffers whose plane (rows of 22 elements: 4-byte
-  // copies) ends off a 16-byte boundary while the stage leaves in 16-byte rows (the second buffer 16-byte aligned:
-  // plane_buffer_stride; the random sweep's draw that found it misaligned, 2026-12-06).
+  // restored; the last work-group with one image past the batch); two buffers whose plane (25 rows of 26 elements:
+  // 4-byte copies) ends off a 16-byte boundary while the stage leaves in 16-byte rows (the second buffer 16-byte
+  // aligned: plane_buffer_stride; the random sweep's draw that found it misaligned, 2026-12-06).
   for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
            {"c2_13x19_7x7_pad3_bias_smem_os_t7x7",
             {.B = 2, .C = 2, .size = {13, 19}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
