@@ -468,31 +468,38 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
   // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
   // load_matrix.)
-  // One or two consecutive outputs at y[at] (ys with os).
-  const auto store_out = [&](const Val<u32>& at, const std::vector<Val<f32>>& v) {
-    if (v.size() == 1) {
-      if (stage_out) {
-        store(*ys, at, v[0]);
-      } else {
-        store(y, at, v[0]);
-      }
-    } else if (stage_out) {
-      store_vec(*ys, at, v);
-    } else {
-      store_vec(y, at, v);
-    }
-  };
-  // D's two values v0, v1 of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if
-  // live and in the plane: one 4-byte store where Q is even, else per element.
-  const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
-                              const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
-    auto at = k.let(tag, y_plane + p * Q + q0);
+  // D's two values v0, v1 at y[at], y[at + 1] (ys with os): one 4-byte store under ok(0) where Q is even, else each
+  // value e under ok(e).
+  const auto store_pair_at = [&](const Val<u32>& at, const std::function<Val<bool>(std::uint32_t)>& ok,
+                                 const Val<f32>& v0, const Val<f32>& v1) {
     if (Q % 2 == 0) {
-      if_(live && p < P && q0 < Q, [&] { store_out(at, {v0, v1}); });
+      if_(ok(0), [&] {
+        const std::vector<Val<f32>> pair{v0, v1};
+        if (stage_out) {
+          store_vec(*ys, at, pair);
+        } else {
+          store_vec(y, at, pair);
+        }
+      });
       return;
     }
-    for (std::uint32_t e = 0; e < 2; ++e)
-      if_(live && p < P && q0 + e < Q, [&] { store_out(at + e, {e == 0 ? v0 : v1}); });
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      if_(ok(e), [&] {
+        if (stage_out) {
+          store(*ys, at + e, e == 0 ? v0 : v1);
+        } else {
+          store(y, at + e, e == 0 ? v0 : v1);
+        }
+      });
+    }
+  };
+  // D's two values of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if live and
+  // in the plane.
+  const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
+                              const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
+    store_pair_at(
+        k.let(tag, y_plane + p * Q + q0),
+        [&](std::uint32_t e) { return live && p < P && (Q % 2 == 0 ? q0 : q0 + e) < Q; }, v0, v1);
   };
   // With os, after every warp's stores to ys: the plane leaves in 16-byte chunks.
   const auto leave_stage = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in) {
@@ -605,14 +612,9 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
                 store_pair(live, y_plane, p, q0, v0, v1, pt + "y" + std::to_string(e));
                 continue;
               }
-              auto at_p = k.let(pt + "y" + std::to_string(e), *y_task + (2 * i + e) * Q);
-              const auto ok = [&](std::uint32_t c) { return rows_in ? *cols_ok[c] : Val<bool>(*cols_ok[c] && p < P); };
-              if (Q % 2 == 0) {
-                if_(ok(0), [&] { store_out(at_p, {v0, v1}); });
-              } else {
-                if_(ok(0), [&] { store_out(at_p, {v0}); });
-                if_(ok(1), [&] { store_out(at_p + 1u, {v1}); });
-              }
+              store_pair_at(
+                  k.let(pt + "y" + std::to_string(e), *y_task + (2 * i + e) * Q),
+                  [&](std::uint32_t c) { return rows_in ? *cols_ok[c] : Val<bool>(*cols_ok[c] && p < P); }, v0, v1);
             }
           },
           o.loads, {}, o.odd_pairs);
