@@ -94,7 +94,7 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
   }
   if (name == "cuda") {
     try {
-      auto be = runtime::CudaBackend::create();
+      auto be = runtime::CudaBackend::create(options.cuda);
       const auto limit = static_cast<std::uint64_t>(std::max(be->device_info().max_shared_per_group, 0));
       BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
       slot.skip_reason = shared_memory_limit(codegen::Target::CUDA, limit, "opt-in shared memory per block", {});
@@ -108,13 +108,16 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
             std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() + ", not executed";
         // Kernels already compiled (the same variant in several cases) are not compiled again.
         auto done = std::make_shared<std::set<std::string>>();
+        runtime::CudaCompileOptions compile;
+        compile.load_cache = options.cuda.load_cache;
+        compile.store_cache = options.cuda.store_cache;
         return BackendSlot{name,
                            nullptr,
                            why,
-                           [compiler, done](const ir::Kernel& k) {
+                           [compiler, done, compile](const ir::Kernel& k) {
                              const std::string fp = ir::fingerprint(k);
                              if (done->count(fp)) return;
-                             (void)compiler->compile(k);  // throws on a compile error: the case fails
+                             (void)compiler->compile(k, compile);  // throws on a compile error: the case fails
                              done->insert(fp);
                            },
                            {}};

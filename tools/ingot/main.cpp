@@ -501,10 +501,11 @@ struct BenchArgs {
   std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out, cases;
   int reps = 30, warmup = 5, back_to_back = 1;
   double max_bytes = 60e9;
-  std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
-  bool check = false;                 // --check: each row also against the CPU oracle at its size
-  bool variants_only = false;         // --variants-only: the variant rows alone
-  bool long_compiles = false;         // --long: no source-size limit on a CPU OpenCL device
+  std::vector<std::string> variants;    // --variant KEY=V,KEY=V (repeatable)
+  bool check = false;                   // --check: each row also against the CPU oracle at its size
+  bool variants_only = false;           // --variants-only: the variant rows alone
+  bool long_compiles = false;           // --long: no source-size limit on a CPU OpenCL device
+  std::string load_cache, store_cache;  // --cuda-load-cache / --cuda-store-cache (runtime::CudaOptions)
 };
 
 // --variant's "KEY=V,KEY=V" lists as parameter overrides.
@@ -550,9 +551,24 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
   harness::OpenBackendOptions open;
   if (a.long_compiles) open.cpu_opencl_source_limit = 0;
-  auto slot = harness::open_backend(names[0], open);
+  const bool caches = !a.load_cache.empty() || !a.store_cache.empty();
+  if (caches && names[0] != "cuda") {
+    throw UsageError("--cuda-load-cache and --cuda-store-cache apply to --backend cuda only, not '" + names[0] + "'");
+  }
+  open.cuda.load_cache = a.load_cache;
+  open.cuda.store_cache = a.store_cache;
+  harness::BackendSlot slot;
+  try {
+    slot = harness::open_backend(names[0], open);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());  // a cache operator ptxas does not have
+  }
   if (!slot.backend)
     throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
+  // A baseline says how its kernels were compiled where that is not ingot's default.
+  std::string device = device_name(slot.name);
+  if (!a.load_cache.empty()) device += ", global loads ." + a.load_cache;
+  if (!a.store_cache.empty()) device += ", global stores ." + a.store_cache;
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
     if (tty) {
@@ -570,7 +586,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   const std::string reference = a.reference.empty() ? std::string() : read_text(a.reference);
   const auto document = [&](std::vector<harness::BenchRow> rows) {
     if (!reference.empty()) harness::merge_reference(rows, reference);
-    return harness::baseline_json(rows, ceilings, device_name(slot.name), current_commit(), utc_now());
+    return harness::baseline_json(rows, ceilings, device, current_commit(), utc_now());
   };
   // The file is rewritten after every case (write, then rename): a run cut short keeps what it measured.
   const auto save = [&](const std::string& doc) {
@@ -841,6 +857,11 @@ int main(int argc, char** argv) {
                   "named <case>+KEY=V,...: e.g. a tiling swept without changing the registry)");
     c->add_flag("--variants-only", bargs.variants_only,
                 "With --variant: only the variant rows, not the cases as registered (e.g. one variant under ncu)");
+    c->add_option("--cuda-load-cache", bargs.load_cache,
+                  "CUDA: ptxas's cache operator for global loads that name none (ca, cg, cs, lu, cv; default ca)");
+    c->add_option("--cuda-store-cache", bargs.store_cache,
+                  "CUDA: ptxas's cache operator for global stores that name none (wb, cg, cs, wt; default wb; cs: "
+                  "evict-first in L2)");
   };
   auto* bench =
       app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");

@@ -9,6 +9,7 @@
 
 #include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
+#include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/opencl.hpp"
 
 namespace ingot::harness {
@@ -25,6 +26,7 @@ struct OpenBackendOptions {
   // GPU devices have no limit.
   std::uint64_t cpu_opencl_source_limit = 256'000;
   runtime::OpenCLOptions opencl;  // how the OpenCL backend is created
+  runtime::CudaOptions cuda;      // how the CUDA backend is created (its cache operators also where it only compiles)
 };
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set
 // ("opencl not available: ..."); CUDA without a GPU but with NVRTC comes back compile-only.

@@ -40,7 +40,11 @@ struct CudaOptions {
   // CUDA runtime API uses). It is used for every copy and launch and is never destroyed.
   // nullptr: the backend creates its own stream.
   void* stream = nullptr;
-  bool fmad = true;                      // NVRTC --fmad (contraction to FMA); never fast-math
+  bool fmad = true;  // NVRTC --fmad (contraction to FMA); never fast-math
+  // ptxas's cache operator for global loads / stores that name none (CudaCompileOptions::load_cache / store_cache;
+  // "": ptxas's default). Part of every kernel's compile options and disk-cache key; create() refuses a bad value.
+  std::string load_cache;
+  std::string store_cache;
   std::filesystem::path driver_library;  // empty: "libcuda.so.1"
   std::filesystem::path nvrtc_library;   // empty: the search of cuda_compile.hpp
 };
