@@ -274,7 +274,22 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 2}, {"bw", 2}, {"threads", 32}}},
            {"cpg8_og16_g2_11x24_pad1_bias_pixel_r4_bw2_os0",
             {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"bw", 2}, {"os", 0}}}}) {
+            {{"rows", 4}, {"bw", 2}, {"os", 0}}},
+           // The weights loaded early (we = 1: 4-byte coherent words before the first band's barrier): a 5x5 window
+           // with bias (25 words), a 3x4 window (12), bands per work-group with a last block of one band and 10-row
+           // bands past P (23 rows: 10, 10, 3), and without the output stage.
+           {"cpg8_g2_7x16_k5x5_pad2_bias_pixel_r4_w64_we",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
+            {{"rows", 4}, {"threads", 64}, {"we", 1}}},
+           {"cpg8_g2_6x16_k3x4_pad1x1_pixel_r2_we",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
+            {{"rows", 2}, {"we", 1}}},
+           {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_we",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 10}, {"bw", 2}, {"we", 1}}},
+           {"cpg8_g2_9x24_pad1_pixel_r4_bw2_os0_we",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 4}, {"bw", 2}, {"os", 0}, {"we", 1}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});

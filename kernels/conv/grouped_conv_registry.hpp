@@ -218,6 +218,11 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 2, "grouped convolution tile");
 }
+// Whether the pixel-stage kernel loads its weights early ("we", 0 or 1, default 0): as 4-byte words, coherently, before
+// the first band's barrier, in flight with the band's copies (grouped_conv_mma_pixel.hpp); 8 output channels per group.
+inline bool grouped_conv_pixel_early_weights_of(const harness::Params& p) {
+  return bounded_param(p, "we", 0, 1, 0, "grouped convolution tile") == 1;
+}
 
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
 // 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw", "os".
@@ -276,7 +281,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds",
-                          "ru", "minb", "bw", "il", "os"})
+                          "ru", "minb", "bw", "il", "os", "we"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -295,6 +300,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_planar(sp, t, p)) {
+      if (p.count("we")) {
+        throw std::invalid_argument(sp.name +
+                                    ": we (weights loaded early) applies to the pixel-stage tensor-core kernel only "
+                                    "(stage = 3, 2-D), not to the planar one (stage = 2); remove we");
+      }
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p));
@@ -311,13 +321,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      const bool os = grouped_conv_output_stage_of(p);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os);
+      const bool os = grouped_conv_output_stage_of(p), we = grouped_conv_pixel_early_weights_of(p);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os, we);
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os);
+        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we);
         apply_launch_bounds(k, p, threads, true);
       });
     }
@@ -327,6 +337,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       throw std::invalid_argument(sp.name +
                                   ": os (outputs through shared memory) applies to the planar and pixel-stage "
                                   "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove os");
+    }
+    if (p.count("we") && dtype_size(t) == 2) {
+      throw std::invalid_argument(sp.name +
+                                  ": we (weights loaded early) applies to the pixel-stage tensor-core kernel only "
+                                  "(stage = 3, 2-D), not to this case's kernel; remove we");
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
