@@ -275,9 +275,9 @@ void register_conv2d_grouped(harness::Registry& r) {
            {"cpg8_og16_g2_11x24_pad1_bias_pixel_r4_bw2_os0",
             {.B = 1, .C = 16, .O = 32, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"rows", 4}, {"bw", 2}, {"os", 0}}},
-           // The weights loaded early (we = 1: 4-byte coherent words before the first band's barrier): a 5x5 window
-           // with bias (25 words), a 3x4 window (12), bands per work-group with a last block of one band and 10-row
-           // bands past P (23 rows: 10, 10, 3), and without the output stage.
+           // The weights copied to shared memory with the first band's rows (we = 1): a 5x5 window with bias (200
+           // weights: 25 copies over 64 threads), a 3x4 window (12 words per lane), bands per work-group with a last
+           // block of one band and 10-row bands past P (23 rows: 10, 10, 3), and without the output stage.
            {"cpg8_g2_7x16_k5x5_pad2_bias_pixel_r4_w64_we",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
             {{"rows", 4}, {"threads", 64}, {"we", 1}}},

@@ -71,13 +71,14 @@ struct PixelMmaPlan {
   bool os = false;             // outputs staged in shared memory, stored as 16-byte vectors (Q % 8 == 0)
   std::uint32_t ocs = 0;       // elements per output channel of the output stage (R * Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;  // output stage
+  std::uint64_t ws_elems = 0;  // the group's weights (early_weights: 64 kh kw)
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
-    return (xs_elems + xt_elems + ys_elems) * elem_bytes;
+    return (xs_elems + xt_elems + ys_elems + ws_elems) * elem_bytes;
   }
 };
 
 inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t bw = 1,
-                                                    bool os = true) {
+                                                    bool os = true, bool early_weights = false) {
   PixelMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -100,6 +101,7 @@ inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint
     pl.ocs = rq + (40 - rq % 32) % 32;
     pl.ys_elems = 8ull * pl.cblocks * pl.ocs;
   }
+  if (early_weights) pl.ws_elems = 64ull * d.KH * d.KW;
   return pl;
 }
 
@@ -109,18 +111,19 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (s.rank() != 2) return "is 2-D only (conv3d_grouped: stage = 1 or 2)";
   if (early_weights && s.out_per_group() != 8) {
-    return "loads the weights early (we = 1) only with 8 output channels per group (one block, held across the "
-           "bands), not " +
+    return "copies the weights to shared memory (we = 1) only with 8 output channels per group (one block, held "
+           "across the bands), not " +
            std::to_string(s.out_per_group()) + " (remove we)";
   }
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
     return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
-  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw, os);
+  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + std::to_string(pl.buffers) + " planar buffer(s) and the transposed band of 8 channels x " +
            std::to_string(pl.rs) + " rows x " + std::to_string(d.W) + " columns" +
            (pl.os ? std::string(" and the band's outputs") : std::string()) +
+           (early_weights ? std::string(" and the group's weights") : std::string()) +
            " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
            " (fewer rows per band" + (pl.os ? std::string(" or os = 0") : std::string()) + " would shrink it)";
   }
@@ -144,7 +147,7 @@ inline PixelMmaPlan grouped_conv_mma_pixel_plan(const ConvSpec& s, std::size_t e
     throw std::invalid_argument(s.name + ": the pixel-stage tensor-core kernel (stage = 3) " + why +
                                 "; use stage = 1 or 2");
   }
-  return grouped_conv_mma_pixel_geometry(s, rows, bw, os);
+  return grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights);
 }
 
 // Work-groups per image: groups x blocks of bw bands.
@@ -186,6 +189,8 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   auto xt = k.shared<T>("xt", static_cast<std::uint32_t>(pl.xt_elems));
   std::optional<Shared<T>> ys;
   if (pl.os) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
+  std::optional<Shared<T>> ws;
+  if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
   const std::uint32_t OCS = pl.ocs;
 
   // Work-group: block of BW bands fastest, then b * G + g.
@@ -203,6 +208,13 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
     copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
+    if (bi == 0 && ws) {  // the group's 64 kh kw weights (a multiple of 8: 16-byte copies), with band 0's rows
+      const std::uint32_t wn = static_cast<std::uint32_t>(pl.ws_elems);
+      auto wg0 = k.let("ws_src", g * wn);
+      for_group_rounds(k, lid, NG, wn / 8, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
+        copy_async(*ws, i * 8u, w, wg0 + i * 8u, 8, Val<bool>(true));
+      });
+    }
     async_commit(k);
   };
   issue_band(0);
@@ -265,15 +277,15 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
 
   // Weights w[oc][ci][ky][kx] of block cb for this lane: oc = g*Og + 8cb + gl, ci = 2tl + e.
   const auto load_w = [&](const Val<u32>& cb, const std::string& tag) {
-    auto wrow = k.let(tag + "wr", ((g * Og + cb * 8u + gl) * 8u + tl * 2u) * (KH * KW));
     std::vector<std::vector<std::array<Val<f32>, 2>>> wv(KH, std::vector<std::array<Val<f32>, 2>>(KW));
-    if (early_weights) {
-      // The lane's 2 KH KW weights are consecutive from wrow (channels 2tl and 2tl + 1), and wrow is even: KH KW
-      // 4-byte words, loaded coherently (streamed) so that the compiler keeps them before the first band's barrier,
-      // in flight with the band's copies (the read-only path's loads it moves past the barrier, where each work-group
-      // then waits for them: 4.3% of the stall samples, H100 ncu, step 40).
+    if (ws) {
+      // From the shared copy (after band 0's wait and barrier): the lane's 2 KH KW weights are consecutive from its
+      // offset in the group's block (channels 2tl and 2tl + 1), which is even: KH KW 4-byte words, lanes 9 words apart
+      // for 3x3 (no bank conflict). (Global loads here are ld.global.nc, which ptxas moves past the first barrier,
+      // where every work-group then waits for them: 4.3% of the stall samples, H100 ncu, step 40.)
+      auto wo = k.let(tag + "wo", (gl * 8u + tl * 2u) * (KH * KW));
       for (std::uint32_t j = 0; j < KH * KW; ++j) {
-        const auto v = load_vec_streamed(w, wrow + 2 * j, 2);
+        const auto v = load_vec(*ws, wo + 2 * j, 2);
         for (std::uint32_t h = 0; h < 2; ++h) {
           const std::uint32_t i = 2 * j + h, e = i / (KH * KW), kk = i % (KH * KW);
           wv[kk / KW][kk % KW][e] = cast<f32>(v[h]);
@@ -281,6 +293,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       }
       return wv;
     }
+    auto wrow = k.let(tag + "wr", ((g * Og + cb * 8u + gl) * 8u + tl * 2u) * (KH * KW));
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
       for (std::uint32_t kx = 0; kx < KW; ++kx) {
         for (std::uint32_t e = 0; e < 2; ++e) wv[ky][kx][e] = cast<f32>(load(w, wrow + (e * KH * KW + ky * KW + kx)));
@@ -300,7 +313,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     return b;
   };
   std::optional<Weights> w_held;
-  if (NBc == 1) w_held = load_w(Val<u32>(0u), "");
+  if (NBc == 1 && !ws) w_held = load_w(Val<u32>(0u), "");
 
   // load_matrix rows: lane l names pixel (l % 8) + 8 ((l / 8) % 2) of the segment, in staged row l / 16 of the pair.
   auto lm_lane = k.let("lm_lane", ((lane / 16u) * WT + ((lane / 8u) % 2u) * 8u + lane % 8u) * 8u);
@@ -413,6 +426,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     // Band bi's copies (this thread's; band bi + 1's may still be in flight), then everyone's.
     async_wait(k, bi + 1 < BW ? 1 : 0);
     k.barrier();
+    if (bi == 0 && ws) w_held = load_w(Val<u32>(0u), "");  // (band 0's copies brought the weights)
     transpose(bi);
     k.barrier();
     if (bi + 2 < BW) issue_band(bi + 2);  // into the buffer band bi's transposition has finished reading

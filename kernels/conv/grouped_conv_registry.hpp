@@ -218,8 +218,9 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 2, "grouped convolution tile");
 }
-// Whether the pixel-stage kernel loads its weights early ("we", 0 or 1, default 0): as 4-byte words, coherently, before
-// the first band's barrier, in flight with the band's copies (grouped_conv_mma_pixel.hpp); 8 output channels per group.
+// Whether the pixel-stage kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or
+// 1, default 0), so that no global load waits after the first barrier (grouped_conv_mma_pixel.hpp); 8 output channels
+// per group.
 inline bool grouped_conv_pixel_early_weights_of(const harness::Params& p) {
   return bounded_param(p, "we", 0, 1, 0, "grouped convolution tile") == 1;
 }
@@ -301,9 +302,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_planar(sp, t, p)) {
       if (p.count("we")) {
-        throw std::invalid_argument(sp.name +
-                                    ": we (weights loaded early) applies to the pixel-stage tensor-core kernel only "
-                                    "(stage = 3, 2-D), not to the planar one (stage = 2); remove we");
+        throw std::invalid_argument(
+            sp.name +
+            ": we (weights copied with the first band) applies to the pixel-stage tensor-core kernel only "
+            "(stage = 3, 2-D), not to the planar one (stage = 2); remove we");
       }
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
@@ -339,9 +341,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                   "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove os");
     }
     if (p.count("we") && dtype_size(t) == 2) {
-      throw std::invalid_argument(sp.name +
-                                  ": we (weights loaded early) applies to the pixel-stage tensor-core kernel only "
-                                  "(stage = 3, 2-D), not to this case's kernel; remove we");
+      throw std::invalid_argument(
+          sp.name +
+          ": we (weights copied with the first band) applies to the pixel-stage tensor-core kernel only "
+          "(stage = 3, 2-D), not to this case's kernel; remove we");
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
