@@ -219,10 +219,14 @@ inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 2, "grouped convolution tile");
 }
 // Whether the pixel-stage kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or
-// 1, default 0), so that no global load waits after the first barrier (grouped_conv_mma_pixel.hpp); 8 output channels
-// per group.
-inline bool grouped_conv_pixel_early_weights_of(const harness::Params& p) {
-  return bounded_param(p, "we", 0, 1, 0, "grouped convolution tile") == 1;
+// 1), so that no global load waits after the first barrier (grouped_conv_mma_pixel.hpp; 8 output channels per group).
+// Default 1 where it applies with the case's rows, bw and os (3x3 g32 N32 56x56 on an H100, 2026-12-06 thirty-eighth
+// session: bf16 0.0433 ms against 0.0467 with the weights loaded from global memory, f16 0.0432 against 0.0468).
+inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
+                                                std::uint32_t rows, std::uint32_t bw, bool os) {
+  const bool fits =
+      sp.out_per_group() == 8 && grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, true).empty();
+  return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
@@ -323,7 +327,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      const bool os = grouped_conv_output_stage_of(p), we = grouped_conv_pixel_early_weights_of(p);
+      const bool os = grouped_conv_output_stage_of(p), we = grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os, we);
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
@@ -394,7 +398,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, grouped_conv_output_stage_of(p));
+      const bool os = grouped_conv_output_stage_of(p);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os,
+                                  grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os));
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,

@@ -489,6 +489,29 @@ TEST(ConvKernels, GroupedConvPixelMmaBuildsOrSaysWhyNot) {
   q.erase("os");
   EXPECT_TRUE(why(q).empty());
   EXPECT_TRUE(why(p, DType::f32).empty());  // f32 runs the FMA kernel whatever the case names
+  // we (the default where it fits): the group's weights copied into shared memory with the first band's rows, then
+  // read from there (4-byte words); without it, loaded from global memory. 8 x 8 x 3 x 3 weights = 72 16-byte copies
+  // beside the band's 10 rows x 8 channels x 7 chunks = 560.
+  const std::string with = ir::print_kernel(bf);
+  EXPECT_NE(with.find("shared:ws"), std::string::npos);
+  EXPECT_EQ(count("cp.async.cg.shared.global"), 6u);  // rounds of 128 threads: 5 of the band's, 1 of the weights
+  q = p, q["we"] = 0;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)).find("shared:ws"), std::string::npos);
+  q = p, q["O"] = 512;  // 16 output channels per group: two blocks, the weights per unit from global memory
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)).find("shared:ws"), std::string::npos);
+  q["we"] = 1;
+  EXPECT_NE(why(q).find("copies the weights to shared memory (we = 1) only with 8 output channels per group"),
+            std::string::npos);
+  q = p, q["W"] = 184, q["rows"] = 4;  // fits without the weights, not with them: we falls back to 0
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)).find("shared:ws"), std::string::npos);
+  q["we"] = 1;
+  EXPECT_NE(why(q).find("and the group's weights in shared memory"), std::string::npos);
+  q = p, q["stage"] = 1, q["we"] = 1;
+  EXPECT_NE(why(q).find("we (weights copied with the first band) applies to the pixel-stage"), std::string::npos);
+  q3 = p3, q3["we"] = 1;  // 3-D: the planar kernel
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("not to the planar one"), std::string::npos);
+  q = p, q["we"] = 2;
+  EXPECT_NE(why(q).find("we = 2 must be in [0, 1]"), std::string::npos);
 }
 
 // The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
