@@ -170,6 +170,18 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g1_5x4x8_pad1_planar_r4_ds3_w256",
        conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 4, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 4}, {"stage", 2}, {"ds", 3}, {"threads", 256}})});
+  // The weights copied into shared memory with the first band's rows (we = 1): the 2x3x4 window with 2 groups and
+  // bias (24 taps), and 3x3x3 with 2 bands per work-group and a last block past the last band (P = 7, 2-row bands).
+  s.tests.push_back(
+      {"cpg8_g2_3x5x8_k2x3x4_pad0x1x1_bias_planar_we",
+       conv_params(
+           f,
+           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {3, 5, 8}, .k = {2, 3, 4}, .pad = {0, 1, 1}, .bias = true},
+           {{"stage", 2}, {"we", 1}})});
+  s.tests.push_back(
+      {"cpg8_g1_4x7x8_pad1_b2_planar_r2_ds2_bw2_we",
+       conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+                   {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"bw", 2}, {"we", 1}})});
   // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 8 output depth slices, 64 threads, outputs
   // through shared memory;
   // before 2026-12-03 fourteenth session the staged kernel, 8 slices, 256 threads), the unstaged tensor-core kernel

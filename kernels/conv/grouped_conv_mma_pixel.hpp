@@ -208,13 +208,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
     copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
-    if (bi == 0 && ws) {  // the group's 64 kh kw weights (a multiple of 8: 16-byte copies), with band 0's rows
-      const std::uint32_t wn = static_cast<std::uint32_t>(pl.ws_elems);
-      auto wg0 = k.let("ws_src", g * wn);
-      for_group_rounds(k, lid, NG, wn / 8, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
-        copy_async(*ws, i * 8u, w, wg0 + i * 8u, 8, Val<bool>(true));
-      });
-    }
+    if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, KH * KW, lid, NG);  // with band 0's rows
     async_commit(k);
   };
   issue_band(0);
@@ -279,16 +273,13 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   const auto load_w = [&](const Val<u32>& cb, const std::string& tag) {
     std::vector<std::vector<std::array<Val<f32>, 2>>> wv(KH, std::vector<std::array<Val<f32>, 2>>(KW));
     if (ws) {
-      // From the shared copy (after band 0's wait and barrier): the lane's 2 KH KW weights are consecutive from its
-      // offset in the group's block (channels 2tl and 2tl + 1), which is even: KH KW 4-byte words, lanes 9 words apart
-      // for 3x3 (no bank conflict). (Global loads here are ld.global.nc, which ptxas moves past the first barrier,
-      // where every work-group then waits for them: 4.3% of the stall samples, H100 ncu, step 40.)
-      auto wo = k.let(tag + "wo", (gl * 8u + tl * 2u) * (KH * KW));
-      for (std::uint32_t j = 0; j < KH * KW; ++j) {
-        const auto v = load_vec(*ws, wo + 2 * j, 2);
-        for (std::uint32_t h = 0; h < 2; ++h) {
-          const std::uint32_t i = 2 * j + h, e = i / (KH * KW), kk = i % (KH * KW);
-          wv[kk / KW][kk % KW][e] = cast<f32>(v[h]);
+      // From the shared copy, after band 0's wait and barrier. (Global loads here are ld.global.nc, which ptxas moves
+      // past the first barrier, where every work-group then waits for them: 4.3% of the stall samples, H100 ncu, step
+      // 40.)
+      const auto v = lane_group_weights(k, *ws, gl, tl, KH * KW, tag);
+      for (std::uint32_t ky = 0; ky < KH; ++ky) {
+        for (std::uint32_t kx = 0; kx < KW; ++kx) {
+          for (std::uint32_t e = 0; e < 2; ++e) wv[ky][kx][e] = v[e * KH * KW + ky * KW + kx];
         }
       }
       return wv;

@@ -60,6 +60,36 @@
 
 namespace ingot::kernels {
 
+// The weights of group g (8 output channels x 8 input channels x `taps` each, w[oc][ci][tap] with 64 taps elements per
+// group: a multiple of 8) copied into the shared array ws by 16-byte asynchronous copies spread over the work-group's
+// NG threads: part of the caller's commit group, so the wait that completes its band's rows completes them too (the
+// planar and pixel-stage kernels' "we").
+template <class T, class W>
+void copy_group_weights_async(dsl::KernelBuilder& k, const dsl::Shared<T>& ws, const W& w, const dsl::Val<u32>& g,
+                              std::uint32_t taps, const dsl::Val<u32>& lid, std::uint32_t NG) {
+  using namespace ingot::dsl;
+  const std::uint32_t n = 64 * taps;
+  auto src = k.let("ws_src", g * n);
+  for_group_rounds(k, lid, NG, n / 8, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
+    copy_async(ws, i * 8u, w, src + i * 8u, 8, Val<bool>(true));
+  });
+}
+// Lane (gl, tl)'s B operands from that copy (after the wait and a barrier): output channel gl, input channels 2tl and
+// 2tl + 1, i.e. 2 taps consecutive elements from (8 gl + 2 tl) taps, an even offset: `taps` 4-byte loads (for 3x3 and
+// 3x3x3 the lanes' words lie 9 and 27 words apart: no bank conflict). Element e * taps + t is w[..][2tl + e][t].
+template <class T>
+std::vector<dsl::Val<f32>> lane_group_weights(dsl::KernelBuilder& k, const dsl::Shared<T>& ws, const dsl::Val<u32>& gl,
+                                              const dsl::Val<u32>& tl, std::uint32_t taps, const std::string& tag) {
+  using namespace ingot::dsl;
+  auto at = k.let(tag + "wo", (gl * 8u + tl * 2u) * taps);
+  std::vector<Val<f32>> out;
+  out.reserve(2 * taps);
+  for (std::uint32_t j = 0; j < taps; ++j) {
+    for (const auto& v : load_vec(ws, at + 2 * j, 2)) out.push_back(cast<f32>(v));
+  }
+  return out;
+}
+
 // Sizes of the planar kernel for spec s, band height `rows` and ds output depth slices per work-group.
 struct PlanarMmaPlan {
   GroupedMmaDims dm{};
@@ -80,7 +110,10 @@ struct PlanarMmaPlan {
   std::uint32_t ys_slots = 0;  // output stage: one slot per unit of a round (0: no stage)
   std::uint32_t ys_cs = 0;     // elements per channel of a slot (2 Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;
-  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const { return (xs_elems + ys_elems) * elem_bytes; }
+  std::uint64_t ws_elems = 0;  // the group's weights (early_weights: 64 kd kh kw)
+  [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
+    return (xs_elems + ys_elems + ws_elems) * elem_bytes;
+  }
 };
 
 // Bands of R output rows (R even: `rows` rounded down, at least 2, at most P rounded up to even) and blocks of bw bands
@@ -100,7 +133,8 @@ inline GroupedBands grouped_even_bands(std::uint32_t P, std::uint32_t rows, std:
 // ys_slots: units per round (warps x il) whose outputs go through shared memory (16-byte stores; where Q % 8 == 0,
 // else none).
 inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
-                                                      std::uint32_t bw = 1, std::uint32_t ys_slots = 0) {
+                                                      std::uint32_t bw = 1, std::uint32_t ys_slots = 0,
+                                                      bool early_weights = false) {
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -125,14 +159,20 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
     pl.ys_cs = 2 * d.Q + (40 - (2 * d.Q) % 32) % 32;
     pl.ys_elems = 8ull * pl.ys_cs * ys_slots;
   }
+  if (early_weights) pl.ws_elems = 64ull * pl.vt * d.KW;
   return pl;
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                    std::uint32_t ds = 1, std::uint32_t bw = 1,
-                                                   std::uint32_t ys_slots = 0) {
+                                                   std::uint32_t ys_slots = 0, bool early_weights = false) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
+  if (early_weights && s.out_per_group() != 8) {
+    return "copies the weights to shared memory (we = 1) only with 8 output channels per group (one block, held "
+           "across the units), not " +
+           std::to_string(s.out_per_group()) + " (remove we)";
+  }
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
     return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
@@ -141,11 +181,12 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
            "= " +
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots);
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
            std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
            " columns" + (pl.ys_slots > 0 ? std::string(" and the outputs of a round of units") : std::string()) +
+           (early_weights ? std::string(" and the group's weights") : std::string()) +
            " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
            " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
            (pl.ds > 1 ? std::string(", depth slices (ds)") : std::string()) +
@@ -157,7 +198,7 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
 // Throws std::invalid_argument with the reason unless the planar kernel applies with `rows` and ds.
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                   std::uint32_t ds = 1, std::uint32_t bw = 1,
-                                                  std::uint32_t ys_slots = 0) {
+                                                  std::uint32_t ys_slots = 0, bool early_weights = false) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -168,10 +209,11 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots); !why.empty()) {
+  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights);
+      !why.empty()) {
     throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
   }
-  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots);
+  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
 }
 
 // Work-groups per image: groups x blocks of ds output depth slices x blocks of bw bands.
@@ -230,7 +272,7 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
-                             std::uint32_t il = 1, bool os = false) {
+                             std::uint32_t il = 1, bool os = false, bool early_weights = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   check_staged_mma_threads(s.name, threads);
@@ -238,7 +280,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
                                 " must be in [1, 4]");
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0);
+  const PlanarMmaPlan pl =
+      grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -262,6 +305,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   // rows, 2Q contiguous elements per channel, as in y); after a barrier the work-group stores them as 16-byte vectors.
   std::optional<Shared<T>> ys;
   if (pl.ys_slots > 0) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
+  std::optional<Shared<T>> ws;  // early_weights: the group's weights, copied with band 0's rows
+  if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
 
   // Work-group: block of BW bands fastest, then the block of DS output depth slices from od, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
@@ -279,6 +324,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - i32c(PH));  // input row of staged row 0
     copy_planar_band_async(k, xs, x, dm, {SL, RS, CS, bi * XB}, row0, od, x_group, live, lid, NG, bt);
+    if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
     async_commit(k);
   }
 
@@ -309,8 +355,20 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   }
   // B fragments of block cb: [kx][step] = w[oc][ci][v][kx], oc = g*Og + 8cb + gl, ci = 2tl + i%2, v = 2p + i/2.
   const auto load_b = [&](const Val<u32>& cb, const std::string& tag) {
-    auto wrow = k.let(tag + "wr", ((g * Og + cb * 8u + gl) * 8u + tl * 2u) * (VT * KW));
     std::vector<std::vector<std::array<Val<f32>, 4>>> b(KW, std::vector<std::array<Val<f32>, 4>>(S));
+    if (ws) {  // from the shared copy, after band 0's wait and barrier
+      const auto v = lane_group_weights(k, *ws, gl, tl, VT * KW, tag);
+      for (std::uint32_t kx = 0; kx < KW; ++kx) {
+        for (std::uint32_t p = 0; p < S; ++p) {
+          for (std::uint32_t i = 0; i < 4; ++i) {
+            const std::uint32_t vv = 2 * p + i / 2;
+            b[kx][p][i] = vv < VT ? v[(i % 2) * VT * KW + vv * KW + kx] : Val<f32>(0.0f);
+          }
+        }
+      }
+      return b;
+    }
+    auto wrow = k.let(tag + "wr", ((g * Og + cb * 8u + gl) * 8u + tl * 2u) * (VT * KW));
     for (std::uint32_t kx = 0; kx < KW; ++kx) {
       for (std::uint32_t p = 0; p < S; ++p) {
         for (std::uint32_t i = 0; i < 4; ++i) {
@@ -322,7 +380,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     return b;
   };
   std::optional<std::vector<std::vector<std::array<Val<f32>, 4>>>> b_held;
-  if (NBc == 1) b_held = load_b(Val<u32>(0u), "");
+  if (NBc == 1 && !ws) b_held = load_b(Val<u32>(0u), "");
 
   auto y_img = k.let("yb", ((bg / G) * O) * OPQ + od * (P * Q));
   const std::uint32_t RP = R / 2, units = DS * NBc * RP;
@@ -470,6 +528,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     async_wait(k, BW - 1 - bi);  // band bi's copies (this thread's), then everyone's
     k.barrier();
+    if (bi == 0 && ws) b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
     // Rounds of IL units per warp: unit warp + (r * IL + i) * warps (clamped: every lane reaches every mma; a repeated
     // unit stores nothing), the IL units' tiles emitted interleaved.
     for (std::uint32_t r = 0; r * warps * IL < units; ++r) {

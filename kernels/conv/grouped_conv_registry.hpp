@@ -145,6 +145,11 @@ inline bool grouped_conv_output_stage_of(const harness::Params& p) {
 inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "threads", 32, 256, sp.rank() == 3 ? 64u : kStagedMmaGroup, "grouped convolution tile");
 }
+// Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1,
+// default 0), as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group.
+inline bool grouped_conv_planar_early_weights_of(const harness::Params& p) {
+  return bounded_param(p, "we", 0, 1, 0, "grouped convolution tile") == 1;
+}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -305,22 +310,17 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     if (grouped_conv_uses_planar(sp, t, p)) {
-      if (p.count("we")) {
-        throw std::invalid_argument(
-            sp.name +
-            ": we (weights copied with the first band) applies to the pixel-stage tensor-core kernel only "
-            "(stage = 3, 2-D), not to the planar one (stage = 2); remove we");
-      }
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p));
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p),
+                                   grouped_conv_planar_early_weights_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
           grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
-                                     grouped_conv_output_stage_of(p));
+                                     grouped_conv_output_stage_of(p), grouped_conv_planar_early_weights_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -347,8 +347,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (p.count("we") && dtype_size(t) == 2) {
       throw std::invalid_argument(
           sp.name +
-          ": we (weights copied with the first band) applies to the pixel-stage tensor-core kernel only "
-          "(stage = 3, 2-D), not to this case's kernel; remove we");
+          ": we (weights copied with the first band) applies to the planar and pixel-stage tensor-core kernels "
+          "only (stage = 2 or 3), not to this case's kernel; remove we");
     }
     if (grouped_conv_uses_stage(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_stage_rows_of(sp, t, p);
