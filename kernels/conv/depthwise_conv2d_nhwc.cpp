@@ -61,12 +61,12 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
   return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC),      get("CL", 0, 1024, d.CL), get("NQ", 1, 32, d.NQ),
-          get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead), get("pf", 0, 1, d.pf)};
+          get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead), get("pf", 0, 1, d.pf),    get("we", 0, 1, d.we)};
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB", "pf"}) {
+  for (const char* key : {"NQ", "PB", "pf", "we"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -80,8 +80,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 }
 
 // The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
-constexpr std::array<const char*, 10> kFmaKernelKeys{"V",     "VC",     "VH", "preload", "CL",
-                                                     "ahead", "stream", "NQ", "PB",      "pf"};
+constexpr std::array<const char*, 11> kFmaKernelKeys{"V",      "VC", "VH", "preload", "CL", "ahead",
+                                                     "stream", "NQ", "PB", "pf",      "we"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
 constexpr std::array<const char*, 17> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb",  "msm", "mpf",
                                                      "mwp", "mos", "msw", "mwr", "mrf", "mcg", "mtc", "mop"};
@@ -293,6 +293,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("NQ");       // stream: column groups per work-group
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
   s.spec_params.emplace_back("pf");       // stream: 1 = the band's later rows prefetched into L2 at the start
+  s.spec_params.emplace_back("we");       // stream: 1 = the block's weights copied to shared memory with row 0
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
   s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
@@ -426,6 +427,30 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
     p["pf"] = 1;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
+    s.tests.push_back({name, p});
+  }
+  // we = 1 (the block's weights copied into shared memory with row 0): four channel blocks of 36 weights with bias
+  // (8-byte copies in 16-bit, 16-byte in f32), a strided 3x5 window with C = 6 (three blocks of 30: 4-byte copies in
+  // 16-bit), 7x7 with VC 4 (one block of 392), the 16-bit default tiling (64 channel vectors, 6 rows, three ahead) with
+  // 256 channels (two blocks of 1152).
+  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
+           {"stream_we_c16_9x11_3x3_pad1_bias",
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 2, 2, 4, 2}},
+           {"stream_we_c6_kh3_kw5_s2x1_p1x2",
+            {.B = 2, .C = 6, .size = {11, 13}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}},
+            {3, 2, 4, 2, 3, 1}},
+           {"stream_we_c8_11x10_7x7_pad3_vc4",
+            {.B = 1, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
+            {4, 4, 2, 1, 3, 2}},
+           {"stream_we_c256_13x9_3x3_pad1_default_tiling",
+            {.B = 1, .C = 256, .size = {13, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 64, 1, 6, 3}}}) {
+    auto p = conv_params(f, c);
+    p["stream"] = 1;
+    p["we"] = 1;
     for (std::size_t i = 0; i < tl.size(); ++i)
       p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});

@@ -73,6 +73,10 @@ struct DepthwiseNhwcStream {
   std::uint32_t PB = 8;     // output rows per work-group (and per thread)
   std::uint32_t ahead = 2;  // rows whose copies are in flight while one row is read
   std::uint32_t pf = 0;     // 1: at the start, the band's rows past the first `ahead` are prefetched into L2
+  // 1: the block's weights (CBC x taps) copied into shared memory with the band's first row and read from there after
+  // its barrier (else each thread loads its own from global memory; ptxas moves most of those loads past the first
+  // barrier, where every work-group then waits for them: the grouped kernels' "we", step 40).
+  std::uint32_t we = 0;
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -81,7 +85,8 @@ struct NhwcStreamLayout {
   std::uint32_t QS = 1, NS = 1, PB = 1, NB = 1;   // strip width and strips, band height and bands
   std::uint32_t IWS = 1, NR = 1, S = 2;           // strip input columns, band input rows, ring slots
   std::uint32_t cw = 1, G = 1;                    // copy width (elements), threads per work-group
-  std::uint64_t bytes = 0;                        // the ring
+  std::uint32_t ws = 0, wcw = 1;                  // we: the block's weights (elements) and their copy width
+  std::uint64_t bytes = 0;                        // the ring (and the weights)
 };
 
 // The default (H200, 2026-12-02 ninth session, N32 C384 56x56): narrow windows (kw < 5) 4 columns x 2 channels x 8 rows
@@ -137,10 +142,23 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   L.G = L.CL * t.NQ;
   if (L.G > 1024) fail("CL*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   L.bytes = static_cast<std::uint64_t>(L.S) * L.IWS * L.CBC * elem_bytes;
+  if (t.we > 1) fail("we = " + std::to_string(t.we) + " must be 0 or 1");
+  if (t.we == 1) {
+    // The block's weights are CBC * taps consecutive elements from cb * CBC * taps: copies of the largest width (at
+    // most 16 bytes) dividing that count, at least 4 bytes.
+    L.ws = L.CBC * s.ksize[0] * s.ksize[1];
+    L.wcw = 1;
+    while (L.ws % (L.wcw * 2) == 0 && L.wcw * 2 * elem_bytes <= 16) L.wcw *= 2;
+    if (L.wcw * elem_bytes < 4) {
+      fail("we = 1 copies the block's " + std::to_string(L.ws) + " weights of " + std::to_string(elem_bytes) +
+           " bytes in copies of 4 or more bytes, which do not divide them; use we = 0");
+    }
+    L.bytes += static_cast<std::uint64_t>(L.ws) * elem_bytes;
+  }
   if (L.bytes > kStreamSmemBytes) {
     fail("ring of " + std::to_string(L.S) + " rows x " + std::to_string(L.IWS) + " columns x " + std::to_string(L.CBC) +
-         " channels = " + std::to_string(L.bytes) + " bytes exceeds " + std::to_string(kStreamSmemBytes) +
-         ": lower ahead, NQ, V or CL");
+         " channels" + (t.we ? std::string(" and the block's weights") : std::string()) + " = " +
+         std::to_string(L.bytes) + " bytes exceeds " + std::to_string(kStreamSmemBytes) + ": lower ahead, NQ, V or CL");
   }
   return L;
 }
@@ -185,6 +203,8 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
   if (s.bias) bias = k.in<T>("bias", C);
   auto y = k.out<T>("y", batch * (P * Q * C));
   auto xs = k.shared<T>("xs", S * SL);
+  std::optional<Shared<T>> ws;  // we: the block's weights
+  if (t.we) ws = k.shared<T>("ws", L.ws);
 
   auto g0 = k.let("g0", k.group_id(0));
   auto lid = k.let("lid", k.local_id(0));
@@ -228,14 +248,17 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     issue_ring_row(k, xs, x, rounds, cw, (u % S) * SL, xb, rbase, u, PH, rb_max, H, W * C);
   };
 
-  // Weights of the thread's VC channels: w[c0*taps ..) of VC*taps elements, in chunks of VW.
+  // Weights of the thread's VC channels: w[c0*taps ..) of VC*taps elements, in chunks of VW; with we, the same from the
+  // block's copy in shared memory (its elements cl*VC*taps ..), once the first row's barrier has passed.
   std::vector<Val<f32>> wf;
-  auto wbase = k.let("wb", c0 * taps);
-  for (std::uint32_t m = 0; m < VC * taps; m += VW) {
-    for (const auto& v : load_channels(w, m == 0 ? wbase : Val<u32>(wbase + m), VW, VW)) {
-      wf.push_back(k.let("w" + std::to_string(m), cast<f32>(v)));
+  const auto load_weights = [&](const auto& from, const Val<u32>& base) {
+    for (std::uint32_t m = 0; m < VC * taps; m += VW) {
+      for (const auto& v : load_channels(from, m == 0 ? base : Val<u32>(base + m), VW, VW)) {
+        wf.push_back(k.let("w" + std::to_string(m), cast<f32>(v)));
+      }
     }
-  }
+  };
+  if (!ws) load_weights(w, k.let("wb", c0 * taps));
   auto weight = [&](std::uint32_t e, std::uint32_t ty, std::uint32_t tx) { return wf[e * taps + ty * KW + tx]; };
 
   std::vector<Val<f32>> init(std::size_t{V} * VC, Val<f32>(0.0f));
@@ -294,10 +317,17 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
 
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);
   const auto issue_first_rows_then_prefetch = [&](std::uint32_t u) {
+    if (u == 0 && ws) {  // the block's weights, in row 0's commit group
+      auto wsrc = k.let("ws_src", cb * L.ws);
+      for_group_rounds(k, lid, G, L.ws / L.wcw, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
+        copy_async(*ws, i * L.wcw, w, wsrc + i * L.wcw, L.wcw, Val<bool>(true));
+      });
+    }
     issue_row(u);
     if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };
   for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
+    if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
     if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;
     std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum

@@ -145,10 +145,17 @@ inline bool grouped_conv_output_stage_of(const harness::Params& p) {
 inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "threads", 32, 256, sp.rank() == 3 ? 64u : kStagedMmaGroup, "grouped convolution tile");
 }
-// Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1,
-// default 0), as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group.
-inline bool grouped_conv_planar_early_weights_of(const harness::Params& p) {
-  return bounded_param(p, "we", 0, 1, 0, "grouped convolution tile") == 1;
+// Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1),
+// as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group. Default 1 where it
+// fits with the case's rows, ds, bw and output stage (3x3x3 g8 N4 16x56x56 on an H100, 2026-12-06 thirty-eighth
+// session: bf16 0.0398-0.0402 ms against 0.0451-0.0452 with the weights loaded from global memory, f16 0.0400-0.0401
+// against 0.0451).
+inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
+                                                 std::uint32_t rows, std::uint32_t ds, std::uint32_t bw,
+                                                 std::uint32_t slots) {
+  const bool fits =
+      sp.out_per_group() == 8 && grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, ds, bw, slots, true).empty();
+  return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
@@ -312,15 +319,16 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p),
-                                   grouped_conv_planar_early_weights_of(p));
+      const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
+      const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we);
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
           grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
-                                     grouped_conv_output_stage_of(p), grouped_conv_planar_early_weights_of(p));
+                                     grouped_conv_output_stage_of(p), we);
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -390,7 +398,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, grouped_conv_planar_slots_of(sp, p));
+      const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots,
+                                   grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots));
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,

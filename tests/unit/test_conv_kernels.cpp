@@ -404,6 +404,18 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_EQ(g3.geometry(DType::bf16, q3).total_threads(), 4ull * 8 * 2 * 28 * 256);
   q = p, q["ds"] = 2;
   EXPECT_NE(why(q).find("applies to 3-D convolutions only"), std::string::npos);
+  // we (the 3-D default, 8 output channels per group): the group's 8 x 8 x 27 weights copied into shared memory with
+  // the first band's rows; we = 0 loads them from global memory; 16 output channels per group keep the global loads,
+  // and naming we there is refused.
+  EXPECT_NE(ir::print_kernel(g3.build(DType::bf16, p3)).find("shared:ws"), std::string::npos);
+  q3 = p3, q3["we"] = 0;
+  EXPECT_EQ(ir::print_kernel(g3.build(DType::bf16, q3)).find("shared:ws"), std::string::npos);
+  q3 = p3, q3["O"] = 128;
+  EXPECT_EQ(ir::print_kernel(g3.build(DType::bf16, q3)).find("shared:ws"), std::string::npos);
+  q3["we"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("copies the weights to shared memory (we = 1) only with 8 output channels per group"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
