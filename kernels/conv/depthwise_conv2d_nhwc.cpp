@@ -60,8 +60,17 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
     return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d_nhwc");
   };
-  return {get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC),      get("CL", 0, 1024, d.CL), get("NQ", 1, 32, d.NQ),
-          get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead), get("pf", 0, 1, d.pf),    get("we", 0, 1, d.we)};
+  DepthwiseNhwcStream st{get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
+                         get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead),
+                         get("pf", 0, 1, d.pf),  get("we", 0, 1, d.we)};
+  // we: the block's weights through shared memory, the default wherever the tiling takes it (H100, 2026-12-06
+  // thirty-eighth session, N32 C384 56x56: 3x3 bf16 0.0564 ms against 0.0569-0.0570, f16 0.0564-0.0565 against 0.0568,
+  // f32 0.1091-0.1093 against 0.1116-0.1118; 7x7 f32 0.1314-0.1316 against 0.1366-0.1367).
+  if (!p.count("we")) {
+    st.we = 1;
+    if (!depthwise_nhwc_stream_refusal(sp, st, static_cast<std::uint32_t>(dtype_size(t))).empty()) st.we = 0;
+  }
+  return st;
 }
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;

@@ -145,14 +145,11 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (t.we > 1) fail("we = " + std::to_string(t.we) + " must be 0 or 1");
   if (t.we == 1) {
     // The block's weights are CBC * taps consecutive elements from cb * CBC * taps: copies of the largest width (at
-    // most 16 bytes) dividing that count, at least 4 bytes.
+    // most 16 bytes) dividing that count; at least 4 bytes, since CBC * elem_bytes is a multiple of 4 (the copy width
+    // check above).
     L.ws = L.CBC * s.ksize[0] * s.ksize[1];
     L.wcw = 1;
     while (L.ws % (L.wcw * 2) == 0 && L.wcw * 2 * elem_bytes <= 16) L.wcw *= 2;
-    if (L.wcw * elem_bytes < 4) {
-      fail("we = 1 copies the block's " + std::to_string(L.ws) + " weights of " + std::to_string(elem_bytes) +
-           " bytes in copies of 4 or more bytes, which do not divide them; use we = 0");
-    }
     L.bytes += static_cast<std::uint64_t>(L.ws) * elem_bytes;
   }
   if (L.bytes > kStreamSmemBytes) {

@@ -1617,6 +1617,23 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
                   .find("pf applies to the stream kernel: set stream = 1"),
               std::string::npos);
   }
+  {  // we (the default where the tiling takes it): the block's 128 x 9 weights copied into shared memory with row 0
+    // (144 16-byte copies over 64 threads: 3 rounds), read from there; we = 0 loads them from global memory
+    EXPECT_NE(ir::print_kernel(k = s.build(DType::bf16, p)).find("shared:ws"), std::string::npos);
+    Params nw = p;
+    nw["we"] = 0;
+    EXPECT_EQ(ir::print_kernel(s.build(DType::bf16, nw)).find("shared:ws"), std::string::npos);
+    // f32 7x7 with 128-channel blocks and 16-column strips: the ring (45056 bytes) fits, ring and weights (25088
+    // more) do not: the default falls back to we = 0, and naming we = 1 is refused with the sizes
+    Params big = p;
+    big["kh"] = 7, big["kw"] = 7, big["pad_h"] = 3, big["pad_w"] = 3;
+    big["V"] = 4, big["VC"] = 4, big["CL"] = 32, big["NQ"] = 4, big["ahead"] = 2, big["PB"] = 4;
+    EXPECT_EQ(ir::print_kernel(s.build(DType::f32, big)).find("shared:ws"), std::string::npos);
+    big["we"] = 1;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, big)
+                  .find("ring of 4 rows x 22 columns x 128 channels and the block's weights = 70144 bytes"),
+              std::string::npos);
+  }
   p["PB"] = 16, p["NQ"] = 4;  // 4 bands (the last partial), 4 strips of 16 columns (the last partial)
   EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 4 * 4 * 128);
   // odd C: a pixel's channels admit no vector copy; C = 6 copies pairs
