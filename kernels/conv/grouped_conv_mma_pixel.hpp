@@ -33,6 +33,9 @@
 // unit stores nothing. Barriers per band: after the copies' wait, after the transposition, after the products (with
 // os, or before the next band's transposition).
 // Launch grid_1d(batch * grouped_conv_mma_pixel_groups_per_batch() * threads, threads) with launch bounds `threads`.
+// With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
+// into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
+// memory, ptxas moves them past that barrier: H100 3x3 g32 bf16 0.0433 ms with the copy against 0.0467.)
 #pragma once
 
 #include <algorithm>

@@ -41,6 +41,9 @@
 // (one commit group per band) before the first band's products, and band i waits for its own group only, so the
 // later bands' loads are in flight during the earlier bands' products. A band past the last stores nothing.
 // Launch grid_1d(batch * grouped_conv_mma_planar_groups_per_batch() * threads, threads) with launch bounds `threads`.
+// With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
+// into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
+// memory, ptxas moves them past that barrier: H100 3x3x3 g8 bf16 0.0400 ms with the copy against 0.0451.)
 #pragma once
 
 #include <algorithm>
