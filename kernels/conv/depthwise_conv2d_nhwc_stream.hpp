@@ -27,6 +27,10 @@
 // `ahead` rows are issued, the work-group asks for the band's later rows to be prefetched into L2 (prefetch(): one
 // hint per pixel of CBC channels inside the input, spread over the threads), so that their copies wait less
 // (measured slower, H200 3x3 2026-12-05: bf16 0.0495 ms against 0.0429 without, f16 0.0464 against 0.0429).
+// With we (the default wherever ring and weights fit), the block's CBC x taps weights are copied into shared memory
+// in row 0's commit group and each thread reads its own after row 0's barrier. (Loaded from global memory, ptxas moves
+// most of those loads past that barrier: H100 N32 C384 56x56, 3x3 bf16 0.0564 ms with the copy against 0.0569, f32
+// 0.1092 against 0.1117, 7x7 f32 0.1315 against 0.1366.)
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
