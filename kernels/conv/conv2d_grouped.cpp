@@ -289,7 +289,11 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 10}, {"bw", 2}, {"we", 1}}},
            {"cpg8_g2_9x24_pad1_pixel_r4_bw2_os0_we",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 4}, {"bw", 2}, {"os", 0}, {"we", 1}}}}) {
+            {{"rows", 4}, {"bw", 2}, {"os", 0}, {"we", 1}}},
+           // we = 0 (the default's alternative: each lane loads its weights from global memory), 2 bands, bias.
+           {"cpg8_g2_9x24_pad1_bias_pixel_r4_bw2_we0",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}, {"bw", 2}, {"we", 0}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});

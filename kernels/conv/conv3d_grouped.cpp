@@ -182,6 +182,12 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g1_4x7x8_pad1_b2_planar_r2_ds2_bw2_we",
        conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"bw", 2}, {"we", 1}})});
+  // we = 0 (the default's alternative: each lane loads its weights from global memory).
+  s.tests.push_back(
+      {"cpg8_g1_4x7x8_pad1_bias_planar_r2_ds2_we0",
+       conv_params(
+           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"we", 0}})});
   // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 8 output depth slices, 64 threads, outputs
   // through shared memory;
   // before 2026-12-03 fourteenth session the staged kernel, 8 slices, 256 threads), the unstaged tensor-core kernel

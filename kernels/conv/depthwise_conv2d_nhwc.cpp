@@ -424,42 +424,59 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});
   }
-  // pf = 1 (the band's later rows prefetched into L2): padding rows and columns outside the input skipped, partial
-  // bands and strips, a last round of items shorter than the work-group.
-  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
+  // One stream-kernel option set with a tiling (V, VC, CL, NQ, PB, ahead):
+  // - pf (the band's later rows prefetched into L2): padding rows and columns outside the input skipped, partial bands
+  //   and strips, a last round of items shorter than the work-group;
+  // - we (the block's weights copied into shared memory with row 0; the default, named here with tilings that take
+  //   it): four channel blocks of 36 weights with bias (8-byte copies in 16-bit, 16-byte in f32), a strided 3x5 window
+  //   with C = 6 (three blocks of 30: 4-byte copies in 16-bit), 7x7 with VC 4 (one block of 392), the 16-bit default
+  //   tiling (64 channel vectors, 6 rows, three ahead) with 256 channels (two blocks of 1152); we = 0 (the weights
+  //   loaded from global memory by each thread) with bias and 7x7.
+  for (const auto& [name, key, value, c, tl] :
+       std::vector<std::tuple<std::string, const char*, int, ConvCase, std::array<int, 6>>>{
            {"stream_pf_c16_9x11_3x3_pad1_bias",
+            "pf",
+            1,
             {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {4, 2, 4, 2, 4, 2}},
            {"stream_pf_c8_11x10_7x7_pad3",
+            "pf",
+            1,
+            {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
+            {4, 2, 4, 1, 3, 1}},
+           {"stream_we_c16_9x11_3x3_pad1_bias",
+            "we",
+            1,
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 2, 2, 4, 2}},
+           {"stream_we_c6_kh3_kw5_s2x1_p1x2",
+            "we",
+            1,
+            {.B = 2, .C = 6, .size = {11, 13}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}},
+            {3, 2, 4, 2, 3, 1}},
+           {"stream_we_c8_11x10_7x7_pad3_vc4",
+            "we",
+            1,
+            {.B = 1, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
+            {4, 4, 2, 1, 3, 2}},
+           {"stream_we_c256_13x9_3x3_pad1_default_tiling",
+            "we",
+            1,
+            {.B = 1, .C = 256, .size = {13, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 64, 1, 6, 3}},
+           {"stream_we0_c16_9x11_3x3_pad1_bias",
+            "we",
+            0,
+            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {4, 2, 2, 2, 4, 2}},
+           {"stream_we0_c8_11x10_7x7_pad3",
+            "we",
+            0,
             {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
             {4, 2, 4, 1, 3, 1}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
-    p["pf"] = 1;
-    for (std::size_t i = 0; i < tl.size(); ++i)
-      p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
-    s.tests.push_back({name, p});
-  }
-  // we = 1 (the block's weights copied into shared memory with row 0): four channel blocks of 36 weights with bias
-  // (8-byte copies in 16-bit, 16-byte in f32), a strided 3x5 window with C = 6 (three blocks of 30: 4-byte copies in
-  // 16-bit), 7x7 with VC 4 (one block of 392), the 16-bit default tiling (64 channel vectors, 6 rows, three ahead) with
-  // 256 channels (two blocks of 1152).
-  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 6>>>{
-           {"stream_we_c16_9x11_3x3_pad1_bias",
-            {.B = 2, .C = 16, .size = {9, 11}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {4, 2, 2, 2, 4, 2}},
-           {"stream_we_c6_kh3_kw5_s2x1_p1x2",
-            {.B = 2, .C = 6, .size = {11, 13}, .k = {3, 5}, .stride = {2, 1}, .pad = {1, 2}},
-            {3, 2, 4, 2, 3, 1}},
-           {"stream_we_c8_11x10_7x7_pad3_vc4",
-            {.B = 1, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
-            {4, 4, 2, 1, 3, 2}},
-           {"stream_we_c256_13x9_3x3_pad1_default_tiling",
-            {.B = 1, .C = 256, .size = {13, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {4, 2, 64, 1, 6, 3}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    p["we"] = 1;
+    p[key] = value;
     for (std::size_t i = 0; i < tl.size(); ++i)
       p[std::array<const char*, 6>{"V", "VC", "CL", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});

@@ -318,12 +318,7 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
 
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);
   const auto issue_first_rows_then_prefetch = [&](std::uint32_t u) {
-    if (u == 0 && ws) {  // the block's weights, in row 0's commit group
-      auto wsrc = k.let("ws_src", cb * L.ws);
-      for_group_rounds(k, lid, G, L.ws / L.wcw, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
-        copy_async(*ws, i * L.wcw, w, wsrc + i * L.wcw, L.wcw, Val<bool>(true));
-      });
-    }
+    if (u == 0 && ws) copy_range_async(k, *ws, w, cb * L.ws, L.ws, L.wcw, lid, G);  // in row 0's commit group
     issue_row(u);
     if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };

@@ -70,12 +70,8 @@ namespace ingot::kernels {
 template <class T, class W>
 void copy_group_weights_async(dsl::KernelBuilder& k, const dsl::Shared<T>& ws, const W& w, const dsl::Val<u32>& g,
                               std::uint32_t taps, const dsl::Val<u32>& lid, std::uint32_t NG) {
-  using namespace ingot::dsl;
   const std::uint32_t n = 64 * taps;
-  auto src = k.let("ws_src", g * n);
-  for_group_rounds(k, lid, NG, n / 8, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
-    copy_async(ws, i * 8u, w, src + i * 8u, 8, Val<bool>(true));
-  });
+  copy_range_async(k, ws, w, g * n, n, 8, lid, NG);
 }
 // Lane (gl, tl)'s B operands from that copy (after the wait and a barrier): output channel gl, input channels 2tl and
 // 2tl + 1, i.e. 2 taps consecutive elements from (8 gl + 2 tl) taps, an even offset: `taps` 4-byte loads (for 3x3 and

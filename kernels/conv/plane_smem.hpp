@@ -142,6 +142,19 @@ inline void for_group_rounds(dsl::KernelBuilder& k, const dsl::Val<u32>& lid, st
   }
 }
 
+// Starts copying src[from .. from + n) of a global buffer into the shared array dst[0 .. n) in asynchronous copies of
+// `width` elements (n and from multiples of width) spread over the work-group's G threads; the caller commits them with
+// its next async_commit (e.g. a kernel's weights with its first rows, so that one wait brings both).
+template <class T, class B>
+void copy_range_async(dsl::KernelBuilder& k, const dsl::Shared<T>& dst, const B& src, const dsl::Val<u32>& from,
+                      std::uint32_t n, std::uint32_t width, const dsl::Val<u32>& lid, std::uint32_t G) {
+  using namespace ingot::dsl;
+  auto at = k.let("ws_src", from);
+  for_group_rounds(k, lid, G, n / width, "wsc", true, [&](const Val<u32>& i, std::uint32_t) {
+    copy_async(dst, i * width, src, at + i * width, width, Val<bool>(true));
+  });
+}
+
 // Row-aligned rounds over `rows` rows of per_row chunks (G >= per_row): body(row0, chunk, r) for round r, where
 // thread lid takes chunk lid % per_row of row row0 + r * (G / per_row), row0 = lid / per_row — its addresses move by a
 // constant from round to round. A round holding rows past `rows`, or a work-group with G % per_row idle threads
