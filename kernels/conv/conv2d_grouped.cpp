@@ -293,7 +293,16 @@ void register_conv2d_grouped(harness::Registry& r) {
            // we = 0 (the default's alternative: each lane loads its weights from global memory), 2 bands, bias.
            {"cpg8_g2_9x24_pad1_bias_pixel_r4_bw2_we0",
             {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"bw", 2}, {"we", 0}}}}) {
+            {{"rows", 4}, {"bw", 2}, {"we", 0}}},
+           // Bands past P (skip, the default, computes nothing for them): the last block's second and third bands (7
+           // rows in 2-row bands, 3 per work-group: bands 4 and 5 past P, band 5's copies issued during band 3); and
+           // skip = 0 (the band past P computed, its stores dropped) with 10-row bands.
+           {"cpg8_g1_7x16_pad1_bias_pixel_r2_bw3_w32",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 2}, {"bw", 3}, {"threads", 32}}},
+           {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_skip0",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 10}, {"bw", 2}, {"skip", 0}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});

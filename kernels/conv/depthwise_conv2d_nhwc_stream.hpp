@@ -52,6 +52,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "channel_vectors.hpp"
@@ -81,6 +82,9 @@ struct DepthwiseNhwcStream {
   // its barrier (else each thread loads its own from global memory; ptxas moves most of those loads past the first
   // barrier, where every work-group then waits for them: the grouped kernels' "we", step 40).
   std::uint32_t we = 0;
+  // 1: in the last band, where P % PB != 0, the products of output rows past P are skipped (one branch per input row
+  // on a condition of the whole work-group); 0: they are computed and only their stores skipped.
+  std::uint32_t skip = 1;
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -147,6 +151,7 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (L.G > 1024) fail("CL*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   L.bytes = static_cast<std::uint64_t>(L.S) * L.IWS * L.CBC * elem_bytes;
   if (t.we > 1) fail("we = " + std::to_string(t.we) + " must be 0 or 1");
+  if (t.skip > 1) fail("skip = " + std::to_string(t.skip) + " must be 0 or 1");
   if (t.we == 1) {
     // The block's weights are CBC * taps consecutive elements from cb * CBC * taps: copies of the largest width (at
     // most 16 bytes) dividing that count; at least 4 bytes, since CBC * elem_bytes is a multiple of 4 (the copy width
@@ -322,31 +327,58 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     issue_row(u);
     if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };
+  // skip: where P % PB != 0, the last band's output rows PL = P % PB .. PB - 1 lie past P. Each input row's products
+  // split into those of rows below PL (every band computes them) and the rest, computed only in a full band.
+  const std::uint32_t PL = t.skip && P % L.PB != 0 ? P % L.PB : 0;
+  std::optional<Val<bool>> full_band;
+  if (PL != 0) full_band = k.let("full", p0 + L.PB <= P);
+  using Uses = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
   for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
     if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
     if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;
-    std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
-    for (const std::uint32_t off : col_offsets) {
-      const auto xv = load_channels(xs, tb + (slot + off * CBC), VC, VW);
-      for (std::uint32_t e = 0; e < VC; ++e) {
-        auto xf = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv[e]));
-        for (const auto& [rr, ty] : uses[u]) {
-          for (std::uint32_t tx = 0; tx < KW; ++tx) {
-            const std::uint32_t tt = tx * DW;
-            if (off < tt || (off - tt) % SW != 0 || (off - tt) / SW >= V) continue;
-            const std::uint32_t j = (off - tt) / SW;
-            const std::uint32_t a = rr * V * VC + j * VC + e;
-            const auto it = sum.find(a);
-            const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
-            sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
+    // The row's values, loaded and converted at their first use (in the order of the loops below, as one pass would),
+    // then kept for the products of later output rows; the products and stores of the output rows `us`.
+    std::map<std::uint32_t, std::vector<Val<T>>> xv;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Val<f32>> xf;
+    const auto value = [&](std::uint32_t off, std::uint32_t e) {
+      if (const auto it = xf.find({off, e}); it != xf.end()) return it->second;
+      if (!xv.count(off)) xv.emplace(off, load_channels(xs, tb + (slot + off * CBC), VC, VW));
+      const auto v = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv.at(off)[e]));
+      xf.emplace(std::make_pair(off, e), v);
+      return v;
+    };
+    const auto products = [&](const Uses& us) {
+      std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
+      for (const std::uint32_t off : col_offsets) {
+        for (std::uint32_t e = 0; e < VC; ++e) {
+          const Val<f32> xe = value(off, e);
+          for (const auto& [rr, ty] : us) {
+            for (std::uint32_t tx = 0; tx < KW; ++tx) {
+              const std::uint32_t tt = tx * DW;
+              if (off < tt || (off - tt) % SW != 0 || (off - tt) / SW >= V) continue;
+              const std::uint32_t j = (off - tt) / SW;
+              const std::uint32_t a = rr * V * VC + j * VC + e;
+              const auto it = sum.find(a);
+              const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
+              sum.insert_or_assign(a, fma(xe, weight(e, ty, tx), prev));
+            }
           }
         }
       }
-    }
-    for (const auto& [a, v] : sum) acc[a / (V * VC)][a % (V * VC)] = v;
-    for (const auto& [rr, ty] : uses[u]) {
-      if (ty == KH - 1) store_row(rr);
+      for (const auto& [a, v] : sum) acc[a / (V * VC)][a % (V * VC)] = v;
+      for (const auto& [rr, ty] : us) {
+        if (ty == KH - 1) store_row(rr);
+      }
+    };
+    Uses low, high;  // output rows below PL, and the others (all of them where PL = 0)
+    for (const auto& use : uses[u]) (use.first < PL ? low : high).push_back(use);
+    if (!low.empty()) products(low);  // (every value loaded here, outside the branch below)
+    if (high.empty()) return;
+    if (PL != 0) {
+      if_(*full_band, [&] { products(high); });
+    } else {
+      products(high);
     }
   });
 }

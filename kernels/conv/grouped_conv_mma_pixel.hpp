@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -169,7 +170,7 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1, bool os = true,
-                            bool early_weights = false) {
+                            bool early_weights = false, bool skip_past = true) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
   const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights);
@@ -416,18 +417,30 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
     });
   };
 
+  // skip_past: band bi of the last block may lie past P (bands % BW != 0); there its transposition, products and
+  // stores are skipped (the condition is the work-group's, so every lane takes the same path, and the barriers stay
+  // outside). Else such a band is computed like the others and only its stores are skipped: with 8-row bands of 56
+  // rows and bw = 2, one band slot in 8 is past P.
+  const auto unless_past = [&](std::uint32_t bi, const std::function<void()>& body) {
+    const bool may_be_past = pl.bblocks * BW > pl.bands && (pl.bblocks - 1) * BW + bi >= pl.bands;
+    if (!skip_past || !may_be_past) {
+      body();
+      return;
+    }
+    if_(k.let("pst" + std::to_string(bi), (band0 + bi) * R < P), body);
+  };
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     // Band bi's copies (this thread's; band bi + 1's may still be in flight), then everyone's.
     async_wait(k, bi + 1 < BW ? 1 : 0);
     k.barrier();
     if (bi == 0 && ws) w_held = load_w(Val<u32>(0u), "");  // (band 0's copies brought the weights)
-    transpose(bi);
+    unless_past(bi, [&] { transpose(bi); });
     k.barrier();
     if (bi + 2 < BW) issue_band(bi + 2);  // into the buffer band bi's transposition has finished reading
-    band_products(bi);
+    unless_past(bi, [&] { band_products(bi); });
     if (pl.os) {
       k.barrier();  // every warp's outputs are in ys (and every read of xt done)
-      band_stores(bi);
+      unless_past(bi, [&] { band_stores(bi); });
     } else if (bi + 1 < BW) {
       k.barrier();  // every warp's products read xt before the next transposition writes it
     }

@@ -241,6 +241,13 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 
+// Whether the pixel-stage kernel skips the transposition, products and stores of a band past the last output row
+// ("skip", 0 or 1, default 1; such a band exists where the bands are not a multiple of bw: 56 rows in 8-row bands, two
+// per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores, as before.
+inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
+  return bounded_param(p, "skip", 0, 1, 1, "grouped convolution tile") == 1;
+}
+
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
 // 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw", "os".
 // Absent "stage", it is the 16-bit default in 2-D wherever it applies with those defaults — but for cases that name
@@ -298,7 +305,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds",
-                          "ru", "minb", "bw", "il", "os", "we"})
+                          "ru", "minb", "bw", "il", "os", "we", "skip"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -316,6 +323,13 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    // (f32 runs the FMA kernel whatever the case names, like the tensor-core kernels' other parameters.)
+    if (p.count("skip") && dtype_size(t) == 2 &&
+        (grouped_conv_uses_planar(sp, t, p) || !grouped_conv_uses_pixel(sp, t, p))) {
+      throw std::invalid_argument(sp.name +
+                                  ": skip (no products for a band past the last row) applies to the pixel-stage "
+                                  "tensor-core kernel only (stage = 3), not to this case's kernel; remove skip");
+    }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
@@ -341,7 +355,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
-        if constexpr (sizeof(E) == 2) grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we);
+        if constexpr (sizeof(E) == 2) {
+          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p));
+        }
         apply_launch_bounds(k, p, threads, true);
       });
     }
