@@ -82,8 +82,8 @@ struct DepthwiseNhwcStream {
   // its barrier (else each thread loads its own from global memory; ptxas moves most of those loads past the first
   // barrier, where every work-group then waits for them: the grouped kernels' "we", step 40).
   std::uint32_t we = 0;
-  // 1: in the last band, where P % PB != 0, the products of output rows past P are skipped (one branch per input row
-  // on a condition of the whole work-group); 0: they are computed and only their stores skipped.
+  // 1: where P % PB != 0, the last band runs a schedule of its rows inside P only (fewer ring rows, no products past P;
+  // the schedule traced twice, one branch per work-group); 0: one schedule, the rows past P computed, not stored.
   std::uint32_t skip = 1;
 };
 
@@ -327,32 +327,23 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     issue_row(u);
     if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };
-  // skip: where P % PB != 0, the last band's output rows PL = P % PB .. PB - 1 lie past P. Each input row's products
-  // split into those of rows below PL (every band computes them) and the rest, computed only in a full band.
-  const std::uint32_t PL = t.skip && P % L.PB != 0 ? P % L.PB : 0;
-  std::optional<Val<bool>> full_band;
-  if (PL != 0) full_band = k.let("full", p0 + L.PB <= P);
-  using Uses = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-  for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
-    if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
-    if (uses[u].empty()) return;
-    const std::uint32_t slot = (u % S) * SL;
-    // The row's values, loaded and converted at their first use (in the order of the loops below, as one pass would),
-    // then kept for the products of later output rows; the products and stores of the output rows `us`.
-    std::map<std::uint32_t, std::vector<Val<T>>> xv;
-    std::map<std::pair<std::uint32_t, std::uint32_t>, Val<f32>> xf;
-    const auto value = [&](std::uint32_t off, std::uint32_t e) {
-      if (const auto it = xf.find({off, e}); it != xf.end()) return it->second;
-      if (!xv.count(off)) xv.emplace(off, load_channels(xs, tb + (slot + off * CBC), VC, VW));
-      const auto v = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv.at(off)[e]));
-      xf.emplace(std::make_pair(off, e), v);
-      return v;
-    };
-    const auto products = [&](const Uses& us) {
+  // One band's schedule with output rows 0 .. live - 1: the ring rows they read, and their products and stores.
+  const auto band_rows = [&](std::uint32_t live) {
+    const std::uint32_t NR = (live - 1) * SH + (KH - 1) * s.dilation[0] + 1;
+    if (ws) wf.clear();  // (each schedule reads the weights after its own row 0)
+    for_ring_rows(k, NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
+      if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> us;  // (output row, tap row) pairs reading row u
+      for (const auto& use : uses[u]) {
+        if (use.first < live) us.push_back(use);
+      }
+      if (us.empty()) return;
+      const std::uint32_t slot = (u % S) * SL;
       std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
       for (const std::uint32_t off : col_offsets) {
+        const auto xv = load_channels(xs, tb + (slot + off * CBC), VC, VW);
         for (std::uint32_t e = 0; e < VC; ++e) {
-          const Val<f32> xe = value(off, e);
+          auto xf = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv[e]));
           for (const auto& [rr, ty] : us) {
             for (std::uint32_t tx = 0; tx < KW; ++tx) {
               const std::uint32_t tt = tx * DW;
@@ -361,7 +352,7 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
               const std::uint32_t a = rr * V * VC + j * VC + e;
               const auto it = sum.find(a);
               const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
-              sum.insert_or_assign(a, fma(xe, weight(e, ty, tx), prev));
+              sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
             }
           }
         }
@@ -370,17 +361,18 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
       for (const auto& [rr, ty] : us) {
         if (ty == KH - 1) store_row(rr);
       }
-    };
-    Uses low, high;  // output rows below PL, and the others (all of them where PL = 0)
-    for (const auto& use : uses[u]) (use.first < PL ? low : high).push_back(use);
-    if (!low.empty()) products(low);  // (every value loaded here, outside the branch below)
-    if (high.empty()) return;
-    if (PL != 0) {
-      if_(*full_band, [&] { products(high); });
-    } else {
-      products(high);
-    }
-  });
+    });
+  };
+  // skip: where P % PB != 0, the last band's output rows P % PB .. PB - 1 lie past P. The last band then runs its own
+  // schedule of the P % PB rows (fewer ring rows, no products past P), the other bands the whole one: one branch on a
+  // condition of the whole work-group, the schedule traced twice. (Branches inside one schedule, around the products
+  // of the rows past P, cost 4.6% on an H100: 7x7 f32 0.1366 ms against 0.1306, step 41.)
+  const std::uint32_t PL = P % L.PB;
+  if (t.skip && PL != 0) {
+    if_(k.let("full", p0 + L.PB <= P), [&] { band_rows(L.PB); }).else_([&] { band_rows(PL); });
+  } else {
+    band_rows(L.PB);
+  }
 }
 
 }  // namespace ingot::kernels
