@@ -62,7 +62,7 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   };
   DepthwiseNhwcStream st{get("V", 1, 16, d.V),   get("VC", 1, 16, d.VC), get("CL", 0, 1024, d.CL),
                          get("NQ", 1, 32, d.NQ), get("PB", 1, 16, d.PB), get("ahead", 1, 8, d.ahead),
-                         get("pf", 0, 1, d.pf),  get("we", 0, 1, d.we),      get("skip", 0, 1, d.skip)};
+                         get("pf", 0, 1, d.pf),  get("we", 0, 1, d.we)};
   // we: the block's weights through shared memory, the default wherever the tiling takes it (H100, 2026-12-06
   // thirty-eighth session, N32 C384 56x56: 3x3 bf16 0.0564 ms against 0.0569-0.0570, f16 0.0564-0.0565 against 0.0568,
   // f32 0.1091-0.1093 against 0.1116-0.1118; 7x7 f32 0.1314-0.1316 against 0.1366-0.1367).
@@ -75,7 +75,7 @@ DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
 bool streams(DType t, const ConvSpec& sp, const Params& p) {
   const bool asked = p.count("stream") > 0;
   if (asked && bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d_nhwc") == 1) return true;
-  for (const char* key : {"NQ", "PB", "pf", "we", "skip"}) {
+  for (const char* key : {"NQ", "PB", "pf", "we"}) {
     if (p.count(key)) {
       throw std::invalid_argument(std::string("depthwise_conv2d_nhwc: ") + key +
                                   " applies to the stream kernel: set stream = 1 (or drop it)");
@@ -89,8 +89,8 @@ bool streams(DType t, const ConvSpec& sp, const Params& p) {
 }
 
 // The keys of the FMA kernels (register and stream), which the tensor-core kernel refuses.
-constexpr std::array<const char*, 12> kFmaKernelKeys{"V",      "VC", "VH", "preload", "CL", "ahead",
-                                                     "stream", "NQ", "PB", "pf",      "we", "skip"};
+constexpr std::array<const char*, 11> kFmaKernelKeys{"V",      "VC", "VH", "preload", "CL", "ahead",
+                                                     "stream", "NQ", "PB", "pf",      "we"};
 // The tensor-core kernel's keys (mma itself first), which the other kernels refuse.
 constexpr std::array<const char*, 17> kMmaKernelKeys{"mma", "mr",  "mc",  "mw",  "il",  "lq",  "mb",  "msm", "mpf",
                                                      "mwp", "mos", "msw", "mwr", "mrf", "mcg", "mtc", "mop"};
@@ -303,7 +303,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.spec_params.emplace_back("PB");       // stream: output rows per work-group
   s.spec_params.emplace_back("pf");       // stream: 1 = the band's later rows prefetched into L2 at the start
   s.spec_params.emplace_back("we");       // stream: 1 = the block's weights copied to shared memory with row 0
-  s.spec_params.emplace_back("skip");     // stream: 1 = no products for the last band's rows past P (the default)
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
   s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
   s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
@@ -474,19 +473,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
             "we",
             0,
             {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
-            {4, 2, 4, 1, 3, 1}},
-           // skip = 0: the last band's rows past P computed (only their stores skipped), with 11 rows in bands of 3
-           // and of 4 (the default skip: the cases above whose P is not a multiple of PB).
-           {"stream_skip0_c8_11x10_7x7_pad3",
-            "skip",
-            0,
-            {.B = 2, .C = 8, .size = {11, 10}, .k = {7, 7}, .pad = {3, 3}},
-            {4, 2, 4, 1, 3, 1}},
-           {"stream_skip0_c16_11x9_3x3_pad1_bias",
-            "skip",
-            0,
-            {.B = 2, .C = 16, .size = {11, 9}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {4, 2, 2, 2, 4, 2}}}) {
+            {4, 2, 4, 1, 3, 1}}}) {
     auto p = conv_params(f, c);
     p["stream"] = 1;
     p[key] = value;

@@ -52,7 +52,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "channel_vectors.hpp"
@@ -82,9 +81,6 @@ struct DepthwiseNhwcStream {
   // its barrier (else each thread loads its own from global memory; ptxas moves most of those loads past the first
   // barrier, where every work-group then waits for them: the grouped kernels' "we", step 40).
   std::uint32_t we = 0;
-  // 1: where P % PB != 0, the last band runs a schedule of its rows inside P only (fewer ring rows, no products past P;
-  // the schedule traced twice, one branch per work-group); 0: one schedule, the rows past P computed, not stored.
-  std::uint32_t skip = 1;
 };
 
 // The geometry of a spec and tiling (trace time).
@@ -151,7 +147,6 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (L.G > 1024) fail("CL*NQ = " + std::to_string(L.G) + " threads per work-group must be <= 1024");
   L.bytes = static_cast<std::uint64_t>(L.S) * L.IWS * L.CBC * elem_bytes;
   if (t.we > 1) fail("we = " + std::to_string(t.we) + " must be 0 or 1");
-  if (t.skip > 1) fail("skip = " + std::to_string(t.skip) + " must be 0 or 1");
   if (t.we == 1) {
     // The block's weights are CBC * taps consecutive elements from cb * CBC * taps: copies of the largest width (at
     // most 16 bytes) dividing that count; at least 4 bytes, since CBC * elem_bytes is a multiple of 4 (the copy width
@@ -327,52 +322,33 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     issue_row(u);
     if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };
-  // One band's schedule with output rows 0 .. live - 1: the ring rows they read, and their products and stores.
-  const auto band_rows = [&](std::uint32_t live) {
-    const std::uint32_t NR = (live - 1) * SH + (KH - 1) * s.dilation[0] + 1;
-    if (ws) wf.clear();  // (each schedule reads the weights after its own row 0)
-    for_ring_rows(k, NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
-      if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
-      std::vector<std::pair<std::uint32_t, std::uint32_t>> us;  // (output row, tap row) pairs reading row u
-      for (const auto& use : uses[u]) {
-        if (use.first < live) us.push_back(use);
-      }
-      if (us.empty()) return;
-      const std::uint32_t slot = (u % S) * SL;
-      std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
-      for (const std::uint32_t off : col_offsets) {
-        const auto xv = load_channels(xs, tb + (slot + off * CBC), VC, VW);
-        for (std::uint32_t e = 0; e < VC; ++e) {
-          auto xf = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv[e]));
-          for (const auto& [rr, ty] : us) {
-            for (std::uint32_t tx = 0; tx < KW; ++tx) {
-              const std::uint32_t tt = tx * DW;
-              if (off < tt || (off - tt) % SW != 0 || (off - tt) / SW >= V) continue;
-              const std::uint32_t j = (off - tt) / SW;
-              const std::uint32_t a = rr * V * VC + j * VC + e;
-              const auto it = sum.find(a);
-              const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
-              sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
-            }
+  for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
+    if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
+    if (uses[u].empty()) return;
+    const std::uint32_t slot = (u % S) * SL;
+    std::map<std::uint32_t, Val<f32>> sum;  // acc index rr*V*VC + a -> running sum
+    for (const std::uint32_t off : col_offsets) {
+      const auto xv = load_channels(xs, tb + (slot + off * CBC), VC, VW);
+      for (std::uint32_t e = 0; e < VC; ++e) {
+        auto xf = k.let("x" + std::to_string(u) + "_" + std::to_string(off), cast<f32>(xv[e]));
+        for (const auto& [rr, ty] : uses[u]) {
+          for (std::uint32_t tx = 0; tx < KW; ++tx) {
+            const std::uint32_t tt = tx * DW;
+            if (off < tt || (off - tt) % SW != 0 || (off - tt) / SW >= V) continue;
+            const std::uint32_t j = (off - tt) / SW;
+            const std::uint32_t a = rr * V * VC + j * VC + e;
+            const auto it = sum.find(a);
+            const Val<f32> prev = it == sum.end() ? Val<f32>(acc[rr][j * VC + e]) : it->second;
+            sum.insert_or_assign(a, fma(xf, weight(e, ty, tx), prev));
           }
         }
       }
-      for (const auto& [a, v] : sum) acc[a / (V * VC)][a % (V * VC)] = v;
-      for (const auto& [rr, ty] : us) {
-        if (ty == KH - 1) store_row(rr);
-      }
-    });
-  };
-  // skip: where P % PB != 0, the last band's output rows P % PB .. PB - 1 lie past P. The last band then runs its own
-  // schedule of the P % PB rows (fewer ring rows, no products past P), the other bands the whole one: one branch on a
-  // condition of the whole work-group, the schedule traced twice. (Branches inside one schedule, around the products
-  // of the rows past P, cost 4.6% on an H100: 7x7 f32 0.1366 ms against 0.1306, step 41.)
-  const std::uint32_t PL = P % L.PB;
-  if (t.skip && PL != 0) {
-    if_(k.let("full", p0 + L.PB <= P), [&] { band_rows(L.PB); }).else_([&] { band_rows(PL); });
-  } else {
-    band_rows(L.PB);
-  }
+    }
+    for (const auto& [a, v] : sum) acc[a / (V * VC)][a % (V * VC)] = v;
+    for (const auto& [rr, ty] : uses[u]) {
+      if (ty == KH - 1) store_row(rr);
+    }
+  });
 }
 
 }  // namespace ingot::kernels
