@@ -243,7 +243,9 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
 
 // Whether the pixel-stage kernel skips the transposition, products and stores of a band past the last output row
 // ("skip", 0 or 1, default 1; such a band exists where the bands are not a multiple of bw: 56 rows in 8-row bands, two
-// per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores, as before.
+// per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores, as before (3x3 g32 N32
+// 56x56 on an H100, 2026-12-06 thirty-ninth session: bf16 0.0428-0.0430 ms against 0.0434, f16 0.0427-0.0431 against
+// 0.0434).
 inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
   return bounded_param(p, "skip", 0, 1, 1, "grouped convolution tile") == 1;
 }

@@ -523,6 +523,29 @@ TEST(ConvKernels, GroupedConvPixelMmaBuildsOrSaysWhyNot) {
             std::string::npos);
   q = p, q["we"] = 2;
   EXPECT_NE(why(q).find("we = 2 must be in [0, 1]"), std::string::npos);
+  // skip (the default): a band past P (56 rows in 8-row bands, two per work-group: the last block's second band) is
+  // not computed; skip = 0 computes it and drops its stores. Where the bands fill every block (64 rows) the two are
+  // one kernel.
+  Params b2 = p;
+  b2["bw"] = 2;
+  const std::string skipped = ir::print_kernel(g2.build(DType::bf16, b2));
+  q = b2, q["skip"] = 0;
+  EXPECT_NE(ir::print_kernel(g2.build(DType::bf16, q)), skipped);
+  q = b2, q["skip"] = 1;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)), skipped);
+  q = b2, q["H"] = 64, q["skip"] = 0;
+  Params h64 = b2;
+  h64["H"] = 64;
+  EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)), ir::print_kernel(g2.build(DType::bf16, h64)));
+  q = p, q["stage"] = 1, q["skip"] = 1;
+  EXPECT_NE(why(q).find("skip (no products for a band past the last row) applies to the pixel-stage"),
+            std::string::npos);
+  q3 = p3, q3["skip"] = 0;  // the planar kernel (3-D) has no such band
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("applies to the pixel-stage tensor-core kernel"),
+            std::string::npos);
+  q = p, q["skip"] = 2;
+  EXPECT_NE(why(q).find("skip = 2 must be in [0, 1]"), std::string::npos);
+  EXPECT_TRUE(why(q, DType::f32).empty());  // f32 runs the FMA kernel whatever the case names
 }
 
 // The staged tensor-core kernel (stage = 1): the band and the weights in shared memory, one
