@@ -306,8 +306,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm", "hb", "sp", "ds",
-                          "ru", "minb", "bw", "il", "os", "we", "skip"})
+  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",
+                          "hb", "sp", "ds", "ru",  "minb", "bw",    "il",    "os",      "we", "skip"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
