@@ -302,7 +302,18 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 2}, {"bw", 3}, {"threads", 32}}},
            {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_skip0",
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 10}, {"bw", 2}, {"skip", 0}}}}) {
+            {{"rows", 10}, {"bw", 2}, {"skip", 0}}},
+           // The output stage in the band's planar buffer (ya): two alternating buffers with a band past P (9 rows in
+           // 2-row bands, two per work-group), one buffer (bw 1) with bias, and with the weights in shared memory.
+           {"cpg8_g1_9x16_pad1_bias_pixel_r2_bw2_ya",
+            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 2}, {"bw", 2}, {"ya", 1}}},
+           {"cpg8_g2_9x24_pad1_bias_pixel_r4_bw1_ya",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {9, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}, {"bw", 1}, {"ya", 1}}},
+           {"cpg8_g2_11x24_pad1_pixel_r4_bw2_ya_we",
+            {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
+            {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});

@@ -76,13 +76,14 @@ struct PixelMmaPlan {
   std::uint32_t ocs = 0;       // elements per output channel of the output stage (R * Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;  // output stage
   std::uint64_t ws_elems = 0;  // the group's weights (early_weights: 64 kh kw)
+  bool ya = false;             // the output stage lies in the planar buffer the band was copied into (no own array)
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
-    return (xs_elems + xt_elems + ys_elems + ws_elems) * elem_bytes;
+    return (xs_elems + xt_elems + (ya ? 0 : ys_elems) + ws_elems) * elem_bytes;
   }
 };
 
 inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t bw = 1,
-                                                    bool os = true, bool early_weights = false) {
+                                                    bool os = true, bool early_weights = false, bool ya = false) {
   PixelMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -106,12 +107,14 @@ inline PixelMmaPlan grouped_conv_mma_pixel_geometry(const ConvSpec& s, std::uint
     pl.ys_elems = 8ull * pl.cblocks * pl.ocs;
   }
   if (early_weights) pl.ws_elems = 64ull * d.KH * d.KW;
+  pl.ya = ya && pl.os;
   return pl;
 }
 
 // Why the pixel-stage kernel cannot run spec s with elements of elem_bytes, `rows` and bw ("" when it can).
 inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                  std::uint32_t bw = 1, bool os = true, bool early_weights = false) {
+                                                  std::uint32_t bw = 1, bool os = true, bool early_weights = false,
+                                                  bool ya = false) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (s.rank() != 2) return "is 2-D only (conv3d_grouped: stage = 1 or 2)";
   if (early_weights && s.out_per_group() != 8) {
@@ -122,11 +125,24 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
     return "needs an input width that is a multiple of 8 (16-byte rows; W = " + std::to_string(d.W) + ")";
-  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights);
+  const PixelMmaPlan pl = grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights, ya);
+  if (ya) {
+    if (!pl.os)
+      return "stages no outputs to place in the planar buffer (ya = 1 needs os = 1 and Q % 8 == 0; remove ya)";
+    if (pl.bw > 2) {
+      return "places the band's outputs in its planar buffer (ya = 1) only with at most 2 bands per work-group: with " +
+             std::to_string(pl.bw) +
+             ", band i + 2's copies fill that buffer during band i's products (bw <= 2 or ya = 0)";
+    }
+    if (pl.ys_elems > 8ull * pl.cs) {
+      return "places the band's outputs (" + std::to_string(pl.ys_elems) +
+             " elements) in its planar buffer (ya = 1), " + "which holds " + std::to_string(8ull * pl.cs) + " (ya = 0)";
+    }
+  }
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
     return "stages " + std::to_string(pl.buffers) + " planar buffer(s) and the transposed band of 8 channels x " +
            std::to_string(pl.rs) + " rows x " + std::to_string(d.W) + " columns" +
-           (pl.os ? std::string(" and the band's outputs") : std::string()) +
+           (pl.os && !pl.ya ? std::string(" and the band's outputs") : std::string()) +
            (early_weights ? std::string(" and the group's weights") : std::string()) +
            " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
            " (fewer rows per band" + (pl.os ? std::string(" or os = 0") : std::string()) + " would shrink it)";
@@ -136,7 +152,8 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
 
 // Throws std::invalid_argument with the reason unless the pixel-stage kernel applies with `rows` and bw.
 inline PixelMmaPlan grouped_conv_mma_pixel_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
-                                                std::uint32_t bw = 1, bool os = true, bool early_weights = false) {
+                                                std::uint32_t bw = 1, bool os = true, bool early_weights = false,
+                                                bool ya = false) {
   s.validate();
   if (rows < 2 || rows > 32 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -146,12 +163,12 @@ inline PixelMmaPlan grouped_conv_mma_pixel_plan(const ConvSpec& s, std::size_t e
   if (bw < 1 || bw > 64) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 64]");
   }
-  if (const std::string why = grouped_conv_mma_pixel_refusal(s, elem_bytes, rows, bw, os, early_weights);
+  if (const std::string why = grouped_conv_mma_pixel_refusal(s, elem_bytes, rows, bw, os, early_weights, ya);
       !why.empty()) {
     throw std::invalid_argument(s.name + ": the pixel-stage tensor-core kernel (stage = 3) " + why +
                                 "; use stage = 1 or 2");
   }
-  return grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights);
+  return grouped_conv_mma_pixel_geometry(s, rows, bw, os, early_weights, ya);
 }
 
 // Work-groups per image: groups x blocks of bw bands.
@@ -170,10 +187,10 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1, bool os = true,
-                            bool early_weights = false, bool skip_past = true) {
+                            bool early_weights = false, bool skip_past = true, bool ya = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
-  const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights);
+  const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights, ya);
   check_staged_mma_threads(s.name, threads);
   const GroupedMmaDims& dm = pl.dm;
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -191,8 +208,11 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   const auto& y = prm.io.y;
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
   auto xt = k.shared<T>("xt", static_cast<std::uint32_t>(pl.xt_elems));
+  // The output stage: its own array, or (ya) the planar buffer band bi was copied into, free once its transposition is
+  // done (with bw <= 2 no later copy fills it), at ys_at(bi).
   std::optional<Shared<T>> ys;
-  if (pl.os) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
+  if (pl.os) ys = pl.ya ? xs : k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
+  const auto ys_at = [&](std::uint32_t bi) { return pl.ya ? (bi % pl.buffers) * 8 * pl.cs : 0u; };
   std::optional<Shared<T>> ws;
   if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
   const std::uint32_t OCS = pl.ocs;
@@ -345,7 +365,8 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       auto col = k.let(rt + "col", seg * 16u + gl);
       Val<u32> yu, ysu;
       if (pl.os) {
-        ysu = k.let(rt + "ys", (cb * 8u + tl * 2u) * OCS + col);
+        ysu = k.let(rt + "ys", ys_at(bi) == 0 ? Val<u32>((cb * 8u + tl * 2u) * OCS + col)
+                                              : Val<u32>((cb * 8u + tl * 2u) * OCS + col + ys_at(bi)));
       } else {
         yu = k.let(rt + "y", y_img + oc * PQ + p0 * Q + col);
       }
@@ -412,7 +433,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       const std::string rt = bt + std::to_string(r);
       auto ch = k.let("sc" + rt, c / per);
       auto at = k.let("sa" + rt, (c % per) * 8u);
-      const auto v = load_vec(*ys, ch * OCS + at, 8);
+      const auto v = load_vec(*ys, ys_at(bi) == 0 ? Val<u32>(ch * OCS + at) : Val<u32>(ch * OCS + at + ys_at(bi)), 8);
       if_(live && at < lim, [&] { store_vec(y, yb + ch * PQ + at, v); });
     });
   };

@@ -235,9 +235,9 @@ inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
 // Default 1 where it applies with the case's rows, bw and os (3x3 g32 N32 56x56 on an H100, 2026-12-06 thirty-eighth
 // session: bf16 0.0433 ms against 0.0467 with the weights loaded from global memory, f16 0.0432 against 0.0468).
 inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
-                                                std::uint32_t rows, std::uint32_t bw, bool os) {
+                                                std::uint32_t rows, std::uint32_t bw, bool os, bool ya) {
   const bool fits =
-      sp.out_per_group() == 8 && grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, true).empty();
+      sp.out_per_group() == 8 && grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, true, ya).empty();
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 
@@ -248,6 +248,13 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
 // 0.0434).
 inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
   return bounded_param(p, "skip", 0, 1, 1, "grouped convolution tile") == 1;
+}
+
+// Whether the pixel-stage kernel's output stage lies in the planar buffer its band was copied into ("ya", 0 or 1,
+// default 0): 7.3 KB less shared memory per work-group for 8-row bands of 56 columns (37.2 KB to 29.9 KB, 7 work-groups
+// per SM with registers for them, minb = 7). Needs os and at most 2 bands per work-group.
+inline bool grouped_conv_pixel_output_alias_of(const harness::Params& p) {
+  return bounded_param(p, "ya", 0, 1, 0, "grouped convolution tile") == 1;
 }
 
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
@@ -306,8 +313,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",
-                          "hb", "sp", "ds", "ru",  "minb", "bw",    "il",    "os",      "we", "skip"})
+  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
+                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -326,11 +333,14 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     // (f32 runs the FMA kernel whatever the case names, like the tensor-core kernels' other parameters.)
-    if (p.count("skip") && dtype_size(t) == 2 &&
-        (grouped_conv_uses_planar(sp, t, p) || !grouped_conv_uses_pixel(sp, t, p))) {
-      throw std::invalid_argument(sp.name +
-                                  ": skip (no products for a band past the last row) applies to the pixel-stage "
-                                  "tensor-core kernel only (stage = 3), not to this case's kernel; remove skip");
+    for (const char* key : {"skip", "ya"}) {
+      if (p.count(key) && dtype_size(t) == 2 &&
+          (grouped_conv_uses_planar(sp, t, p) || !grouped_conv_uses_pixel(sp, t, p))) {
+        throw std::invalid_argument(sp.name + ": " + key +
+                                    " applies to the pixel-stage tensor-core kernel only (stage = 3), not to this "
+                                    "case's kernel; remove " +
+                                    key);
+      }
     }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
@@ -351,14 +361,15 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      const bool os = grouped_conv_output_stage_of(p), we = grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os);
-      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os, we);
+      const bool os = grouped_conv_output_stage_of(p), ya = grouped_conv_pixel_output_alias_of(p);
+      const bool we = grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os, ya);
+      grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os, we, ya);
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
-          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p));
+          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p), ya);
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -426,9 +437,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     if (grouped_conv_uses_pixel(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p), bw = grouped_conv_pixel_bands_of(p);
-      const bool os = grouped_conv_output_stage_of(p);
+      const bool os = grouped_conv_output_stage_of(p), ya = grouped_conv_pixel_output_alias_of(p);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os,
-                                  grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os));
+                                  grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os, ya), ya);
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,

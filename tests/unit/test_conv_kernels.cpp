@@ -538,13 +538,27 @@ TEST(ConvKernels, GroupedConvPixelMmaBuildsOrSaysWhyNot) {
   h64["H"] = 64;
   EXPECT_EQ(ir::print_kernel(g2.build(DType::bf16, q)), ir::print_kernel(g2.build(DType::bf16, h64)));
   q = p, q["stage"] = 1, q["skip"] = 1;
-  EXPECT_NE(why(q).find("skip (no products for a band past the last row) applies to the pixel-stage"),
-            std::string::npos);
+  EXPECT_NE(why(q).find("skip applies to the pixel-stage tensor-core kernel only (stage = 3)"), std::string::npos);
   q3 = p3, q3["skip"] = 0;  // the planar kernel (3-D) has no such band
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("applies to the pixel-stage tensor-core kernel"),
             std::string::npos);
   q = p, q["skip"] = 2;
   EXPECT_NE(why(q).find("skip = 2 must be in [0, 1]"), std::string::npos);
+  // ya: the output stage in the planar buffer of its band (no array of its own: 37184 - 7296 bytes of shared memory
+  // with two bands per work-group); refused without an output stage, with more than 2 bands per work-group, where the
+  // stage outgrows the buffer (16 output channels per group: two blocks), and for other kernels.
+  q = b2, q["ya"] = 1;
+  const ir::Kernel ya = g2.build(DType::bf16, q);
+  EXPECT_EQ(ir::print_kernel(ya).find("shared:ys"), std::string::npos);
+  EXPECT_NE(ir::print_kernel(g2.build(DType::bf16, b2)).find("shared:ys"), std::string::npos);
+  q["os"] = 0;
+  EXPECT_NE(why(q).find("ya = 1 needs os = 1"), std::string::npos);
+  q = p, q["ya"] = 1, q["bw"] = 3;
+  EXPECT_NE(why(q).find("only with at most 2 bands per work-group"), std::string::npos);
+  q = p, q["ya"] = 1, q["O"] = 512;
+  EXPECT_NE(why(q).find("in its planar buffer (ya = 1), which holds"), std::string::npos);
+  q = p, q["stage"] = 1, q["ya"] = 1;
+  EXPECT_NE(why(q).find("ya applies to the pixel-stage tensor-core kernel only"), std::string::npos);
   EXPECT_TRUE(why(q, DType::f32).empty());  // f32 runs the FMA kernel whatever the case names
 }
 
