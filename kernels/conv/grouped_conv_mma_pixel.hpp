@@ -36,6 +36,12 @@
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
 // memory, ptxas moves them past that barrier: H100 3x3 g32 bf16 0.0433 ms with the copy against 0.0467.)
+// With skip_past ("skip", the default) a band past P — the last block's, where the bands are not a multiple of bw — is
+// neither transposed, multiplied nor stored (one branch on the work-group's band; the barriers stay outside it).
+// With ya (the default where it applies: the output stage, bw <= 2, a stage no larger than a buffer) the output stage
+// lies at the start of band bi's planar buffer (bi % 2), free once the band's transposition has read it; no array of
+// its own (3x3 g32 N32 56x56 with one band per work-group: 20.8 KB and 10 work-groups per SM against 28.1 KB and 8;
+// H100 0.0416-0.0418 ms against 0.0424-0.0426, docs/performance.md step 42).
 #pragma once
 
 #include <algorithm>
@@ -136,7 +142,7 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
     }
     if (pl.ys_elems > 8ull * pl.cs) {
       return "places the band's outputs (" + std::to_string(pl.ys_elems) +
-             " elements) in its planar buffer (ya = 1), " + "which holds " + std::to_string(8ull * pl.cs) + " (ya = 0)";
+             " elements) in its planar buffer (ya = 1), which holds " + std::to_string(8ull * pl.cs) + " (ya = 0)";
     }
   }
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {

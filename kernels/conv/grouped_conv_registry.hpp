@@ -225,11 +225,11 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 
 // The pixel-stage kernel's bands per work-group ("bw", 1-64, default 1 since 2026-12-06, thirty-ninth session: with
 // the output stage in the band's buffer (ya) 3x3 g32 N32 56x56 on an H100 0.0415-0.0417 ms in bf16 against
-// 0.0427-0.0430 with bw 2, f16 0.0416-0.0418 against 0.0427-0.0429 (9 work-groups per SM against 6; bw 1 without ya
-// 0.0425-0.0426). Before: 2, H200 2026-12-03 fifteenth session, without ya and the weight copy: 0.0415 ms with 2,
-// 0.0423 with 4, 0.0407 with 7 (one work-group per image and group), 0.0439 with 1) and whether it stages a band's
-// outputs in shared memory and stores 16-byte vectors ("os", default 1; applies where Q % 8 == 0, else scalar stores:
-// 0.0439 ms against 0.0593 without).
+// 0.0427-0.0430 with bw 2, f16 0.0416-0.0418 against 0.0427-0.0429 (10 work-groups per SM against 6; bw 1 without ya
+// 0.0424-0.0426, 8 per SM). Before: 2, H200 2026-12-03 fifteenth session, without ya and the weight copy: 0.0415 ms
+// with 2, 0.0423 with 4, 0.0407 with 7 (one work-group per image and group), 0.0439 with 1) and whether it stages a
+// band's outputs in shared memory and stores 16-byte vectors ("os", default 1; applies where Q % 8 == 0, else scalar
+// stores: 0.0439 ms against 0.0593 without).
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
 }
@@ -254,10 +254,10 @@ inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
 }
 
 // Whether the pixel-stage kernel's output stage lies in the planar buffer its band was copied into ("ya", 0 or 1): 7.3
-// KB less shared memory per work-group for 8-row bands of 56 columns (one band per work-group: 28.1 KB to 20.8 KB, 9
-// work-groups per SM against 8; two: 37.2 KB to 29.9 KB, 7 against 6). Needs the output stage, at most 2 bands per
-// work-group and a stage no larger than a buffer; default 1 where it applies (measured with bw above: with two bands
-// per work-group, H100, 0.0428-0.0429 ms either way).
+// KB less shared memory per work-group for 8-row bands of 56 columns (one band per work-group: 28.1 KB to 20.8 KB and
+// ptxas's 58 registers to 48, 10 work-groups per SM against 8; two: 37.2 KB to 29.9 KB, 7 against 6). Needs the output
+// stage, at most 2 bands per work-group and a stage no larger than a buffer; default 1 where it applies (measured with
+// bw above; with two bands per work-group, H100, 0.0428-0.0432 ms with it against 0.0425-0.0430 without).
 inline bool grouped_conv_pixel_output_alias_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                std::uint32_t rows, std::uint32_t bw, bool os) {
   const bool fits = grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, false, true).empty();
