@@ -123,10 +123,8 @@ inline std::string grouped_conv_mma_pixel_refusal(const ConvSpec& s, std::size_t
                                                   bool ya = false) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (s.rank() != 2) return "is 2-D only (conv3d_grouped: stage = 1 or 2)";
-  if (early_weights && s.out_per_group() != 8) {
-    return "copies the weights to shared memory (we = 1) only with 8 output channels per group (one block, held "
-           "across the bands), not " +
-           std::to_string(s.out_per_group()) + " (remove we)";
+  if (early_weights) {
+    if (std::string why = grouped_early_weights_refusal(s, "bands"); !why.empty()) return why;
   }
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)
@@ -215,10 +213,13 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   auto xs = k.shared<T>("xs", static_cast<std::uint32_t>(pl.xs_elems));
   auto xt = k.shared<T>("xt", static_cast<std::uint32_t>(pl.xt_elems));
   // The output stage: its own array, or (ya) the planar buffer band bi was copied into, free once its transposition is
-  // done (with bw <= 2 no later copy fills it), at ys_at(bi).
+  // done (with bw <= 2 no later copy fills it): in_stage(at, bi) is element `at` of band bi's stage.
   std::optional<Shared<T>> ys;
   if (pl.os) ys = pl.ya ? xs : k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
-  const auto ys_at = [&](std::uint32_t bi) { return pl.ya ? (bi % pl.buffers) * 8 * pl.cs : 0u; };
+  const auto in_stage = [&](const Val<u32>& at, std::uint32_t bi) {
+    const std::uint32_t base = pl.ya ? (bi % pl.buffers) * 8 * pl.cs : 0u;
+    return base == 0 ? at : Val<u32>(at + base);
+  };
   std::optional<Shared<T>> ws;
   if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
   const std::uint32_t OCS = pl.ocs;
@@ -371,8 +372,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       auto col = k.let(rt + "col", seg * 16u + gl);
       Val<u32> yu, ysu;
       if (pl.os) {
-        ysu = k.let(rt + "ys", ys_at(bi) == 0 ? Val<u32>((cb * 8u + tl * 2u) * OCS + col)
-                                              : Val<u32>((cb * 8u + tl * 2u) * OCS + col + ys_at(bi)));
+        ysu = k.let(rt + "ys", in_stage((cb * 8u + tl * 2u) * OCS + col, bi));
       } else {
         yu = k.let(rt + "y", y_img + oc * PQ + p0 * Q + col);
       }
@@ -439,7 +439,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
       const std::string rt = bt + std::to_string(r);
       auto ch = k.let("sc" + rt, c / per);
       auto at = k.let("sa" + rt, (c % per) * 8u);
-      const auto v = load_vec(*ys, ys_at(bi) == 0 ? Val<u32>(ch * OCS + at) : Val<u32>(ch * OCS + at + ys_at(bi)), 8);
+      const auto v = load_vec(*ys, in_stage(ch * OCS + at, bi), 8);
       if_(live && at < lim, [&] { store_vec(y, yb + ch * PQ + at, v); });
     });
   };

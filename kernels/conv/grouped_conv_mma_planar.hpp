@@ -73,6 +73,15 @@ void copy_group_weights_async(dsl::KernelBuilder& k, const dsl::Shared<T>& ws, c
   const std::uint32_t n = 64 * taps;
   copy_range_async(k, ws, w, g * n, n, 8, lid, NG);
 }
+// Why a kernel holding one block of 8 output channels' weights (across `held_across`) cannot copy them into shared
+// memory for spec s ("" when it can).
+inline std::string grouped_early_weights_refusal(const ConvSpec& s, const char* held_across) {
+  if (s.out_per_group() == 8) return "";
+  return std::string(
+             "copies the weights to shared memory (we = 1) only with 8 output channels per group (one block, "
+             "held across the ") +
+         held_across + "), not " + std::to_string(s.out_per_group()) + " (remove we)";
+}
 // Lane (gl, tl)'s B operands from that copy (after the wait and a barrier): output channel gl, input channels 2tl and
 // 2tl + 1, i.e. 2 taps consecutive elements from (8 gl + 2 tl) taps, an even offset: `taps` 4-byte loads (for 3x3 and
 // 3x3x3 the lanes' words lie 9 and 27 words apart: no bank conflict). Element e * taps + t is w[..][2tl + e][t].
@@ -167,10 +176,8 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
                                                    std::uint32_t ds = 1, std::uint32_t bw = 1,
                                                    std::uint32_t ys_slots = 0, bool early_weights = false) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
-  if (early_weights && s.out_per_group() != 8) {
-    return "copies the weights to shared memory (we = 1) only with 8 output channels per group (one block, held "
-           "across the units), not " +
-           std::to_string(s.out_per_group()) + " (remove we)";
+  if (early_weights) {
+    if (std::string why = grouped_early_weights_refusal(s, "units"); !why.empty()) return why;
   }
   const GroupedMmaDims d = grouped_mma_dims(s);
   if (d.W % 8 != 0)

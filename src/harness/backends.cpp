@@ -108,9 +108,7 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
             std::string(e.what()) + "; compiled for sm_90 with NVRTC " + compiler->version() + ", not executed";
         // Kernels already compiled (the same variant in several cases) are not compiled again.
         auto done = std::make_shared<std::set<std::string>>();
-        runtime::CudaCompileOptions compile;
-        compile.load_cache = options.cuda.load_cache;
-        compile.store_cache = options.cuda.store_cache;
+        const runtime::CudaCompileOptions compile = runtime::compile_options_of(options.cuda);
         return BackendSlot{name,
                            nullptr,
                            why,

@@ -49,6 +49,16 @@ struct CudaOptions {
   std::filesystem::path nvrtc_library;   // empty: the search of cuda_compile.hpp
 };
 
+// The compile options these backend options ask for (fmad and the cache operators; arch stays the compiler's default
+// until a device names its own).
+inline CudaCompileOptions compile_options_of(const CudaOptions& o) {
+  CudaCompileOptions c;
+  c.fmad = o.fmad;
+  c.load_cache = o.load_cache;
+  c.store_cache = o.store_cache;
+  return c;
+}
+
 struct CudaDeviceInfo {
   int ordinal = 0;
   std::string name;                            // "NVIDIA H200"

@@ -199,10 +199,8 @@ CudaBackend::CudaBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaBackend::~CudaBackend() = default;
 
 std::unique_ptr<CudaBackend> CudaBackend::create(const CudaOptions& options) {
-  CudaCompileOptions caches;  // a bad cache operator is the caller's error, GPU or not: std::invalid_argument
-  caches.load_cache = options.load_cache;
-  caches.store_cache = options.store_cache;
-  (void)CudaCompiler::nvrtc_options(caches);
+  // A bad cache operator is the caller's error, GPU or not: std::invalid_argument.
+  (void)CudaCompiler::nvrtc_options(compile_options_of(options));
   const std::string na = "cuda not available: ";
   std::string why;
   auto api = cuda_detail::load_driver_api(options.driver_library.string(), &why);
@@ -263,9 +261,7 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaOptions& options) {
   }
   info.nvrtc_version = impl->compiler->version();
   info.nvrtc_library = impl->compiler->library_path();
-  impl->compile_options.fmad = options.fmad;
-  impl->compile_options.load_cache = options.load_cache;
-  impl->compile_options.store_cache = options.store_cache;
+  impl->compile_options = compile_options_of(options);
   impl->compile_options.arch = info.arch;
   // A device newer than this NVRTC: compile PTX for the newest architecture it knows and let
   // the driver JIT it. Older than NVRTC's oldest: nothing can be built for it.
