@@ -188,6 +188,13 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(
            f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"we", 0}})});
+  // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
+  // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
+  // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).
+  s.tests.push_back(
+      {"cpg8_g1_8x2x56_pad1_planar_ds8_w256_msm64",
+       conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {8, 2, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+                   {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"msm", 64}})});
   // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 8 output depth slices, 64 threads, outputs
   // through shared memory;
   // before 2026-12-03 fourteenth session the staged kernel, 8 slices, 256 threads), the unstaged tensor-core kernel

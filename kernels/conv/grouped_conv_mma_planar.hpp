@@ -172,9 +172,12 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
+// smem_limit: the shared memory the kernel may take (bytes; the portable 48 KB by default, more on CUDA's dynamic
+// shared memory: the printer carves the arrays from it and the runtime raises the function's limit).
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                    std::uint32_t ds = 1, std::uint32_t bw = 1,
-                                                   std::uint32_t ys_slots = 0, bool early_weights = false) {
+                                                   std::uint32_t ys_slots = 0, bool early_weights = false,
+                                                   std::uint64_t smem_limit = kPlaneSmemBytes) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (early_weights) {
     if (std::string why = grouped_early_weights_refusal(s, "units"); !why.empty()) return why;
@@ -188,15 +191,16 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
   const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
-  if (const std::uint64_t b = pl.bytes(elem_bytes); b > kPlaneSmemBytes) {
+  if (const std::uint64_t b = pl.bytes(elem_bytes); b > smem_limit) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
            std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
            " columns" + (pl.ys_slots > 0 ? std::string(" and the outputs of a round of units") : std::string()) +
            (early_weights ? std::string(" and the group's weights") : std::string()) +
-           " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(kPlaneSmemBytes) +
+           " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(smem_limit) +
            " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
            (pl.ds > 1 ? std::string(", depth slices (ds)") : std::string()) +
-           (pl.ys_slots > 0 ? std::string(" or os = 0") : std::string()) + " would shrink it)";
+           (pl.ys_slots > 0 ? std::string(" or os = 0") : std::string()) +
+           " would shrink it; msm allows more, in KB, on CUDA)";
   }
   return "";
 }
@@ -204,7 +208,8 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
 // Throws std::invalid_argument with the reason unless the planar kernel applies with `rows` and ds.
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                   std::uint32_t ds = 1, std::uint32_t bw = 1,
-                                                  std::uint32_t ys_slots = 0, bool early_weights = false) {
+                                                  std::uint32_t ys_slots = 0, bool early_weights = false,
+                                                  std::uint64_t smem_limit = kPlaneSmemBytes) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -215,7 +220,8 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights);
+  if (const std::string why =
+          grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights, smem_limit);
       !why.empty()) {
     throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
   }
@@ -278,7 +284,8 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
-                             std::uint32_t il = 1, bool os = false, bool early_weights = false) {
+                             std::uint32_t il = 1, bool os = false, bool early_weights = false,
+                             std::uint64_t smem_limit = kPlaneSmemBytes) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   check_staged_mma_threads(s.name, threads);
@@ -287,7 +294,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
                                 " must be in [1, 4]");
   }
   const PlanarMmaPlan pl =
-      grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights);
+      grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights, smem_limit);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;

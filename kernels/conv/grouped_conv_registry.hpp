@@ -145,6 +145,13 @@ inline bool grouped_conv_output_stage_of(const harness::Params& p) {
 inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const harness::Params& p) {
   return bounded_param(p, "threads", 32, 256, sp.rank() == 3 ? 64u : kStagedMmaGroup, "grouped convolution tile");
 }
+// The shared memory the planar kernel may take: "msm", KB, 16-227, default 48 (the portable static limit). Above 48 KB
+// CUDA carves the arrays from dynamic shared memory (the printer) and raises the function's limit at load (the
+// runtime); other backends refuse a kernel over their device's local memory. E.g. 8 output depth slices with 256
+// threads and their output stage: 53.4 KB for 3x3x3 g8 56x56.
+inline std::uint64_t grouped_conv_planar_smem_of(const harness::Params& p) {
+  return std::uint64_t{1024} * bounded_param(p, "msm", 16, 227, 48, "grouped convolution tile");
+}
 // Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1),
 // as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group. Default 1 where it
 // fits with the case's rows, ds, bw and output stage (3x3x3 g8 N4 16x56x56 on an H100, 2026-12-06 thirty-eighth
@@ -153,8 +160,9 @@ inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const ha
 inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                  std::uint32_t rows, std::uint32_t ds, std::uint32_t bw,
                                                  std::uint32_t slots) {
-  const bool fits =
-      sp.out_per_group() == 8 && grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, ds, bw, slots, true).empty();
+  const bool fits = sp.out_per_group() == 8 && grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, ds, bw, slots,
+                                                                               true, grouped_conv_planar_smem_of(p))
+                                                   .empty();
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
@@ -173,7 +181,7 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
   if (sp.rank() == 3) {
     for (const std::uint32_t d : {8u, 4u, 2u}) {
       if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p),
-                                          grouped_conv_planar_slots_of(sp, p))
+                                          grouped_conv_planar_slots_of(sp, p), false, grouped_conv_planar_smem_of(p))
               .empty()) {
         dflt = d;
         break;
@@ -219,7 +227,8 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
   }
   const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
-                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(sp, p))
+                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(sp, p), false,
+                                         grouped_conv_planar_smem_of(p))
       .empty();
 }
 
@@ -321,7 +330,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
-                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya"})
+                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -349,19 +358,24 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                     key);
       }
     }
+    if (p.count("msm") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
+      throw std::invalid_argument(sp.name +
+                                  ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
+                                  "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
+    }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
       const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we);
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
           grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
-                                     grouped_conv_output_stage_of(p), we);
+                                     grouped_conv_output_stage_of(p), we, grouped_conv_planar_smem_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -436,7 +450,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots,
-                                   grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots));
+                                   grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots),
+                                   grouped_conv_planar_smem_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,

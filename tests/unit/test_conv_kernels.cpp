@@ -416,6 +416,33 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("copies the weights to shared memory (we = 1) only with 8 output channels per group"),
             std::string::npos);
+  // msm: more shared memory than the portable 48 KB (CUDA's dynamic shared memory). 8 slices with 256 threads and
+  // their output stage take 56832 bytes (53376 and the weights): refused within 48 KB with the allowance named,
+  // printed from `extern __shared__` with 64; the default (43776 bytes) prints static arrays whatever msm says.
+  q3 = p3, q3["stage"] = 2, q3["ds"] = 8, q3["threads"] = 256;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("53376 bytes, more than 49152"), std::string::npos);
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("msm allows more, in KB, on CUDA"),
+            std::string::npos);
+  q3["msm"] = 64;
+  const codegen::KernelSource big = codegen::emit(passes::optimize(g3.build(DType::bf16, q3)), codegen::Target::CUDA);
+  EXPECT_EQ(big.dynamic_shared_bytes, 56832u);
+  EXPECT_NE(big.source.find("extern __shared__"), std::string::npos);
+  EXPECT_EQ(g3.geometry(DType::bf16, q3).total_threads(), 4ull * 8 * 2 * 28 * 256);
+  q3["msm"] = 55;  // the weights' copy no longer fits: they are loaded from global memory (53376 bytes)
+  EXPECT_EQ(codegen::emit(passes::optimize(g3.build(DType::bf16, q3)), codegen::Target::CUDA).dynamic_shared_bytes,
+            53376u);
+  q3["msm"] = 52;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("53376 bytes, more than 53248"), std::string::npos);
+  q3 = p3, q3["msm"] = 100;
+  const codegen::KernelSource dflt = codegen::emit(passes::optimize(g3.build(DType::bf16, q3)), codegen::Target::CUDA);
+  EXPECT_EQ(dflt.dynamic_shared_bytes, 0u);
+  EXPECT_EQ(dflt.shared_bytes, 43776u);
+  q3["msm"] = 228;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("msm"), std::string::npos);
+  q3 = p3, q3["stage"] = 1, q3["msm"] = 64;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("msm (shared memory allowed, KB) applies to the planar tensor-core kernel only"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
