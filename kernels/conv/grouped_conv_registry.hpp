@@ -123,8 +123,9 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 }
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
-// work-group ("ds", default in 3-D the largest of 8, 4 and 2 whose stage fits, else 1: 3x3x3 g8 bf16 with 128
-// threads 0.0487 ms with 8 slices, 0.0508 with 4; 2 slices with 64 threads 0.0556; H200 2026-12-03); bands per
+// work-group ("ds", default in 3-D 4 where its stage fits, else 2, else 1: with the weight copy and 128 threads, 3x3x3
+// g8 bf16 on an H100 0.0345 ms with 4 slices, 0.0354 with 8, 0.0525 with 2, 2026-12-06 fortieth session, step 43;
+// before, 8: the H200 2026-12-03, 128 threads, 0.0487 ms with 8 slices, 0.0508 with 4); bands per
 // work-group ("bw", 1-8, default 1: each band in its own buffer, all copies issued before the first band's products);
 // units interleaved per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
@@ -139,11 +140,13 @@ inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
 inline bool grouped_conv_output_stage_of(const harness::Params& p) {
   return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
 }
-// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128, in 3-D 64 (the planar kernel
-// with its outputs through shared memory, 3x3x3 g8 N4 16x56x56 bf16 on the H200, 2026-12-03 fifteenth session: 0.0437
-// ms with 64 threads against 0.0456 with 128).
-inline std::uint32_t grouped_conv_planar_threads_of(const ConvSpec& sp, const harness::Params& p) {
-  return bounded_param(p, "threads", 32, 256, sp.rank() == 3 ? 64u : kStagedMmaGroup, "grouped convolution tile");
+// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128 (in 3-D since 2026-12-06,
+// fortieth session, with 4 output depth slices: 3x3x3 g8 N4 16x56x56 on an H100, bf16 0.0345-0.0347 ms against
+// 0.0404 for 64 threads and 8 slices, f16 0.0344 against 0.0403: 6 work-groups of 4 warps per SM against 5 of 2;
+// docs/performance.md step 43. Before, 64: the H200, 2026-12-03 fifteenth session, without the weight copy: 0.0437 ms
+// with 64 threads against 0.0456 with 128).
+inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
+  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
 }
 // The shared memory the planar kernel may take: "msm", KB, 16-227, default 48 (the portable static limit). Above 48 KB
 // CUDA carves the arrays from dynamic shared memory (the printer) and raises the function's limit at load (the
@@ -170,18 +173,17 @@ inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p)
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
 }
 // The planar kernel's output slots (units per round: warps x il) where os, else 0.
-inline std::uint32_t grouped_conv_planar_slots_of(const ConvSpec& sp, const harness::Params& p) {
-  return grouped_conv_output_stage_of(p)
-             ? grouped_conv_planar_threads_of(sp, p) / 32 * grouped_conv_planar_interleave_of(p)
-             : 0;
+inline std::uint32_t grouped_conv_planar_slots_of(const harness::Params& p) {
+  return grouped_conv_output_stage_of(p) ? grouped_conv_planar_threads_of(p) / 32 * grouped_conv_planar_interleave_of(p)
+                                         : 0;
 }
 inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                   std::uint32_t rows) {
   std::uint32_t dflt = 1;
   if (sp.rank() == 3) {
-    for (const std::uint32_t d : {8u, 4u, 2u}) {
+    for (const std::uint32_t d : {4u, 2u}) {
       if (grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, d, grouped_conv_planar_bands_of(p),
-                                          grouped_conv_planar_slots_of(sp, p), false, grouped_conv_planar_smem_of(p))
+                                          grouped_conv_planar_slots_of(p), false, grouped_conv_planar_smem_of(p))
               .empty()) {
         dflt = d;
         break;
@@ -227,7 +229,7 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
   }
   const std::uint32_t rows = 2;  // grouped_conv_planar_rows_of's 3-D default
   return grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, grouped_conv_planar_depth_of(sp, t, p, rows),
-                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(sp, p), false,
+                                         grouped_conv_planar_bands_of(p), grouped_conv_planar_slots_of(p), false,
                                          grouped_conv_planar_smem_of(p))
       .empty();
 }
@@ -366,10 +368,10 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
+      const std::uint32_t slots = grouped_conv_planar_slots_of(p);
       const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p));
-      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -385,7 +387,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const bool os = grouped_conv_output_stage_of(p), ya = grouped_conv_pixel_output_alias_of(sp, t, p, rows, bw, os);
       const bool we = grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os, ya);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os, we, ya);
-      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_pixel_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
@@ -448,11 +450,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
-      const std::uint32_t slots = grouped_conv_planar_slots_of(sp, p);
+      const std::uint32_t slots = grouped_conv_planar_slots_of(p);
       grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots,
                                    grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots),
                                    grouped_conv_planar_smem_of(p));
-      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) *
                                   grouped_conv_mma_planar_groups_per_batch(sp, rows, ds, bw) * threads,
                               threads);
@@ -462,7 +464,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const bool os = grouped_conv_output_stage_of(p), ya = grouped_conv_pixel_output_alias_of(sp, t, p, rows, bw, os);
       grouped_conv_mma_pixel_plan(sp, dtype_size(t), rows, bw, os,
                                   grouped_conv_pixel_early_weights_of(sp, t, p, rows, bw, os, ya), ya);
-      const std::uint32_t threads = grouped_conv_planar_threads_of(sp, p);
+      const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       return runtime::grid_1d(
           static_cast<std::uint64_t>(param(p, "B")) * grouped_conv_mma_pixel_groups_per_batch(sp, rows, bw) * threads,
           threads);
