@@ -195,8 +195,9 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g1_8x2x56_pad1_planar_ds8_w256_msm64",
        conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {8, 2, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"msm", 64}})});
-  // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 8 output depth slices, 64 threads, outputs
-  // through shared memory;
+  // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 4 output depth slices, 128 threads, outputs
+  // through shared memory, the weights copied; 8 slices and 64 threads from 2026-12-03 fifteenth to 2026-12-06 fortieth
+  // session;
   // before 2026-12-03 fourteenth session the staged kernel, 8 slices, 256 threads), the unstaged tensor-core kernel
   // (the default before, 2-row bands; and 1 row), the staged one with 1 row, 128 threads and 16-byte staging loads, and
   // the FMA kernel's default. (Dropped after the H200 runs of 2026-12-01, fifth session: staged 8 and 12 rows, 64
@@ -242,9 +243,9 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds4_w128", conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w256_os0",
                      conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"os", 0}})});
-  // 8 slices with 64 threads (4 units per warp; the default since 2026-12-03 fifteenth session, with the outputs
+  // 8 slices with 64 threads (4 units per warp; the default from 2026-12-03 fifteenth session, with the outputs
   // through shared memory: 0.0437 ms against 0.0456 with 128 threads and 0.0496 for the former default without the
-  // output stage) and 128 threads; two units interleaved per warp (0.0458).
+  // output stage; until 2026-12-06 fortieth session) and 128 threads; two units interleaved per warp (0.0458).
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w64", conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 64}})});
   s.bench.push_back(

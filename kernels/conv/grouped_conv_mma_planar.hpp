@@ -14,7 +14,7 @@
 // queue that its shuffles and matrix loads share (MIO throttle); the 2-D default is the pixel-stage kernel
 // (grouped_conv_mma_pixel.hpp).
 //
-// Mapping. A work-group (`threads` threads; the registry's default 64 in 3-D) takes image b, group g, output depth
+// Mapping. A work-group (`threads` threads; the registry's default 128) takes image b, group g, output depth
 // slices od .. od + ds - 1 (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read —
 // channel ci's rows band*R - pad_h .. + R + kh - 2 of the kd + ds - 1 input slices from od - pad_d, every column, zeros
 // outside the input — into xs[ci * CS + (slice * RS + row) * W + column] (RS = R + kh - 1 rows; CS padded to 16 bytes

@@ -221,7 +221,8 @@ inline std::optional<bool> grouped_conv_named_stage(const ConvSpec& sp, DType t,
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
 // hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0487 ms (8 output depth slices, 128 threads) against the staged
 // kernel's 0.0538 (H200, 2026-12-03 fourteenth session, run 3; 4 slices 0.0508-0.0511 in three runs); with the outputs
-// through shared memory and 64 threads 0.0437 (fifteenth session). In 2-D the pixel-stage kernel is the default
+// through shared memory and 64 threads 0.0437 (fifteenth session); with the weights copied, 4 slices and 128 threads
+// 0.0345 against 0.0404 (H100, fortieth session). In 2-D the pixel-stage kernel is the default
 // (grouped_conv_uses_pixel; 3x3 g32 bf16 planar 0.0616-0.0619 ms, staged 0.0552-0.0554 without output stages).
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
   if (const auto named = grouped_conv_named_stage(sp, t, p, 2, 3, {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru"})) {
