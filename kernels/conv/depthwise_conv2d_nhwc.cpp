@@ -171,8 +171,7 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   o.loads = static_cast<RowPairLoads>(
       bounded_param(p, "lq", 0, 2, static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
   o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
-  o.smem_bytes = std::uint64_t{1024} * bounded_param(p, "msm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
-                                                     "depthwise_conv2d_nhwc");
+  o.smem_bytes = shared_memory_allowance(p, "msm", d.smem_bytes, "depthwise_conv2d_nhwc");
   // (Off by default: the next band's rows are copied while a band multiplies; mpf 1 asks for the band after it too.
   // H200 7x7 bf16, 2026-12-05: 0.1196 ms against 0.0933 without, docs/performance.md step 26.)
   o.prefetch = bounded_param(p, "mpf", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
@@ -262,8 +261,7 @@ DepthwiseNhwcPix pix_of(const Params& p) {
           bounded_param(p, "pc", 8, 512, d.channels, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pw", 1, 32, d.warps, "depthwise_conv2d_nhwc"),
           bounded_param(p, "pa", 0, 7, d.ahead, "depthwise_conv2d_nhwc"),
-          std::uint64_t{1024} * bounded_param(p, "pm", 16, 227, static_cast<std::uint32_t>(d.smem_bytes / 1024),
-                                              "depthwise_conv2d_nhwc")};
+          shared_memory_allowance(p, "pm", d.smem_bytes, "depthwise_conv2d_nhwc")};
 }
 
 Params with(Params p, std::int64_t V, std::int64_t VC = 0, std::int64_t VH = 0) {

@@ -153,7 +153,7 @@ inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
 // runtime); other backends refuse a kernel over their device's local memory. E.g. 8 output depth slices with 256
 // threads and their output stage: 53.4 KB for 3x3x3 g8 56x56.
 inline std::uint64_t grouped_conv_planar_smem_of(const harness::Params& p) {
-  return std::uint64_t{1024} * bounded_param(p, "msm", 16, 227, 48, "grouped convolution tile");
+  return shared_memory_allowance(p, "msm", kPlaneSmemBytes, "grouped convolution tile");
 }
 // Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1),
 // as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group. Default 1 where it

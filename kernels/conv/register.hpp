@@ -44,6 +44,14 @@ inline std::uint32_t bounded_param(const harness::Params& p, const std::string& 
   return static_cast<std::uint32_t>(v);
 }
 
+// The shared memory a kernel may take, named in KB by case parameter `key` (16-227: an SM's most on sm_90; above 48 KB
+// CUDA's dynamic shared memory, other backends refuse a kernel over their device's local memory); `dflt_bytes` (a
+// multiple of 1024) when the case does not carry it. Returns bytes.
+inline std::uint64_t shared_memory_allowance(const harness::Params& p, const std::string& key, std::uint64_t dflt_bytes,
+                                             const std::string& kernel) {
+  return std::uint64_t{1024} * bounded_param(p, key, 16, 227, static_cast<std::uint32_t>(dflt_bytes / 1024), kernel);
+}
+
 // Kernels that index with u32: throws std::invalid_argument unless `elements` (the largest
 // buffer, batch included) fits, saying what to change.
 inline void check_u32_elements(const std::string& kernel, std::uint64_t batch, std::uint64_t per_batch) {

@@ -438,7 +438,8 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_EQ(dflt.dynamic_shared_bytes, 0u);
   EXPECT_EQ(dflt.shared_bytes, 33792u);
   q3["msm"] = 228;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("msm"), std::string::npos);
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("msm = 228 must be in [16, 227]"),
+            std::string::npos);
   q3 = p3, q3["stage"] = 1, q3["msm"] = 64;
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("msm (shared memory allowed, KB) applies to the planar tensor-core kernel only"),
