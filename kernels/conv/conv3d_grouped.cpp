@@ -188,6 +188,19 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(
            f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"we", 0}})});
+  // pipe: the stage in one commit group per round of units that reads new depth slices. 4 slices with 64 threads (2
+  // rounds: slices 0-3, then 4-5), OD = 5 (a last block past OD), P = 7 (a row past P), bias, the output stage (the
+  // second group's wait joins its barrier); 16 output channels per group without the output stage (4 rounds, 4 groups,
+  // each round waiting at its start), weights from global memory.
+  s.tests.push_back(
+      {"cpg8_g1_5x7x8_pad1_bias_planar_ds4_w64_pipe",
+       conv_params(
+           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}})});
+  s.tests.push_back(
+      {"cpg8_og16_g2_4x5x8_pad1_b2_planar_ds4_w64_os0_pipe",
+       conv_params(f, {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 5, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
+                   {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"os", 0}, {"pipe", 1}})});
   // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
   // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
   // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).

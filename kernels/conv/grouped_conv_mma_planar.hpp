@@ -243,15 +243,16 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
 }
 
 // Where a band's planar stage lies: channel ci's staged slice sl, row sr, column c at
-// at + ci * cs + (sl * rs + sr) * W + c (W = the input width, a multiple of 8).
+// at + ci * cs + (sl * rs + sr) * W + c (W = the input width, a multiple of 8). A copy takes `slices` staged slices
+// from slice `first` on.
 struct PlanarStage {
-  std::uint32_t slices = 1, rs = 0, cs = 0, at = 0;
+  std::uint32_t slices = 1, rs = 0, cs = 0, at = 0, first = 0;
 };
 
 // Issues one band's asynchronous copies into its planar stage: (channel ci, slice sl, row sr, tile j) of 8 elements
-// from input row row0 + sr of slice od + sl - pad_d of the group at x_group, zeros outside the input (and where live
-// is false), spread over the work-group's `threads` threads (lid: local id); tag prefixes the names. The caller
-// commits.
+// (sl from st.first, st.slices of them) from input row row0 + sr of slice od + sl - pad_d of the group at x_group,
+// zeros outside the input (and where live is false), spread over the work-group's `threads` threads (lid: local id);
+// tag prefixes the names. The caller commits.
 template <class T, class X>
 void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const X& x, const GroupedMmaDims& dm,
                             const PlanarStage& st, const dsl::Val<i32>& row0, const dsl::Val<u32>& od,
@@ -264,7 +265,9 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
     const std::string rt = tag + std::to_string(r);
     auto j = k.let("cj" + rt, c % NTi);
     auto sr = k.let("cr" + rt, (c / NTi) % st.rs);
-    auto sl = k.let("cs" + rt, (c / (NTi * st.rs)) % st.slices);
+    Val<u32> slr = (c / (NTi * st.rs)) % st.slices;
+    if (st.first > 0) slr = slr + st.first;
+    auto sl = k.let("cs" + rt, slr);
     auto ci = k.let("cc" + rt, c / (NTi * st.rs * st.slices));
     auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
     Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
@@ -285,7 +288,7 @@ template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
                              std::uint32_t il = 1, bool os = false, bool early_weights = false,
-                             std::uint64_t smem_limit = kPlaneSmemBytes) {
+                             std::uint64_t smem_limit = kPlaneSmemBytes, bool pipe = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   check_staged_mma_threads(s.name, threads);
@@ -305,6 +308,30 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   const std::uint32_t BW = pl.bw, BB = pl.bblocks, XB = 8 * CS;  // bands per work-group, blocks, buffer elements
   const std::uint32_t IL = il, YCS = pl.ys_cs, YSLOT = 8 * pl.ys_cs;
   const std::uint32_t plane = D * H * Wd, per_batch = G * DB * BB, OPQ = OD * P * Q;
+  const std::uint32_t RP = R / 2, units = DS * NBc * RP, warps = NG / 32;
+  // Commit groups of the stage: one (per band) without pipe; with pipe, one per round of units that reads staged
+  // slices no earlier round reads: group i copies slices ends[i - 1] .. ends[i] - 1, and round r waits for group
+  // group_of[r] only.
+  std::vector<std::uint32_t> ends, group_of;
+  for (std::uint32_t r = 0; r * warps * IL < units; ++r) {
+    const std::uint32_t last = std::min((r + 1) * warps * IL, units) - 1;  // the round's last unit
+    const std::uint32_t need = pipe ? std::min(SL, last / (NBc * RP) + dm.KD) : SL;
+    if (ends.empty() || need > ends.back()) ends.push_back(need);
+    group_of.push_back(static_cast<std::uint32_t>(ends.size() - 1));
+  }
+  if (pipe && BW > 1) {
+    throw std::invalid_argument(s.name + ": pipe = 1 splits one band's stage into a commit group per round of units; " +
+                                "with bw = " + std::to_string(BW) +
+                                " each band is a commit group already (remove pipe or bw)");
+  }
+  if (pipe && ends.size() < 2) {
+    throw std::invalid_argument(
+        s.name + ": pipe = 1 splits the staged depth slices between rounds of units, but every round reads all " +
+        std::to_string(SL) + " (" + std::to_string(units) + " unit(s) of " + std::to_string(DS) +
+        " output depth slice(s) in rounds of " + std::to_string(warps * IL) +
+        "; more slices (ds) or fewer threads make several rounds; remove pipe)");
+  }
+  const auto groups = static_cast<std::uint32_t>(ends.size());
 
   k.launch_bounds(NG);
   const auto prm = declare_dense_conv_params<T>(k, s);
@@ -332,16 +359,21 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   auto lid = k.let("lid", k.local_id(0));
   auto x_group = k.let("x_group", bg * (8u * plane));
 
-  // Band i's stage (buffer i): every band's copies are issued first, one commit group each.
+  // Band i's stage (buffer i): every band's copies are issued first, one commit group each (with pipe, one band: one
+  // commit group per run of slices, the weights with the first).
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - i32c(PH));  // input row of staged row 0
-    copy_planar_band_async(k, xs, x, dm, {SL, RS, CS, bi * XB}, row0, od, x_group, live, lid, NG, bt);
-    if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
-    async_commit(k);
+    for (std::uint32_t gi = 0; gi < groups; ++gi) {
+      const std::uint32_t first = gi == 0 ? 0 : ends[gi - 1];
+      const std::string gt = bt + (gi > 0 ? "g" + std::to_string(gi) : "");
+      copy_planar_band_async(k, xs, x, dm, {ends[gi] - first, RS, CS, bi * XB, first}, row0, od, x_group, live, lid, NG,
+                             gt);
+      if (bi == 0 && gi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
+      async_commit(k);
+    }
   }
 
-  const std::uint32_t warps = NG / 32;
   auto warp = k.let("warp", lid / 32u);
   auto lane = k.let("lane", lid % 32u);
   auto gl = k.let("gl", lane / 4u);
@@ -396,7 +428,6 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   if (NBc == 1 && !ws) b_held = load_b(Val<u32>(0u), "");
 
   auto y_img = k.let("yb", ((bg / G) * O) * OPQ + od * (P * Q));
-  const std::uint32_t RP = R / 2, units = DS * NBc * RP;
   // One unit's state: its stores' base and conditions, its weights and bias, its load_matrix row bases (one per
   // difference between a step's two slots) and its input tiles' accumulators per tap column.
   struct UnitState {
@@ -539,12 +570,20 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
   };
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
-    async_wait(k, BW - 1 - bi);  // band bi's copies (this thread's), then everyone's
+    // band bi's copies, or with pipe the first round's group (this thread's), then everyone's
+    async_wait(k, BW - 1 - bi + groups - 1);
     k.barrier();
     if (bi == 0 && ws) b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
     // Rounds of IL units per warp: unit warp + (r * IL + i) * warps (clamped: every lane reaches every mma; a repeated
     // unit stores nothing), the IL units' tiles emitted interleaved.
     for (std::uint32_t r = 0; r * warps * IL < units; ++r) {
+      // pipe: a round that reads a later group's slices waits for it (and, without the output stage's barrier before
+      // it, synchronises here)
+      const bool waits = r > 0 && group_of[r] != group_of[r - 1];
+      if (waits && !ys) {
+        async_wait(k, groups - 1 - group_of[r]);
+        k.barrier();
+      }
       std::vector<UnitState> us;
       for (std::uint32_t i = 0; i < IL; ++i) {
         const std::uint32_t n = r * IL + i;
@@ -573,7 +612,10 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
       if (ys) {
         k.barrier();  // the round's slots are written
         round_stores(r, static_cast<std::uint32_t>(us.size()), bi, bt);
-        if ((r + 1) * warps * IL < units) k.barrier();  // read before the next round writes them
+        if ((r + 1) * warps * IL < units) {  // read before the next round writes them
+          if (group_of[r + 1] != group_of[r]) async_wait(k, groups - 1 - group_of[r + 1]);  // (pipe)
+          k.barrier();
+        }
       }
     }
   }

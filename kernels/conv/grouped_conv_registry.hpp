@@ -168,6 +168,12 @@ inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, co
                                                    .empty();
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
+// Whether the planar kernel splits its stage into one commit group per round of units that reads new depth slices
+// ("pipe", 0 or 1, default 0), so that a round's products begin when its own slices have arrived, the later rounds'
+// still in flight; 3-D, one band per work-group (bw 1), several rounds over different slices.
+inline bool grouped_conv_planar_pipe_of(const harness::Params& p) {
+  return bounded_param(p, "pipe", 0, 1, 0, "grouped convolution tile") == 1;
+}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -332,8 +338,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
-                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
+  for (const char* key : {"OC", "VH", "VW",   "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",  "hb",  "sp",
+                          "ds", "ru", "minb", "bw",  "il",   "os",    "we",    "skip",    "ya", "msm", "pipe"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -366,6 +372,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                   ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
                                   "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
     }
+    if (p.count("pipe") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
+      throw std::invalid_argument(sp.name +
+                                  ": pipe (a commit group per round of units) applies to the planar tensor-core kernel "
+                                  "only (stage = 2), not to this case's kernel; remove pipe or name stage = 2");
+    }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
@@ -378,7 +389,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
           grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
-                                     grouped_conv_output_stage_of(p), we, grouped_conv_planar_smem_of(p));
+                                     grouped_conv_output_stage_of(p), we, grouped_conv_planar_smem_of(p),
+                                     grouped_conv_planar_pipe_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });

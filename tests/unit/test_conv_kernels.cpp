@@ -444,6 +444,36 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("msm (shared memory allowed, KB) applies to the planar tensor-core kernel only"),
             std::string::npos);
+  // pipe: a commit group per round of units that reads new depth slices. 8 slices with 128 threads make two rounds
+  // (staged slices 0-5, then 6-9): two commit groups, round 0 after the first (wait 1), round 1 after the second (wait
+  // 0); without pipe one group. Refused where every round reads every slice (the default: one round), with bw > 1 and
+  // for another kernel.
+  const auto occurrences = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  q3 = p3, q3["stage"] = 2, q3["ds"] = 8, q3["threads"] = 128;
+  const std::string one = ir::print_kernel(g3.build(DType::bf16, q3));
+  EXPECT_EQ(occurrences(one, "async_commit"), 1u);
+  EXPECT_EQ(occurrences(one, "async_wait 0"), 1u);
+  q3["pipe"] = 1;
+  const std::string two = ir::print_kernel(g3.build(DType::bf16, q3));
+  EXPECT_EQ(occurrences(two, "async_commit"), 2u);
+  EXPECT_EQ(occurrences(two, "async_wait 1"), 1u);
+  EXPECT_EQ(occurrences(two, "async_wait 0"), 1u);
+  EXPECT_LT(two.find("async_wait 1"), two.find("async_wait 0"));
+  q3 = p3, q3["pipe"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("pipe = 1 splits the staged depth slices between rounds of units, but every round reads all 6"),
+            std::string::npos);
+  q3 = p3, q3["stage"] = 2, q3["ds"] = 2, q3["bw"] = 2, q3["pipe"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("with bw = 2 each band is a commit group already"),
+            std::string::npos);
+  q3 = p3, q3["stage"] = 1, q3["pipe"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("pipe (a commit group per round of units) applies to the planar tensor-core kernel only"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
