@@ -191,7 +191,8 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1, bool os = true,
-                            bool early_weights = false, bool skip_past = true, bool ya = false) {
+                            bool early_weights = false, bool skip_past = true, bool ya = false,
+                            bool row_lanes = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
   const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights, ya);
@@ -238,7 +239,8 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint3
   const auto issue_band = [&](std::uint32_t bi) {
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
-    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
+    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS, 0, row_lanes}, row0, od, x_group, live,
+                           lid, NG, bt);
     if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, KH * KW, lid, NG);  // with band 0's rows
     async_commit(k);
   };

@@ -244,15 +244,21 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
 
 // Where a band's planar stage lies: channel ci's staged slice sl, row sr, column c at
 // at + ci * cs + (sl * rs + sr) * W + c (W = the input width, a multiple of 8). A copy takes `slices` staged slices
-// from slice `first` on.
+// from slice `first` on; row_lanes: how its copies are spread over the threads (copy_planar_band_async).
 struct PlanarStage {
   std::uint32_t slices = 1, rs = 0, cs = 0, at = 0, first = 0;
+  bool row_lanes = false;
 };
 
 // Issues one band's asynchronous copies into its planar stage: (channel ci, slice sl, row sr, tile j) of 8 elements
 // (sl from st.first, st.slices of them) from input row row0 + sr of slice od + sl - pad_d of the group at x_group,
 // zeros outside the input (and where live is false), spread over the work-group's `threads` threads (lid: local id);
 // tag prefixes the names. The caller commits.
+// Spread: copy c = lid + r * threads in round r, c decomposed into (ci, sl, sr, j) — four divisions and the bounds
+// per copy. With st.row_lanes (and threads >= 8 W / 8, the copies of one staged row of every channel) a thread keeps
+// one (ci, j) in every round and takes rows rsub, rsub + S, .. (S = threads / (W / 8 * 8), rsub = lid / (W / 8 * 8);
+// the threads past S of them copy nothing): its source and destination bases are computed once, and with S = 1 every
+// round's row, slice and bounds are constants of the trace.
 template <class T, class X>
 void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const X& x, const GroupedMmaDims& dm,
                             const PlanarStage& st, const dsl::Val<i32>& row0, const dsl::Val<u32>& od,
@@ -260,7 +266,57 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
                             std::uint32_t threads, const std::string& tag) {
   using namespace ingot::dsl;
   const std::uint32_t NTi = dm.W / 8, plane = dm.D * dm.H * dm.W, Wd = dm.W, H = dm.H;
-  const std::uint32_t copies = 8 * st.slices * st.rs * NTi;
+  const std::uint32_t copies = 8 * st.slices * st.rs * NTi, NI = 8 * NTi;
+  // One copy of staged slice sl (st.first included), row sr, from the (ci, j) bases src_in and dst_in.
+  const auto row_copy = [&](const Val<u32>& src_in, const Val<u32>& dst_in, const Val<u32>& sl, const Val<u32>& sr,
+                            const std::string& rt) {
+    auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
+    Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
+    Val<u32> slice = 0u;
+    if (dm.D > 1 || dm.KD > 1) {
+      auto id = k.let("cd" + rt, cast<i32>(od + sl) - static_cast<std::int32_t>(dm.PD));
+      auto dok = k.let("cdok" + rt, cast<u32>(id) < dm.D);
+      ok = ok && dok;
+      slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
+    }
+    auto cok = k.let("cok" + rt, ok);
+    auto src = k.let("csrc" + rt, src_in + slice + select(cok, cast<u32>(ih), 0u) * Wd);
+    copy_async(xs, dst_in + (sl * st.rs + sr) * Wd, x, src, 8, cok);
+  };
+  if (st.row_lanes && threads >= NI) {
+    const std::uint32_t S = threads / NI, rows = st.slices * st.rs;
+    const auto lanes = [&] {
+      auto inner = k.let(tag + "li", lid % NI);
+      auto ci = k.let(tag + "lc", inner / NTi);
+      auto j = k.let(tag + "lj", inner % NTi);
+      auto src_in = k.let(tag + "lsrc", x_group + ci * plane + j * 8u);
+      auto dst_in = k.let(tag + "ldst", ci * st.cs + j * 8u + st.at);
+      std::optional<Val<u32>> rsub;
+      if (S > 1) rsub = k.let(tag + "lr", lid / NI);
+      for (std::uint32_t q = 0; q * S < rows; ++q) {
+        const std::string rt = tag + "l" + std::to_string(q);
+        if (S == 1) {  // row q: constants
+          row_copy(src_in, dst_in, Val<u32>(q / st.rs + st.first), Val<u32>(q % st.rs), rt);
+          continue;
+        }
+        auto row = k.let("cw" + rt, *rsub + q * S);
+        const auto run = [&] {
+          row_copy(src_in, dst_in, k.let("cs" + rt, row / st.rs + st.first), k.let("cr" + rt, row % st.rs), rt);
+        };
+        if ((q + 1) * S <= rows) {
+          run();
+        } else {
+          if_(row < rows, run);
+        }
+      }
+    };
+    if (S * NI < threads) {
+      if_(lid < S * NI, lanes);
+    } else {
+      lanes();
+    }
+    return;
+  }
   for_group_rounds(k, lid, threads, copies, tag + "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
     const std::string rt = tag + std::to_string(r);
     auto j = k.let("cj" + rt, c % NTi);
@@ -288,7 +344,7 @@ template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
                              std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
                              std::uint32_t il = 1, bool os = false, bool early_weights = false,
-                             std::uint64_t smem_limit = kPlaneSmemBytes, bool pipe = false) {
+                             std::uint64_t smem_limit = kPlaneSmemBytes, bool pipe = false, bool row_lanes = false) {
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   check_staged_mma_threads(s.name, threads);
@@ -367,8 +423,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint
     for (std::uint32_t gi = 0; gi < groups; ++gi) {
       const std::uint32_t first = gi == 0 ? 0 : ends[gi - 1];
       const std::string gt = bt + (gi > 0 ? "g" + std::to_string(gi) : "");
-      copy_planar_band_async(k, xs, x, dm, {ends[gi] - first, RS, CS, bi * XB, first}, row0, od, x_group, live, lid, NG,
-                             gt);
+      copy_planar_band_async(k, xs, x, dm, {ends[gi] - first, RS, CS, bi * XB, first, row_lanes}, row0, od, x_group,
+                             live, lid, NG, gt);
       if (bi == 0 && gi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
       async_commit(k);
     }

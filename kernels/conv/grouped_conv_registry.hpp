@@ -174,6 +174,12 @@ inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, co
 inline bool grouped_conv_planar_pipe_of(const harness::Params& p) {
   return bounded_param(p, "pipe", 0, 1, 0, "grouped convolution tile") == 1;
 }
+// How the planar and pixel-stage kernels spread their stage's copies over the threads ("rl", 0 or 1, default 0):
+// 1 keeps each thread on one channel and 16-byte column of the staged rows across its copies (row lanes: bases once,
+// no divisions per copy; copy_planar_band_async), 0 decomposes every copy's flat index.
+inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
+  return bounded_param(p, "rl", 0, 1, 0, "grouped convolution tile") == 1;
+}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -338,8 +344,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW",   "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",  "hb",  "sp",
-                          "ds", "ru", "minb", "bw",  "il",   "os",    "we",    "skip",    "ya", "msm", "pipe"})
+  for (const char* key : {"OC", "VH", "VW",   "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",  "hb",   "sp",
+                          "ds", "ru", "minb", "bw",  "il",   "os",    "we",    "skip",    "ya", "msm", "pipe", "rl"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -372,6 +378,12 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                   ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
                                   "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
     }
+    if (p.count("rl") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p) &&
+        !grouped_conv_uses_pixel(sp, t, p)) {
+      throw std::invalid_argument(sp.name +
+                                  ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
+                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
+    }
     if (p.count("pipe") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
       throw std::invalid_argument(sp.name +
                                   ": pipe (a commit group per round of units) applies to the planar tensor-core kernel "
@@ -390,7 +402,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
         if constexpr (sizeof(E) == 2) {
           grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
                                      grouped_conv_output_stage_of(p), we, grouped_conv_planar_smem_of(p),
-                                     grouped_conv_planar_pipe_of(p));
+                                     grouped_conv_planar_pipe_of(p), grouped_conv_row_lanes_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -405,7 +417,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
-          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p), ya);
+          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p), ya,
+                                    grouped_conv_row_lanes_of(p));
         }
         apply_launch_bounds(k, p, threads, true);
       });
