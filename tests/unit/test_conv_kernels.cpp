@@ -474,6 +474,18 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("pipe (a commit group per round of units) applies to the planar tensor-core kernel only"),
             std::string::npos);
+  // rl: row lanes for the stage's copies. The bench case's 6 slices x 4 rows of 8 channels x 7 columns: 1344 copies,
+  // 11 rounds over 128 threads spread flat; with rl 112 threads take 2 rows a round, 12 rounds, and the first copy's
+  // index is no longer divided per round. Refused for another kernel.
+  EXPECT_EQ(occurrences(ir::print_kernel(g3.build(DType::bf16, p3)), "copy_async shared:xs"), 11u);
+  q3 = p3, q3["rl"] = 1;
+  const std::string lanes = ir::print_kernel(g3.build(DType::bf16, q3));
+  EXPECT_EQ(occurrences(lanes, "copy_async shared:xs"), 12u);
+  EXPECT_NE(lanes.find(" < 112u) {"), std::string::npos);  // (the 16 threads past 112 copy nothing)
+  q3 = p3, q3["stage"] = 1, q3["rl"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("rl (row lanes for the stage's copies) applies to the planar and pixel-stage"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
