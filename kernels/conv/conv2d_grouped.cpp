@@ -316,13 +316,16 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}},
            // Row lanes for the stage's copies (rl): 8 rows a round with 128 threads over 16 columns (a partial round of
            // 4 staged rows, and 12 rows: 8 then 4, with the weights' copy), and one row a round (56 columns, 64
-           // threads: 8 threads idle).
+           // threads: 8 threads idle); the 3x4 window's case again, small enough for PoCL.
            {"cpg8_g1_9x16_pad1_bias_pixel_r2_bw2_ya_rl",
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"rows", 2}, {"bw", 2}, {"ya", 1}, {"rl", 1}}},
            {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_we_rl",
             {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
             {{"rows", 10}, {"bw", 2}, {"we", 1}, {"rl", 1}}},
+           {"cpg8_g2_6x16_k3x4_pad1x1_pixel_r2_rl",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
+            {{"rows", 2}, {"rl", 1}}},
            {"cpg8_g1_5x56_pad1_pixel_r2_w64_rl",
             {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 56}, .k = {3, 3}, .pad = {1, 1}},
             {{"rows", 2}, {"threads", 64}, {"rl", 1}}}}) {
