@@ -188,11 +188,21 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
   check_grouped_batch_threads(s, grouped_conv_mma_pixel_groups_per_batch(s, rows, bw) * threads, batch, "pixel-stage");
 }
 
+// The pixel-stage kernel's options (the registry's keys): output rows per band, threads per work-group, bands per
+// work-group (bw), the output stage (os), the weights' copy (early_weights, "we"), skipping a band past the last
+// output row (skip_past, "skip"), the output stage in the band's buffer (ya) and row lanes for the stage's copies
+// (row_lanes, "rl").
+struct PixelMmaOptions {
+  std::uint32_t rows = 8;
+  std::uint32_t threads = kStagedMmaGroup;
+  std::uint32_t bw = 1;
+  bool os = true, early_weights = false, skip_past = true, ya = false, row_lanes = false;
+};
+
 template <class T>
-void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                            std::uint32_t threads = kStagedMmaGroup, std::uint32_t bw = 1, bool os = true,
-                            bool early_weights = false, bool skip_past = true, bool ya = false,
-                            bool row_lanes = false) {
+void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const PixelMmaOptions& o) {
+  const std::uint32_t rows = o.rows, threads = o.threads, bw = o.bw;
+  const bool os = o.os, early_weights = o.early_weights, skip_past = o.skip_past, ya = o.ya, row_lanes = o.row_lanes;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
   const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights, ya);

@@ -340,11 +340,24 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
   });
 }
 
+// The planar kernel's options (the registry's keys): output rows per band, threads per work-group, output depth slices
+// (ds) and bands (bw) per work-group, units interleaved per warp (il), the output stage (os), the weights' copy
+// (early_weights, "we"), the shared memory it may take (bytes), one commit group per round of units (pipe) and row
+// lanes for the stage's copies (row_lanes, "rl").
+struct PlanarMmaOptions {
+  std::uint32_t rows = 2;
+  std::uint32_t threads = kStagedMmaGroup;
+  std::uint32_t ds = 1, bw = 1, il = 1;
+  bool os = false, early_weights = false;
+  std::uint64_t smem_limit = kPlaneSmemBytes;
+  bool pipe = false, row_lanes = false;
+};
+
 template <class T>
-void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32_t rows,
-                             std::uint32_t threads = kStagedMmaGroup, std::uint32_t ds = 1, std::uint32_t bw = 1,
-                             std::uint32_t il = 1, bool os = false, bool early_weights = false,
-                             std::uint64_t smem_limit = kPlaneSmemBytes, bool pipe = false, bool row_lanes = false) {
+void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const PlanarMmaOptions& o) {
+  const std::uint32_t rows = o.rows, threads = o.threads, ds = o.ds, bw = o.bw, il = o.il;
+  const bool os = o.os, early_weights = o.early_weights, pipe = o.pipe, row_lanes = o.row_lanes;
+  const std::uint64_t smem_limit = o.smem_limit;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
   check_staged_mma_threads(s.name, threads);

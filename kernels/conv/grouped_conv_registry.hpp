@@ -400,9 +400,17 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
-          grouped_conv_mma_planar<E>(k, sp, rows, threads, ds, bw, grouped_conv_planar_interleave_of(p),
-                                     grouped_conv_output_stage_of(p), we, grouped_conv_planar_smem_of(p),
-                                     grouped_conv_planar_pipe_of(p), grouped_conv_row_lanes_of(p));
+          grouped_conv_mma_planar<E>(k, sp,
+                                     {.rows = rows,
+                                      .threads = threads,
+                                      .ds = ds,
+                                      .bw = bw,
+                                      .il = grouped_conv_planar_interleave_of(p),
+                                      .os = grouped_conv_output_stage_of(p),
+                                      .early_weights = we,
+                                      .smem_limit = grouped_conv_planar_smem_of(p),
+                                      .pipe = grouped_conv_planar_pipe_of(p),
+                                      .row_lanes = grouped_conv_row_lanes_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -417,8 +425,15 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
         using E = typename decltype(tag)::type;
         if constexpr (sizeof(E) == 2) {
-          grouped_conv_mma_pixel<E>(k, sp, rows, threads, bw, os, we, grouped_conv_pixel_skip_past_of(p), ya,
-                                    grouped_conv_row_lanes_of(p));
+          grouped_conv_mma_pixel<E>(k, sp,
+                                    {.rows = rows,
+                                     .threads = threads,
+                                     .bw = bw,
+                                     .os = os,
+                                     .early_weights = we,
+                                     .skip_past = grouped_conv_pixel_skip_past_of(p),
+                                     .ya = ya,
+                                     .row_lanes = grouped_conv_row_lanes_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });
