@@ -44,6 +44,9 @@
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
 // memory, ptxas moves them past that barrier: H100 3x3x3 g8 bf16 0.0400 ms with the copy against 0.0451.)
+// With pipe (one band, several rounds over different depth slices) the stage is copied in one commit group per round
+// that reads new slices, and each round waits for its own. With row_lanes each thread copies one channel's 16-byte
+// column of every staged row it takes (copy_planar_band_async).
 #pragma once
 
 #include <algorithm>
