@@ -94,7 +94,7 @@ std::vector<dsl::Val<f32>> lane_group_weights(dsl::KernelBuilder& k, const dsl::
   using namespace ingot::dsl;
   auto at = k.let(tag + "wo", (gl * 8u + tl * 2u) * taps);
   std::vector<Val<f32>> out;
-  out.reserve(2 * taps);
+  out.reserve(std::size_t{2} * taps);
   for (std::uint32_t j = 0; j < taps; ++j) {
     for (const auto& v : load_vec(ws, at + 2 * j, 2)) out.push_back(cast<f32>(v));
   }
