@@ -270,9 +270,10 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
   using namespace ingot::dsl;
   const std::uint32_t NTi = dm.W / 8, plane = dm.D * dm.H * dm.W, Wd = dm.W, H = dm.H;
   const std::uint32_t copies = 8 * st.slices * st.rs * NTi, NI = 8 * NTi;
-  // One copy of staged slice sl (st.first included), row sr, from the (ci, j) bases src_in and dst_in.
-  const auto row_copy = [&](const Val<u32>& src_in, const Val<u32>& dst_in, const Val<u32>& sl, const Val<u32>& sr,
-                            const std::string& rt) {
+  // One copy of staged slice sl (st.first included), row sr, column offset col (8 j) of the channel whose source and
+  // destination bases are src_ci (x_group + ci * plane) and dst_ci (ci * cs): both spreads below.
+  const auto row_copy = [&](const Val<u32>& src_ci, const Val<u32>& dst_ci, const Val<u32>& col, const Val<u32>& sl,
+                            const Val<u32>& sr, const std::string& rt) {
     auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
     Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
     Val<u32> slice = 0u;
@@ -283,8 +284,8 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
       slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
     }
     auto cok = k.let("cok" + rt, ok);
-    auto src = k.let("csrc" + rt, src_in + slice + select(cok, cast<u32>(ih), 0u) * Wd);
-    copy_async(xs, dst_in + (sl * st.rs + sr) * Wd, x, src, 8, cok);
+    auto src = k.let("csrc" + rt, src_ci + slice + select(cok, cast<u32>(ih), 0u) * Wd + col);
+    copy_async(xs, dst_ci + (sl * st.rs + sr) * Wd + col + st.at, x, src, 8, cok);
   };
   if (st.row_lanes && threads >= NI) {
     const std::uint32_t S = threads / NI, rows = st.slices * st.rs;
@@ -292,19 +293,20 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
       auto inner = k.let(tag + "li", lid % NI);
       auto ci = k.let(tag + "lc", inner / NTi);
       auto j = k.let(tag + "lj", inner % NTi);
-      auto src_in = k.let(tag + "lsrc", x_group + ci * plane + j * 8u);
-      auto dst_in = k.let(tag + "ldst", ci * st.cs + j * 8u + st.at);
+      auto src_ci = k.let(tag + "lsrc", x_group + ci * plane);
+      auto dst_ci = k.let(tag + "ldst", ci * st.cs);
+      auto col = k.let(tag + "lcol", j * 8u);
       std::optional<Val<u32>> rsub;
       if (S > 1) rsub = k.let(tag + "lr", lid / NI);
       for (std::uint32_t q = 0; q * S < rows; ++q) {
         const std::string rt = tag + "l" + std::to_string(q);
         if (S == 1) {  // row q: constants
-          row_copy(src_in, dst_in, Val<u32>(q / st.rs + st.first), Val<u32>(q % st.rs), rt);
+          row_copy(src_ci, dst_ci, col, Val<u32>(q / st.rs + st.first), Val<u32>(q % st.rs), rt);
           continue;
         }
         auto row = k.let("cw" + rt, *rsub + q * S);
         const auto run = [&] {
-          row_copy(src_in, dst_in, k.let("cs" + rt, row / st.rs + st.first), k.let("cr" + rt, row % st.rs), rt);
+          row_copy(src_ci, dst_ci, col, k.let("cs" + rt, row / st.rs + st.first), k.let("cr" + rt, row % st.rs), rt);
         };
         if ((q + 1) * S <= rows) {
           run();
@@ -328,18 +330,7 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
     if (st.first > 0) slr = slr + st.first;
     auto sl = k.let("cs" + rt, slr);
     auto ci = k.let("cc" + rt, c / (NTi * st.rs * st.slices));
-    auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
-    Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
-    Val<u32> slice = 0u;
-    if (dm.D > 1 || dm.KD > 1) {
-      auto id = k.let("cd" + rt, cast<i32>(od + sl) - static_cast<std::int32_t>(dm.PD));
-      auto dok = k.let("cdok" + rt, cast<u32>(id) < dm.D);
-      ok = ok && dok;
-      slice = select(dok, cast<u32>(id), 0u) * (H * Wd);
-    }
-    auto cok = k.let("cok" + rt, ok);
-    auto src = k.let("csrc" + rt, x_group + ci * plane + slice + select(cok, cast<u32>(ih), 0u) * Wd + j * 8u);
-    copy_async(xs, ci * st.cs + (sl * st.rs + sr) * Wd + j * 8u + st.at, x, src, 8, cok);
+    row_copy(x_group + ci * plane, ci * st.cs, j * 8u, sl, sr, rt);
   });
 }
 
