@@ -233,7 +233,15 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 6}, {"il", 2}, {"threads", 64}}},
            {"cpg8_og8_g2_4x8_k1x1_planar",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
-            {{"rows", 2}, {"threads", 64}}}}) {
+            {{"rows", 2}, {"threads", 64}}},
+           // Input tiles side by side (tp): 3 tiles in a pair and a single one, the 3x4 window (Q = 23: a partial
+           // output tile); 5 tiles in one run of 4 and a single one, pad 2, two units interleaved per warp.
+           {"cpg8_g2_6x24_k3x4_pad1x1_planar_r2_tp2",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 24}, .k = {3, 4}, .pad = {1, 1}},
+            {{"rows", 2}, {"tp", 2}}},
+           {"cpg8_og16_g1_5x40_pad2_bias_planar_il2_tp4",
+            {.B = 1, .C = 8, .O = 16, .groups = 1, .size = {5, 40}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
+            {{"rows", 2}, {"il", 2}, {"threads", 64}, {"tp", 4}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 2);
     s.tests.push_back({name, conv_params(f, c, q)});

@@ -216,6 +216,12 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g1_5x7x8_pad1_planar_ds4_w64_pipe_rl",
        conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}, {"rl", 1}})});
+  // Input tiles side by side (tp): the row's 3 tiles in one run, bias, 2 output depth slices per work-group.
+  s.tests.push_back(
+      {"cpg8_g1_4x5x24_pad1_bias_planar_ds2_tp3",
+       conv_params(
+           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"stage", 2}, {"ds", 2}, {"tp", 3}})});
   // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
   // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
   // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).

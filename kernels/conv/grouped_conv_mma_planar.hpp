@@ -337,7 +337,7 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 // The planar kernel's options (the registry's keys): output rows per band, threads per work-group, output depth slices
 // (ds) and bands (bw) per work-group, units interleaved per warp (il), the output stage (os), the weights' copy
 // (early_weights, "we"), the shared memory it may take (bytes), one commit group per round of units (pipe) and row
-// lanes for the stage's copies (row_lanes, "rl").
+// lanes for the stage's copies (row_lanes, "rl"), input tiles whose mma chains a unit emits side by side (tp).
 struct PlanarMmaOptions {
   std::uint32_t rows = 2;
   std::uint32_t threads = kStagedMmaGroup;
@@ -345,12 +345,14 @@ struct PlanarMmaOptions {
   bool os = false, early_weights = false;
   std::uint64_t smem_limit = kPlaneSmemBytes;
   bool pipe = false, row_lanes = false;
+  std::uint32_t tp = 1;
 };
 
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const PlanarMmaOptions& o) {
   const std::uint32_t rows = o.rows, threads = o.threads, ds = o.ds, bw = o.bw, il = o.il;
   const bool os = o.os, early_weights = o.early_weights, pipe = o.pipe, row_lanes = o.row_lanes;
+  const std::uint32_t TP = o.tp;
   const std::uint64_t smem_limit = o.smem_limit;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
@@ -358,6 +360,10 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   if (il < 1 || il > 4) {
     throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
                                 " must be in [1, 4]");
+  }
+  if (TP < 1 || TP > 4) {
+    throw std::invalid_argument(s.name + ": tp (input tiles whose mma chains are emitted side by side) = " +
+                                std::to_string(TP) + " must be in [1, 4]");
   }
   const PlanarMmaPlan pl =
       grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights, smem_limit);
@@ -548,21 +554,31 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
     return it->second + o0;
   };
   // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the input are
-  // zeros.
+  // zeros. With TP > 1, tiles j .. j + TP - 1 (those in the input) are computed together, their steps' matrix loads
+  // and mma chains side by side (KW x TP independent chains instead of KW).
   const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
   const auto tile_acc = [&](UnitState& u, std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
     if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? u.bias_c : zero;
     auto it = u.acc.find(j);
     if (it == u.acc.end()) {
-      std::vector<std::array<Val<f32>, 4>> a(KW);
-      for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? u.bias_c : zero;
-      for (std::uint32_t p = 0; p < S; ++p) {
-        const auto m = load_matrix_trans(xs, step_row(u, p) + static_cast<std::uint32_t>(8 * j));
-        std::array<Val<f32>, 8> av;
-        for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
-        for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, u.b[c][p], a[c]);
+      std::vector<std::int64_t> js;  // (tiles are computed in order: none past j is there yet)
+      for (std::int64_t t = j; t < j + TP && t < static_cast<std::int64_t>(NTi); ++t) js.push_back(t);
+      std::vector<std::vector<std::array<Val<f32>, 4>>> a(js.size(), std::vector<std::array<Val<f32>, 4>>(KW));
+      for (auto& at : a) {
+        for (std::uint32_t c = 0; c < KW; ++c) at[c] = shifts[c].s == 0 ? u.bias_c : zero;
       }
-      it = u.acc.emplace(j, std::move(a)).first;
+      for (std::uint32_t p = 0; p < S; ++p) {
+        std::vector<std::array<Val<f32>, 8>> av(js.size());
+        for (std::size_t t = 0; t < js.size(); ++t) {
+          const auto m = load_matrix_trans(xs, step_row(u, p) + static_cast<std::uint32_t>(8 * js[t]));
+          for (std::uint32_t i = 0; i < 8; ++i) av[t][i] = cast<f32>(m[i]);
+        }
+        for (std::uint32_t c = 0; c < KW; ++c) {
+          for (std::size_t t = 0; t < js.size(); ++t) a[t][c] = mma_m16n8k16<T>(k, av[t], u.b[c][p], a[t][c]);
+        }
+      }
+      for (std::size_t t = 0; t < js.size(); ++t) u.acc.emplace(js[t], std::move(a[t]));
+      it = u.acc.find(j);
     }
     return it->second[kx];
   };

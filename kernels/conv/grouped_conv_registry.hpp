@@ -184,6 +184,11 @@ inline bool grouped_conv_planar_pipe_of(const harness::Params& p) {
 inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
   return bounded_param(p, "rl", 0, 1, 0, "grouped convolution tile") == 1;
 }
+// Input tiles (8 columns each) whose load_matrix_trans and mma chains a unit of the planar kernel emits side by side:
+// "tp", 1-4, default 1 (KW x tp independent accumulator chains where 1 has KW; more live accumulators).
+inline std::uint32_t grouped_conv_planar_tile_pairs_of(const harness::Params& p) {
+  return bounded_param(p, "tp", 1, 4, 1, "grouped convolution tile");
+}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -348,8 +353,9 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW",   "mma", "rows", "mmatx", "stage", "threads", "sv", "lm",  "hb",   "sp",
-                          "ds", "ru", "minb", "bw",  "il",   "os",    "we",    "skip",    "ya", "msm", "pipe", "rl"})
+  for (const char* key :
+       {"OC", "VH",   "VW", "mma", "rows", "mmatx", "stage", "threads", "sv",  "lm",   "hb", "sp", "ds",
+        "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -388,6 +394,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                   ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
                                   "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
     }
+    if (p.count("tp") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
+      throw std::invalid_argument(sp.name +
+                                  ": tp (input tiles side by side) applies to the planar tensor-core kernel only "
+                                  "(stage = 2), not to this case's kernel; remove tp or name stage = 2");
+    }
     if (p.count("pipe") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
       throw std::invalid_argument(sp.name +
                                   ": pipe (a commit group per round of units) applies to the planar tensor-core kernel "
@@ -414,7 +425,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                       .early_weights = we,
                                       .smem_limit = grouped_conv_planar_smem_of(p),
                                       .pipe = grouped_conv_planar_pipe_of(p),
-                                      .row_lanes = grouped_conv_row_lanes_of(p)});
+                                      .row_lanes = grouped_conv_row_lanes_of(p),
+                                      .tp = grouped_conv_planar_tile_pairs_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });

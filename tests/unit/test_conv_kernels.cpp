@@ -486,6 +486,37 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("rl (row lanes for the stage's copies) applies to the planar and pixel-stage"),
             std::string::npos);
+  // tp: input tiles side by side. With tp 2 the unit's first two tiles are loaded before the first mma, and their
+  // chains alternate (the second mma multiplies the second tile); the same count of each either way (7 tiles x 5 steps,
+  // x 3 tap columns). Refused out of [1, 4] and for another kernel.
+  const auto first_lines = [](const std::string& text, const std::string& what, std::size_t n) {
+    std::vector<std::string> lines;
+    for (auto at = text.find(what); at != std::string::npos && lines.size() < n; at = text.find(what, at + 1)) {
+      lines.push_back(text.substr(text.rfind('\n', at) + 1, text.find('\n', at) - text.rfind('\n', at) - 1));
+    }
+    return lines;
+  };
+  const std::string single = ir::print_kernel(g3.build(DType::bf16, p3));
+  q3 = p3, q3["tp"] = 2;
+  const std::string paired = ir::print_kernel(g3.build(DType::bf16, q3));
+  for (const std::string* t : {&single, &paired}) {
+    EXPECT_EQ(occurrences(*t, "load_matrix_trans"), 35u);
+    EXPECT_EQ(occurrences(*t, "mma_m16n8k16"), 105u);
+  }
+  EXPECT_LT(single.find("mma_m16n8k16"), single.find(first_lines(single, "load_matrix_trans", 2).at(1)));
+  const auto loads = first_lines(paired, "load_matrix_trans", 2);
+  ASSERT_EQ(loads.size(), 2u);
+  EXPECT_LT(paired.find(loads[1]), paired.find("mma_m16n8k16"));
+  const auto mmas = first_lines(paired, "mma_m16n8k16", 2);
+  ASSERT_EQ(mmas.size(), 2u);
+  const std::string second_a = loads[1].substr(loads[1].find("(%") + 1, loads[1].find(',') - loads[1].find("(%") - 1);
+  EXPECT_NE(mmas[1].find("a: cast<f32>(" + second_a + ")"), std::string::npos) << mmas[1];
+  q3["tp"] = 5;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("tp = 5 must be in [1, 4]"), std::string::npos);
+  q3 = p3, q3["stage"] = 1, q3["tp"] = 2;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("tp (input tiles side by side) applies to the planar tensor-core kernel only"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
