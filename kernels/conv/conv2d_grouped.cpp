@@ -241,7 +241,12 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 2}, {"tp", 2}}},
            {"cpg8_og16_g1_5x40_pad2_bias_planar_il2_tp4",
             {.B = 1, .C = 8, .O = 16, .groups = 1, .size = {5, 40}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
-            {{"rows", 2}, {"il", 2}, {"threads", 64}, {"tp", 4}}}}) {
+            {{"rows", 2}, {"il", 2}, {"threads", 64}, {"tp", 4}}},
+           // The weights' copy in the output stage (wy): one warp, 2 rounds of units per band (the second round's
+           // outputs over the first's), a last band past P, bias.
+           {"cpg8_g2_7x24_pad1_bias_planar_r4_w32_wy",
+            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
+            {{"rows", 4}, {"threads", 32}, {"we", 1}, {"wy", 1}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 2);
     s.tests.push_back({name, conv_params(f, c, q)});

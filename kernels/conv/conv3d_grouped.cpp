@@ -222,6 +222,14 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(
            f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"stage", 2}, {"ds", 2}, {"tp", 3}})});
+  // The weights' copy in the output stage (wy): 2 groups, bias, 2 output depth slices per work-group (4 warps, 2
+  // units: the repeated units write nothing over the weights).
+  s.tests.push_back(
+      {"cpg8_g2_4x5x24_pad1_bias_planar_ds2_wy",
+       conv_params(
+           f,
+           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
+           {{"stage", 2}, {"ds", 2}, {"wy", 1}})});
   // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
   // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
   // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).

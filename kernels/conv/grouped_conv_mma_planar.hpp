@@ -44,6 +44,10 @@
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
 // memory, ptxas moves them past that barrier: H100 3x3x3 g8 bf16 0.0400 ms with the copy against 0.0451.)
+// With wy (and we and the output stage) the weights' copy lies at the start of the output stage, not in an array of its
+// own: a barrier after the lanes have read their weights, before any unit writes its outputs there (3x3x3 g8 with 4
+// output slices and 128 threads: 30336 bytes of shared memory against 33792, 7 work-groups per SM instead of 6 where
+// the registers allow it, minb = 7).
 // With pipe (one band, several rounds over different depth slices) the stage is copied in one commit group per round
 // that reads new slices, and each round waits for its own. With row_lanes each thread copies one channel's 16-byte
 // column of every staged row it takes (copy_planar_band_async).
@@ -122,8 +126,9 @@ struct PlanarMmaPlan {
   std::uint32_t ys_cs = 0;     // elements per channel of a slot (2 Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;
   std::uint64_t ws_elems = 0;  // the group's weights (early_weights: 64 kd kh kw)
+  bool ws_in_ys = false;       // the weights' copy lies at the start of the output stage (read before any output)
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
-    return (xs_elems + ys_elems + ws_elems) * elem_bytes;
+    return (xs_elems + ys_elems + (ws_in_ys ? 0 : ws_elems)) * elem_bytes;
   }
 };
 
@@ -142,10 +147,10 @@ inline GroupedBands grouped_even_bands(std::uint32_t P, std::uint32_t rows, std:
 }
 
 // ys_slots: units per round (warps x il) whose outputs go through shared memory (16-byte stores; where Q % 8 == 0,
-// else none).
+// else none). weights_in_ys: the weights' copy (early_weights) at the start of the output stage, where it fits there.
 inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
                                                       std::uint32_t bw = 1, std::uint32_t ys_slots = 0,
-                                                      bool early_weights = false) {
+                                                      bool early_weights = false, bool weights_in_ys = false) {
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -171,16 +176,19 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
     pl.ys_elems = 8ull * pl.ys_cs * ys_slots;
   }
   if (early_weights) pl.ws_elems = 64ull * pl.vt * d.KW;
+  pl.ws_in_ys = weights_in_ys && early_weights && pl.ys_elems >= pl.ws_elems;
   return pl;
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
 // smem_limit: the shared memory the kernel may take (bytes; the portable 48 KB by default, more on CUDA's dynamic
 // shared memory: the printer carves the arrays from it and the runtime raises the function's limit).
+// weights_in_ys: the weights' copy in the output stage (wy), which needs both and room for the weights there.
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                    std::uint32_t ds = 1, std::uint32_t bw = 1,
                                                    std::uint32_t ys_slots = 0, bool early_weights = false,
-                                                   std::uint64_t smem_limit = kPlaneSmemBytes) {
+                                                   std::uint64_t smem_limit = kPlaneSmemBytes,
+                                                   bool weights_in_ys = false) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (early_weights) {
     if (std::string why = grouped_early_weights_refusal(s, "units"); !why.empty()) return why;
@@ -193,12 +201,23 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
            "= " +
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights, weights_in_ys);
+  if (weights_in_ys && !pl.ws_in_ys) {
+    if (!early_weights || pl.ys_slots == 0) {
+      return "places the weights' copy in the output stage (wy = 1), which needs both: the weights' copy (we = 1, 8 "
+             "output channels per group) and the output stage (os = 1, Q % 8 == 0; Q = " +
+             std::to_string(d.Q) + "); remove wy";
+    }
+    return "places the weights' copy (" + std::to_string(pl.ws_elems) +
+           " elements) in the output stage (wy = 1), "
+           "which holds " +
+           std::to_string(pl.ys_elems) + " (more units per round, or wy = 0)";
+  }
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > smem_limit) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
            std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
            " columns" + (pl.ys_slots > 0 ? std::string(" and the outputs of a round of units") : std::string()) +
-           (early_weights ? std::string(" and the group's weights") : std::string()) +
+           (early_weights && !pl.ws_in_ys ? std::string(" and the group's weights") : std::string()) +
            " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(smem_limit) +
            " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
            (pl.ds > 1 ? std::string(", depth slices (ds)") : std::string()) +
@@ -212,7 +231,8 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                   std::uint32_t ds = 1, std::uint32_t bw = 1,
                                                   std::uint32_t ys_slots = 0, bool early_weights = false,
-                                                  std::uint64_t smem_limit = kPlaneSmemBytes) {
+                                                  std::uint64_t smem_limit = kPlaneSmemBytes,
+                                                  bool weights_in_ys = false) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -223,12 +243,12 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  if (const std::string why =
-          grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights, smem_limit);
+  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights,
+                                                              smem_limit, weights_in_ys);
       !why.empty()) {
     throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
   }
-  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
+  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights, weights_in_ys);
 }
 
 // Work-groups per image: groups x blocks of ds output depth slices x blocks of bw bands.
@@ -337,7 +357,8 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 // The planar kernel's options (the registry's keys): output rows per band, threads per work-group, output depth slices
 // (ds) and bands (bw) per work-group, units interleaved per warp (il), the output stage (os), the weights' copy
 // (early_weights, "we"), the shared memory it may take (bytes), one commit group per round of units (pipe) and row
-// lanes for the stage's copies (row_lanes, "rl"), input tiles whose mma chains a unit emits side by side (tp).
+// lanes for the stage's copies (row_lanes, "rl"), input tiles whose mma chains a unit emits side by side (tp) and the
+// weights' copy at the start of the output stage (wy).
 struct PlanarMmaOptions {
   std::uint32_t rows = 2;
   std::uint32_t threads = kStagedMmaGroup;
@@ -346,6 +367,7 @@ struct PlanarMmaOptions {
   std::uint64_t smem_limit = kPlaneSmemBytes;
   bool pipe = false, row_lanes = false;
   std::uint32_t tp = 1;
+  bool wy = false;
 };
 
 template <class T>
@@ -365,8 +387,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
     throw std::invalid_argument(s.name + ": tp (input tiles whose mma chains are emitted side by side) = " +
                                 std::to_string(TP) + " must be in [1, 4]");
   }
-  const PlanarMmaPlan pl =
-      grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights, smem_limit);
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0,
+                                                        early_weights, smem_limit, o.wy);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -414,8 +436,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   // rows, 2Q contiguous elements per channel, as in y); after a barrier the work-group stores them as 16-byte vectors.
   std::optional<Shared<T>> ys;
   if (pl.ys_slots > 0) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
-  std::optional<Shared<T>> ws;  // early_weights: the group's weights, copied with band 0's rows
-  if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
+  std::optional<Shared<T>> ws;  // early_weights: the group's weights, copied with band 0's rows (wy: into ys)
+  if (early_weights) ws = pl.ws_in_ys ? *ys : k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
 
   // Work-group: block of BW bands fastest, then the block of DS output depth slices from od, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
@@ -652,7 +674,10 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
     // band bi's copies, or with pipe the first round's group (this thread's), then everyone's
     async_wait(k, BW - 1 - bi + groups - 1);
     k.barrier();
-    if (bi == 0 && ws) b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
+    if (bi == 0 && ws) {
+      b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
+      if (pl.ws_in_ys) k.barrier();       // every lane has its weights before any unit writes its outputs over them
+    }
     // Rounds of IL units per warp: unit warp + (r * IL + i) * warps (clamped: every lane reaches every mma; a repeated
     // unit stores nothing), the IL units' tiles emitted interleaved.
     for (std::uint32_t r = 0; r * warps * IL < units; ++r) {

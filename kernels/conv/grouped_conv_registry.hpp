@@ -191,6 +191,12 @@ inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
 inline std::uint32_t grouped_conv_planar_tile_pairs_of(const harness::Params& p) {
   return bounded_param(p, "tp", 1, 4, 1, "grouped convolution tile");
 }
+// Whether the planar kernel's weights' copy (we) lies at the start of its output stage ("wy", 0 or 1, default 0), with
+// a barrier once every lane has read its weights: less shared memory per work-group (3x3x3 g8, 4 output slices, 128
+// threads: 30336 bytes against 33792, so 7 work-groups per SM fit where 6 did).
+inline bool grouped_conv_planar_weights_in_ys_of(const harness::Params& p) {
+  return bounded_param(p, "wy", 0, 1, 0, "grouped convolution tile") == 1;
+}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -357,7 +363,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
   for (const char* key :
        {"OC", "VH",   "VW", "mma", "rows", "mmatx", "stage", "threads", "sv",  "lm",   "hb", "sp", "ds",
-        "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp"})
+        "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp", "wy"})
     s.spec_params.emplace_back(key);
   const GroupedConvTile dflt{};
   for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
@@ -396,10 +402,14 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                   ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
                                   "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
     }
-    if (p.count("tp") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
-      throw std::invalid_argument(sp.name +
-                                  ": tp (input tiles side by side) applies to the planar tensor-core kernel only "
-                                  "(stage = 2), not to this case's kernel; remove tp or name stage = 2");
+    for (const auto& [key, what] : std::vector<std::pair<std::string, std::string>>{
+             {"tp", "input tiles side by side"}, {"wy", "the weights' copy in the output stage"}}) {
+      if (p.count(key) && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
+        throw std::invalid_argument(sp.name + ": " + key + " (" + what +
+                                    ") applies to the planar tensor-core kernel only (stage = 2), not to this case's "
+                                    "kernel; remove " +
+                                    key + " or name stage = 2");
+      }
     }
     if (p.count("pipe") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
       throw std::invalid_argument(sp.name +
@@ -411,7 +421,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       const std::uint32_t slots = grouped_conv_planar_slots_of(p);
       const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p));
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p),
+                                   grouped_conv_planar_weights_in_ys_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
@@ -428,7 +439,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                       .smem_limit = grouped_conv_planar_smem_of(p),
                                       .pipe = grouped_conv_planar_pipe_of(p),
                                       .row_lanes = grouped_conv_row_lanes_of(p),
-                                      .tp = grouped_conv_planar_tile_pairs_of(p)});
+                                      .tp = grouped_conv_planar_tile_pairs_of(p),
+                                      .wy = grouped_conv_planar_weights_in_ys_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });

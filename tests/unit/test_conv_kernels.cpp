@@ -517,6 +517,25 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("tp (input tiles side by side) applies to the planar tensor-core kernel only"),
             std::string::npos);
+  // wy: the weights' copy at the start of the output stage. The bench case: 33792 bytes of shared memory, 30336 with
+  // wy (no array ws; one barrier more, after the lanes' weight loads). Refused without the output stage, where the
+  // weights do not fit the stage (Q = 16: 1280 elements for 1728), and for another kernel.
+  q3 = p3, q3["wy"] = 1;
+  const ir::Kernel wy = g3.build(DType::bf16, q3);
+  EXPECT_EQ(codegen::emit(passes::optimize(wy), codegen::Target::CUDA).shared_bytes, 30336u);
+  const std::string wy_ir = ir::print_kernel(wy);
+  EXPECT_EQ(wy_ir.find("shared:ws"), std::string::npos);
+  EXPECT_EQ(occurrences(wy_ir, "barrier"), occurrences(single, "barrier") + 1);
+  q3["os"] = 0;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("needs both"), std::string::npos);
+  q3 = p3, q3["wy"] = 1, q3["W"] = 16;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("places the weights' copy (1728 elements) in the output stage (wy = 1), which holds 1280"),
+            std::string::npos);
+  q3 = p3, q3["stage"] = 1, q3["wy"] = 1;
+  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
+                .find("wy (the weights' copy in the output stage) applies to the planar tensor-core kernel only"),
+            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
