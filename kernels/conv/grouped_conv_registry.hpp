@@ -193,7 +193,9 @@ inline std::uint32_t grouped_conv_planar_tile_pairs_of(const harness::Params& p)
 }
 // Whether the planar kernel's weights' copy (we) lies at the start of its output stage ("wy", 0 or 1, default 0), with
 // a barrier once every lane has read its weights: less shared memory per work-group (3x3x3 g8, 4 output slices, 128
-// threads: 30336 bytes against 33792, so 7 work-groups per SM fit where 6 did).
+// threads: 30336 bytes against 33792, so 7 work-groups per SM fit where 6 did). (H100, 2026-12-06 forty-second session,
+// step 47: bf16 0.0348 ms with minb 7, 7 per SM, against 0.0346; minb 7 alone 0.0358: the register cap costs what the
+// seventh work-group gives.)
 inline bool grouped_conv_planar_weights_in_ys_of(const harness::Params& p) {
   return bounded_param(p, "wy", 0, 1, 0, "grouped convolution tile") == 1;
 }
