@@ -209,9 +209,8 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
              std::to_string(d.Q) + "); remove wy";
     }
     return "places the weights' copy (" + std::to_string(pl.ws_elems) +
-           " elements) in the output stage (wy = 1), "
-           "which holds " +
-           std::to_string(pl.ys_elems) + " (more units per round, or wy = 0)";
+           " elements) in the output stage (wy = 1), which holds " + std::to_string(pl.ys_elems) +
+           " (more units per round, or wy = 0)";
   }
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > smem_limit) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +

@@ -188,7 +188,7 @@ inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
 // "tp", 1-4, default 1 (KW x tp independent accumulator chains where 1 has KW; more live accumulators). (3x3x3 g8 N4
 // 16x56x56 on an H100, 2026-12-06 forty-second session, step 46: bf16 tp 2 0.0340-0.0342 ms against 0.0342, tp 3
 // 0.0351; ptxas already overlaps the default's tiles.)
-inline std::uint32_t grouped_conv_planar_tile_pairs_of(const harness::Params& p) {
+inline std::uint32_t grouped_conv_planar_tiles_together_of(const harness::Params& p) {
   return bounded_param(p, "tp", 1, 4, 1, "grouped convolution tile");
 }
 // Whether the planar kernel's weights' copy (we) lies at the start of its output stage ("wy", 0 or 1, default 0), with
@@ -441,7 +441,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                       .smem_limit = grouped_conv_planar_smem_of(p),
                                       .pipe = grouped_conv_planar_pipe_of(p),
                                       .row_lanes = grouped_conv_row_lanes_of(p),
-                                      .tp = grouped_conv_planar_tile_pairs_of(p),
+                                      .tp = grouped_conv_planar_tiles_together_of(p),
                                       .wy = grouped_conv_planar_weights_in_ys_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
