@@ -393,19 +393,12 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                     key);
       }
     }
-    if (p.count("msm") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
-      throw std::invalid_argument(sp.name +
-                                  ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
-                                  "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
-    }
-    if (p.count("rl") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p) &&
-        !grouped_conv_uses_pixel(sp, t, p)) {
-      throw std::invalid_argument(sp.name +
-                                  ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
-                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
-    }
-    for (const auto& [key, what] : std::vector<std::pair<std::string, std::string>>{
-             {"tp", "input tiles side by side"}, {"wy", "the weights' copy in the output stage"}}) {
+    // The planar kernel's own keys, named for another kernel.
+    for (const auto& [key, what] :
+         std::vector<std::pair<std::string, std::string>>{{"msm", "shared memory allowed, KB"},
+                                                          {"pipe", "a commit group per round of units"},
+                                                          {"tp", "input tiles side by side"},
+                                                          {"wy", "the weights' copy in the output stage"}}) {
       if (p.count(key) && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
         throw std::invalid_argument(sp.name + ": " + key + " (" + what +
                                     ") applies to the planar tensor-core kernel only (stage = 2), not to this case's "
@@ -413,10 +406,11 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                     key + " or name stage = 2");
       }
     }
-    if (p.count("pipe") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
+    if (p.count("rl") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p) &&
+        !grouped_conv_uses_pixel(sp, t, p)) {
       throw std::invalid_argument(sp.name +
-                                  ": pipe (a commit group per round of units) applies to the planar tensor-core kernel "
-                                  "only (stage = 2), not to this case's kernel; remove pipe or name stage = 2");
+                                  ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
+                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
     }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
