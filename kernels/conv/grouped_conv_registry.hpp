@@ -395,7 +395,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
     }
     // The planar kernel's own keys, named for another kernel.
     for (const auto& [key, what] :
-         std::vector<std::pair<std::string, std::string>>{{"msm", "shared memory allowed, KB"},
+         std::vector<std::pair<const char*, const char*>>{{"msm", "shared memory allowed, KB"},
                                                           {"pipe", "a commit group per round of units"},
                                                           {"tp", "input tiles side by side"},
                                                           {"wy", "the weights' copy in the output stage"}}) {
