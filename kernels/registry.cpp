@@ -1,6 +1,6 @@
 // ingot's kernel library: every family registered by explicit calls (nothing a linker can drop).
-#include "ingot/harness/registry.hpp"
 #include "conv/register.hpp"
+#include "ingot/library.hpp"
 
 namespace ingot::harness {
 

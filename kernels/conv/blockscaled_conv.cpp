@@ -71,6 +71,12 @@ harness::KernelSpec blockscaled_kernel(const ConvForm& f, std::string descriptio
     return trace_typed(t, f.name + "_" + std::string(quant::format_info(fmt).name), p,
                        [&](auto tag, KernelBuilder& k) { blockscaled_conv<typename decltype(tag)::type>(k, cs, fmt); });
   };
+  // (the quantised weights are blocks of codes and scales, not the dense filter's shape)
+  s.shapes = [f, dense = s.shapes](DType t, const Params& p) {
+    auto m = dense(t, p);
+    m.erase("w");
+    return m;
+  };
   s.inputs = [f](DType t, const Params& p, std::uint64_t seed) {
     const ConvSpec cs = conv_spec(f, p);
     const auto B = static_cast<std::uint64_t>(param(p, "B"));

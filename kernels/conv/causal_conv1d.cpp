@@ -105,6 +105,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
   if (!last) s.spec_params.push_back("V");  // outputs per thread (causal_conv1d_ncl.hpp)
+  if (!last) s.option_params.push_back("V");
   s.runtime_params = {"B"};
   const Opts none{}, all{true, true, true, true};
   s.tests = {
@@ -122,9 +123,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
       {"B8_C4096_L4096_K4_bias_silu_final", prefill_shape(8, 4096, 4096, 4, {true, true, false, true})},
   };
   if (!last) {
-    // Channel-first: V outputs per thread, 8 unless a case says otherwise.
-    for (auto& c : s.tests) c.params["V"] = 8;
-    for (auto& c : s.bench) c.params["V"] = 8;
+    // Channel-first: V outputs per thread, 8 (ncl_v_of) unless a case says otherwise.
     const auto v = [](Params p, std::int64_t V) {
       p["V"] = V;
       return p;
@@ -154,6 +153,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     // The channel-last kernel (causal_conv1d_nlc.hpp): T time steps x VC channels per thread.
     s.spec_params.emplace_back("T");
     s.spec_params.emplace_back("VC");
+    s.option_params = {"T", "VC"};
     // L not a multiple of T, C not a multiple of VC (narrower vectors, scalars), T < K-1 (halo
     // from more than one group), one time group, state options.
     s.tests.push_back({"k4_all_2x16x13_t4", with_tiling(prefill_shape(2, 16, 13, 4, all), 4)});
@@ -187,6 +187,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
                               256);
     };
   }
+  s.scalar_params = {{"batch", "B"}};
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
     const auto B = param(p, "B"), C = param(p, "C"), L = param(p, "L"), K = param(p, "K");
@@ -277,6 +278,7 @@ void register_update(harness::Registry& r) {
   s.geometry = [](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C"), 256);
   };
+  s.scalar_params = {{"batch", "B"}};
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
     const auto B = param(p, "B"), C = param(p, "C"), K = param(p, "K");

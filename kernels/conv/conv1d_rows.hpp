@@ -45,6 +45,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -307,20 +308,14 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   // One body per chunk offset s: load, convert, accumulate, store.
   const auto body = [&](std::uint32_t s) {
     const std::string sfx = static_shift ? "" : "_s" + std::to_string(s);
-    const std::uint32_t last = s + (V - 1) * S + (K - 1) * D;  // last element used, from base
-    const std::uint32_t nch = last / W + 1;
-    std::vector<std::vector<Val<T>>> raw(nch);
-    std::vector<std::optional<Val<bool>>> ok(nch);
-    std::vector<bool> used(nch, false);
-    for (std::uint32_t j = 0; j < V; ++j) {
-      for (std::uint32_t t = 0; t < K; ++t) used[(s + j * S + t * D) / W] = true;
+    // The chunks the V windows use, by index: a map, not a vector over the whole span, so that the trace's memory
+    // grows with the taps (V x K), never with the dilation's or padding's value.
+    std::set<std::uint32_t> used;  // (in ascending order: strided windows can skip a whole chunk)
+    for (std::uint32_t j = 0; j < V && !g.chunk_shuffle; ++j) {
+      for (std::uint32_t t = 0; t < K; ++t) used.insert((s + j * S + t * D) / W);
     }
-    for (std::uint32_t ch = 0; ch < nch && !g.chunk_shuffle; ++ch) {
-      if (!used[ch]) continue;  // strided windows can skip a whole chunk
-      Chunk r = load_chunk(ch, std::to_string(ch) + sfx);
-      raw[ch] = std::move(r.raw);
-      ok[ch] = r.ok;
-    }
+    std::map<std::uint32_t, Chunk> chunks;
+    for (const std::uint32_t ch : used) chunks.emplace(ch, load_chunk(ch, std::to_string(ch) + sfx));
     // Every distinct input element the V windows use, converted once.
     std::map<std::uint32_t, Val<f32>> xs;
     for (std::uint32_t j = 0; j < V; ++j) {
@@ -331,9 +326,9 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
           xs.emplace(e, shared_x.at(e));
           continue;
         }
-        const std::uint32_t ch = e / W;
-        Val<f32> v = cast<f32>(raw[ch][e % W]);
-        if (ok[ch]) {
+        const Chunk& c = chunks.at(e / W);
+        Val<f32> v = cast<f32>(c.raw[e % W]);
+        if (c.ok) {
           Val<f32> outside = 0.0f;
           if (io.has_init) {
             // Position base + e; the initial state covers [-P, 0).
@@ -342,7 +337,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
             auto sv = load(io.init, row * P + select(in_init, cast<u32>(pe + i32c(P)), 0u));
             outside = select(in_init, cast<f32>(sv), 0.0f);
           }
-          v = select(*ok[ch], v, outside);
+          v = select(*c.ok, v, outside);
         }
         xs.emplace(e, k.let("x" + std::to_string(e) + sfx, v));
       }

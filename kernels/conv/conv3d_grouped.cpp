@@ -37,6 +37,9 @@ void register_conv3d_grouped(harness::Registry& r) {
             .pad = {1, 0, 1},
             .dil = {2, 1, 1}}},
           {"k1_g3_batch2", {.B = 2, .C = 6, .O = 3, .groups = 3, .size = {2, 3, 4}, .k = {1, 1, 1}}},
+          // one input slice padded on both sides with a 1-deep window: output slices 0 and 2 see padding only (bias)
+          {"cpg8_g1_d1_k1x1x1_pad1x0x0",
+           {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {1, 4, 8}, .k = {1, 1, 1}, .pad = {1, 0, 0}}},
           {"cpg4_g2_k2x3x2_s2_bias",
            {.B = 1,
             .C = 8,
@@ -295,6 +298,8 @@ void register_conv3d_grouped(harness::Registry& r) {
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w64_il2",
                      conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 64}, {"il", 2}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
+  declare_conv_options(s, f);
+  route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }
 

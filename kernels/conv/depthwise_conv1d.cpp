@@ -120,6 +120,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "wrows", "minb"};
+  s.option_params = {"V", "rowlocal", "shfl", "wrows", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -202,6 +203,15 @@ void register_depthwise_conv1d(harness::Registry& r) {
   };
   s.geometry = [](DType t, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p, t).groups(), 256);
+  };
+  s.scalar_params = {{"batch", "B"}};
+  s.shapes = [](DType, const Params& p) {
+    const auto u = [&](const char* key) { return static_cast<std::uint64_t>(param(p, key)); };
+    const auto sp = spec_of(p, DType::f32);
+    std::map<std::string, std::vector<std::uint64_t>> m{
+        {"x", {u("B"), u("C"), u("L")}}, {"w", {u("C"), u("K")}}, {"y", {u("B"), u("C"), sp.out_len()}}};
+    if (param(p, "bias")) m["bias"] = {u("C")};
+    return m;
   };
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;

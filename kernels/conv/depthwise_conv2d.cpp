@@ -1131,6 +1131,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     return runtime::grid_1d(planes * depthwise_conv2d_nchw_tiles(sp, tile), 256);
   };
+  declare_conv_options(s, f);
+  route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }
 

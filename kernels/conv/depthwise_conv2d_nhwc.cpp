@@ -890,6 +890,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return runtime::grid_1d(
         static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
+  declare_conv_options(s, f);
+  route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }
 

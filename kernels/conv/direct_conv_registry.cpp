@@ -172,6 +172,51 @@ std::vector<double> conv_reference(const ConvSpec& s, std::int64_t batch, const 
   return y;
 }
 
+void declare_conv_options(harness::KernelSpec& s, const ConvForm& f, const std::vector<std::string>& semantic) {
+  const std::vector<std::string> shape = conv_spec_params(f);
+  s.option_params.clear();
+  for (const auto& key : s.spec_params) {
+    if (std::find(shape.begin(), shape.end(), key) == shape.end() &&
+        std::find(semantic.begin(), semantic.end(), key) == semantic.end()) {
+      s.option_params.push_back(key);
+    }
+  }
+}
+
+bool wide_window(const ConvSpec& s) {
+  for (std::size_t a = 0; a < s.rank(); ++a) {
+    if (std::uint64_t{s.dilation[a]} * (s.ksize[a] - 1) + 1 > kMaxTiledSpan) return true;
+  }
+  return false;
+}
+
+void route_wide_windows(harness::KernelSpec& s, const ConvForm& f) {
+  const auto option_named = [options = s.option_params](const Params& p) {
+    for (const auto& key : options) {
+      if (p.count(key)) return key;
+    }
+    return std::string();
+  };
+  s.build = [f, option_named, tiled = s.build](DType t, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    if (!wide_window(sp)) return tiled(t, p);
+    if (const std::string key = option_named(p); !key.empty()) {
+      throw std::invalid_argument(f.name + ": " + key + " is an option of the tiled kernels, which take windows " +
+                                  "spanning at most " + std::to_string(kMaxTiledSpan) +
+                                  " rows and columns (dilation x (k - 1) + 1); this window is wider: drop " + key +
+                                  " (the direct kernel runs it)");
+    }
+    sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
+    return trace_typed(t, f.name, p,
+                       [&](auto tag, KernelBuilder& k) { direct_conv<typename decltype(tag)::type>(k, sp); });
+  };
+  s.geometry = [f, tiled = s.geometry](DType t, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    if (!wide_window(sp)) return tiled(t, p);
+    return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * sp.out_per_batch(), 256);
+  };
+}
+
 harness::KernelSpec direct_conv_kernel(const ConvForm& f, std::string description,
                                        const std::vector<std::pair<std::string, ConvCase>>& tests,
                                        const std::vector<std::pair<std::string, ConvCase>>& bench) {
@@ -193,6 +238,19 @@ harness::KernelSpec direct_conv_kernel(const ConvForm& f, std::string descriptio
   };
   s.geometry = [f](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * conv_spec(f, p).out_per_batch(), 256);
+  };
+  s.scalar_params = {{"batch", "B"}};
+  s.shapes = [f](DType, const Params& p) {
+    const ConvSpec sp = conv_spec(f, p);
+    const auto B = static_cast<std::uint64_t>(param(p, "B"));
+    std::vector<std::uint64_t> x{B}, y{B}, w{sp.out_channels, sp.in_per_group()};
+    if (f.layout == ConvLayout::ChannelsFirst) x.push_back(sp.in_channels), y.push_back(sp.out_channels);
+    for (std::size_t a = 0; a < sp.rank(); ++a) x.push_back(sp.in_size[a]), y.push_back(sp.out_len(a));
+    if (f.layout != ConvLayout::ChannelsFirst) x.push_back(sp.in_channels), y.push_back(sp.out_channels);
+    for (auto k : sp.ksize) w.push_back(k);
+    std::map<std::string, std::vector<std::uint64_t>> m{{"x", x}, {"w", w}, {"y", y}};
+    if (sp.bias) m["bias"] = {sp.out_channels};
+    return m;
   };
   s.inputs = [f](DType t, const Params& p, std::uint64_t seed) {
     const ConvSpec sp = conv_spec(f, p);

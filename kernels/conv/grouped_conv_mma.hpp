@@ -59,6 +59,9 @@ inline constexpr std::uint32_t kGroupedMmaGroup = 128;  // threads per work-grou
 // The sizes the kernel works with: rank 2 is rank 3 with one depth slice and a depth-1 window.
 struct GroupedMmaDims {
   std::uint32_t D, H, W, OD, P, Q, KD, KH, KW, PD, PH, PW;
+  // Whether an input depth slice must be located and tested: more than one slice, a deep window, or depth padding
+  // alone (D = 1, kd = 1, pad_d >= 1 gives output slices that lie wholly in the padding and see no input).
+  [[nodiscard]] bool depth_varies() const { return D > 1 || KD > 1 || PD > 0; }
 };
 inline GroupedMmaDims grouped_mma_dims(const ConvSpec& s) {
   const std::size_t r = s.rank();
@@ -223,7 +226,7 @@ void grouped_conv_mma(dsl::KernelBuilder& k, const ConvSpec& s, const GroupedCon
     // The depth slice od + kd - PD of this tap (rank 2: the plane itself), whether it lies inside [0, D).
     std::optional<Val<bool>> dok;
     Val<u32> slice_at = 0u;
-    if (KD > 1 || D > 1) {
+    if (dm.depth_varies()) {
       auto dd = k.let("dd" + kt, cast<i32>(od) + i32c(static_cast<std::int64_t>(kd) - PD));
       dok = k.let("dok" + kt, cast<u32>(dd) < D);
       slice_at = k.let("da" + kt, select(*dok, cast<u32>(dd), 0u) * (H * Wd));

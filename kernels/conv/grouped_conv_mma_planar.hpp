@@ -296,7 +296,7 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
     auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
     Val<bool> ok = live && cast<u32>(ih) < H;  // negative wraps
     Val<u32> slice = 0u;
-    if (dm.D > 1 || dm.KD > 1) {
+    if (dm.depth_varies()) {
       auto id = k.let("cd" + rt, cast<i32>(od + sl) - static_cast<std::int32_t>(dm.PD));
       auto dok = k.let("cdok" + rt, cast<u32>(id) < dm.D);
       ok = ok && dok;

@@ -264,7 +264,7 @@ void grouped_conv_mma_smem(dsl::KernelBuilder& k, const ConvSpec& s, std::uint32
     auto ih = k.let("uh" + rt, row0 + cast<i32>(sr));
     Val<bool> ok = cast<u32>(ih) < H;  // negative wraps
     Val<u32> slice = 0u;
-    if (D > 1 || dm.KD > 1) {
+    if (dm.depth_varies()) {
       auto id = k.let("uid" + rt, cast<i32>(od + kd) - i32c(PD));
       auto dok = k.let("udok" + rt, cast<u32>(id) < D);
       ok = ok && dok;

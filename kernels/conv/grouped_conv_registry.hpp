@@ -29,7 +29,8 @@ inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
   const auto get = [&](const char* key, std::uint32_t dflt) {
     return bounded_param(p, key, 1, 1024, dflt, "grouped convolution tile");
   };
-  return {get("OC", 2), get("VH", 4), get("VW", 8)};
+  const GroupedConvTile measured{};  // (the one default: a case without the keys runs what the registry measured)
+  return {get("OC", measured.oc), get("VH", measured.vh), get("VW", measured.vw)};
 }
 
 // Whether case p runs the tensor-core kernel (grouped_conv_mma.hpp): spec parameter "mma" (0 or 1;
@@ -367,9 +368,6 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
        {"OC", "VH",   "VW", "mma", "rows", "mmatx", "stage", "threads", "sv",  "lm",   "hb", "sp", "ds",
         "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp", "wy"})
     s.spec_params.emplace_back(key);
-  const GroupedConvTile dflt{};
-  for (auto& c : s.tests) c.params = with_grouped_conv_tile(c.params, dflt);
-  for (auto& c : s.bench) c.params = with_grouped_conv_tile(c.params, dflt);
   for (const auto& tc : tiled_tests)
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
   for (const auto& t : bench_tiles) {

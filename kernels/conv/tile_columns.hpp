@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@
 #include "ingot/dsl.hpp"
 
 namespace ingot::kernels {
+
+// The tile helpers unroll per input column chunk and per input row of a tile's span: the span (which a dilation
+// widens) is bounded so that a trace never grows with a scalar's value; wider windows run the direct kernel
+// (direct_conv_registry.hpp, route_wide_windows).
+inline constexpr std::uint32_t kMaxTileChunks = 4096;
 
 struct TileColumns {
   std::uint32_t VW, KW, SW, DW;                   // outputs per tile row, taps, stride, dilation along W
@@ -47,6 +53,11 @@ inline TileColumns tile_column_layout(std::uint32_t VW, std::uint32_t KW, std::u
                                       std::uint32_t PW, std::uint32_t Wv, std::uint32_t elem_bytes) {
   TileColumns tc{VW, KW, SW, DW, Wv, (Wv - PW % Wv) % Wv, {}, {}, {}, {}, {}};
   const std::uint32_t nch = tc.col(VW - 1, KW - 1) / Wv + 1;
+  if (nch > kMaxTileChunks) {
+    throw std::invalid_argument("tiled convolution: a tile row spans " + std::to_string(nch) +
+                                " input chunks (at most " + std::to_string(kMaxTileChunks) +
+                                "): a narrower tile or a smaller dilation");
+  }
   tc.used.assign(nch, false);
   tc.idx.resize(nch);
   tc.ok.resize(nch);
@@ -132,7 +143,12 @@ inline std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> tile_ro
                                                                                        std::uint32_t KH,
                                                                                        std::uint32_t SH,
                                                                                        std::uint32_t DH) {
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses((VH - 1) * SH + (KH - 1) * DH + 1);
+  const std::uint64_t span = std::uint64_t{VH - 1} * SH + std::uint64_t{KH - 1} * DH + 1;
+  if (span > kMaxTileChunks) {
+    throw std::invalid_argument("tiled convolution: a tile spans " + std::to_string(span) + " input rows (at most " +
+                                std::to_string(kMaxTileChunks) + "): a shorter tile or a smaller dilation");
+  }
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> uses(span);
   for (std::uint32_t r = 0; r < VH; ++r) {
     for (std::uint32_t a = 0; a < KH; ++a) uses[r * SH + a * DH].emplace_back(r, a);
   }

@@ -84,6 +84,7 @@ void register_filter_transform(harness::Registry& r) {
   s.geometry = [](DType, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "O")) * param(p, "C"), 256);
   };
+  s.scalar_params = {{"out_channels", "O"}};
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
     d.scalars["out_channels"] = static_cast<double>(param(p, "O"));
@@ -151,6 +152,7 @@ void register_winograd_main(harness::Registry& r) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * sp.out_channels * sp.tiles_h() * sp.tiles_w(),
                             256);
   };
+  s.scalar_params = {{"batch", "B"}};
   s.inputs = [](DType t, const Params& p, std::uint64_t seed) {
     harness::HostData d;
     const auto B = param(p, "B"), C = param(p, "C"), O = param(p, "O"), H = param(p, "H"), W = param(p, "W");

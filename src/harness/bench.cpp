@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 #include "ingot/dsl.hpp"
@@ -61,6 +62,7 @@ std::vector<Job> bench_jobs(const Registry& reg, const BenchOptions& options) {
       if (options.dtype && *options.dtype != t) continue;
       for (const auto& c : k.bench) {
         if (cases && !std::regex_search(c.name, *cases)) continue;
+        if (!options.all_variants && !k.default_case(c.params)) continue;
         if (!options.variants_only) jobs.push_back({&k, t, c});
         for (const Params& v : options.variants) {
           jobs.push_back({&k, t, {c.name + "+" + variant_suffix(v), k.with_overrides(c.params, v)}});
@@ -168,7 +170,19 @@ Ceilings measure_ceilings(runtime::Backend& be, double copy_bytes) {
 
 void check_bench_options(const Registry& reg, const BenchOptions& options) {
   runtime::check_timing_options(options.timing);
-  (void)bench_jobs(reg, options);
+  // Each variant row is traced once here, so a value the kernel refuses is the caller's error before anything runs,
+  // not a skipped row at the end of a long bench. (The registered rows are checked by the registry's tests.)
+  for (const auto& [k, t, c] : bench_jobs(reg, options)) {
+    if (c.name.find('+') == std::string::npos) continue;
+    try {
+      (void)k->build(t, c.params);
+      (void)k->geometry(t, c.params);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--variant " + c.name.substr(c.name.find('+') + 1) + ": " + k->name + " " +
+                                  std::string(dtype_name(t)) + " case " + c.name.substr(0, c.name.find('+')) +
+                                  " refuses it: " + e.what());
+    }
+  }
 }
 
 std::vector<BenchRow> run_bench(const Registry& reg, runtime::Backend& be, const std::string& backend_name,
@@ -378,18 +392,46 @@ std::string baseline_json(const std::vector<BenchRow>& rows, const Ceilings& c, 
   return j.dump(2);
 }
 
-Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold) {
-  auto times = [](const std::string& text) {
+Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold,
+                    const std::string& before_name, const std::string& after_name) {
+  if (!std::isfinite(threshold) || threshold < 0 || threshold >= 10) {
+    throw std::invalid_argument("the threshold must be a finite relative change in [0, 10) (e.g. 0.05 for 5%), not " +
+                                std::to_string(threshold));
+  }
+  auto times = [](const std::string& text, const std::string& name) {
     std::map<std::string, double> m;
-    const json j = json::parse(text);
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception& e) {
+      throw std::invalid_argument(name + " is not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("rows") || !j.at("rows").is_array())
+      throw std::invalid_argument(name + " is not a baseline: it has no \"rows\" array");
+    std::set<std::string> seen;
+    std::size_t index = 0;
     for (const auto& r : j.at("rows")) {
-      if (!r.value("skipped", std::string()).empty()) continue;
-      m[r.at("key").get<std::string>()] = r.at("median_s").get<double>();
+      const std::string where = name + ", row " + std::to_string(index++);
+      if (!r.is_object() || !r.contains("key") || !r.at("key").is_string())
+        throw std::invalid_argument(where + ": no string \"key\"");
+      const std::string key = r.at("key").get<std::string>();
+      if (!seen.insert(key).second) throw std::invalid_argument(name + ": row key '" + key + "' appears twice");
+      if (r.contains("skipped") && r.at("skipped").is_string() && !r.at("skipped").get<std::string>().empty()) {
+        continue;
+      }
+      if (!r.contains("median_s") || !r.at("median_s").is_number())
+        throw std::invalid_argument(where + " (" + key + "): no numeric \"median_s\"");
+      const double t = r.at("median_s").get<double>();
+      if (!std::isfinite(t) || t <= 0) {
+        throw std::invalid_argument(where + " (" + key + "): median_s must be finite and positive, not " +
+                                    std::to_string(t));
+      }
+      m[key] = t;
     }
     return m;
   };
-  const auto a = times(before_json);
-  const auto b = times(after_json);
+  const auto a = times(before_json, before_name);
+  const auto b = times(after_json, after_name);
   Diff d;
   for (const auto& [key, t0] : a) {
     auto it = b.find(key);

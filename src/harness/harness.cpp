@@ -186,6 +186,7 @@ HarnessReport run_harness(const Registry& reg, const std::vector<BackendSlot>& b
     for (DType t : spec.dtypes) {
       if (options.dtype && *options.dtype != t) continue;
       for (const auto& c : spec.tests) {
+        if (!options.all_variants && !spec.default_case(c.params)) continue;
         for (const auto& be : backends) jobs.push_back({&spec, t, &c, &be});
       }
     }

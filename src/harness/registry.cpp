@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace ingot::harness {
 
@@ -91,6 +92,37 @@ Params KernelSpec::with_overrides(const Params& p, const Params& overrides) cons
   return out;
 }
 
+bool KernelSpec::default_case(const Params& p) const {
+  for (const auto& o : option_params) {
+    if (p.count(o)) return false;
+  }
+  return true;
+}
+
+const TestCase& KernelSpec::default_test() const {
+  for (const auto& t : tests) {
+    if (default_case(t.params)) return t;
+  }
+  throw std::logic_error("kernel '" + name + "' has no test case of its default variant");
+}
+
+std::vector<std::string> KernelSpec::known_params() const {
+  std::vector<std::string> out = spec_params;
+  for (const auto& r : runtime_params) {
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
+}
+
+double KernelSpec::scalar_value(const std::string& scalar, const Params& p) const {
+  const auto it = scalar_params.find(scalar);
+  if (it == scalar_params.end()) {
+    throw std::invalid_argument("kernel '" + name + "' does not say which parameter carries its run-time scalar '" +
+                                scalar + "' (a registry defect: set KernelSpec::scalar_params)");
+  }
+  return static_cast<double>(param(p, it->second));
+}
+
 bool KernelSpec::matches(const std::string& filter) const {
   if (filter.empty()) return true;
   std::size_t start = 0;
@@ -132,6 +164,18 @@ void Registry::add(KernelSpec spec) {
       if (!declared(key)) throw undeclared_case_key(spec, kind, case_name, key);
     }
   };
+  for (const auto& o : spec.option_params) {
+    if (std::find(spec.spec_params.begin(), spec.spec_params.end(), o) == spec.spec_params.end()) {
+      throw std::invalid_argument("kernel '" + spec.name + "' declares tuning option '" + o +
+                                  "', which is not one of its specialisation parameters");
+    }
+  }
+  // The library's default must be tested: at least one case names no tuning option.
+  if (std::none_of(spec.tests.begin(), spec.tests.end(),
+                   [&](const TestCase& t) { return spec.default_case(t.params); }))
+    throw std::invalid_argument("kernel '" + spec.name +
+                                "' has no test case of its default variant (one naming no "
+                                "tuning option)");
   for (const auto& t : spec.tests) check_case("test", t.name, t.params);
   for (const auto& b : spec.bench) check_case("bench", b.name, b.params);
   kernels_.push_back(std::move(spec));

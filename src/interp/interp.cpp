@@ -55,6 +55,9 @@ struct Memory {
   DType type = DType::f32;
   std::string name;
   SharedAccesses* race = nullptr;  // shared arrays: the accesses since the last barrier
+  // Global buffers: per element, the launch-wide thread (1 + its linear id; 0: none) that stored it in this launch.
+  // Two threads storing one element in one launch race: a GPU keeps either value (atomics are not stores here).
+  std::vector<std::uint64_t>* writer = nullptr;
 };
 
 using Mask = std::vector<std::uint8_t>;
@@ -65,11 +68,16 @@ class GroupRunner {
       : k_(k), g_(g), opt_(opt) {
     lanes_ = static_cast<std::size_t>(g.threads_per_group());
     globals_.resize(k.params.size());
+    global_writers_.resize(k.params.size());
     scalars_.resize(k.params.size(), 0);
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       if (ir::is_buffer(k.params[i].kind)) {
         auto& b = as_interp(*std::get<BufferPtr>(args[i]));
         globals_[i] = Memory{b.data.data(), b.written.data(), b.count(), b.dtype(), k.params[i].name};
+        if (opt.check_global_races && k.params[i].kind != ir::ParamKind::In) {
+          global_writers_[i].assign(b.count(), 0);
+          globals_[i].writer = &global_writers_[i];
+        }
       } else {
         scalars_[i] = std::get<ScalarArg>(args[i]).bits;
       }
@@ -350,10 +358,31 @@ class GroupRunner {
     m.written[i] = 1;
   }
 
+  // Thread `lane` of this work-group stores element i of global buffer m: another thread's store of it in this launch
+  // is a write-write race (Memory::writer).
+  void note_global_store(Memory& m, std::size_t i, std::size_t lane, const char* what) {
+    const std::uint64_t group_linear =
+        group_[0] + static_cast<std::uint64_t>(g_.groups[0]) * (group_[1] + std::uint64_t{g_.groups[1]} * group_[2]);
+    const std::uint64_t me = 1 + group_linear * lanes_ + lane;
+    std::uint64_t& w = (*m.writer)[i];
+    if (w != 0 && w != me) {
+      const std::uint64_t other = w - 1, og = other / lanes_, ol = other % lanes_;
+      const std::uint64_t gx = og % g_.groups[0], gy = og / g_.groups[0] % g_.groups[1],
+                          gz = og / g_.groups[0] / g_.groups[1];
+      fail("global-memory race (write after write)", lane, "", 0, 0,
+           "buffer '" + m.name + "' element " + std::to_string(i) + ": " + what + " by this thread, also stored by " +
+               "thread " + std::to_string(ol) + " of work-group (" + std::to_string(gx) + ", " + std::to_string(gy) +
+               ", " + std::to_string(gz) +
+               ") in this launch: a GPU keeps either value; give each element one writer (or use an atomic)");
+    }
+    w = me;
+  }
+
   // Thread `lane` reads (write = false) or writes element i of m: a shared array's element that another thread wrote
   // since the last barrier, or (for a write) read, is a race; so is any access to an element an asynchronous copy is
   // still writing (SharedAccesses).
   void note_access(Memory& m, std::size_t i, std::size_t lane, bool write, const char* what) {
+    if (m.writer && write) note_global_store(m, i, lane, what);
     if (!m.race) return;
     SharedAccesses& a = *m.race;
     const auto l = static_cast<std::uint32_t>(lane);
@@ -681,6 +710,7 @@ class GroupRunner {
   std::vector<std::vector<std::uint8_t>> shared_written_;
   std::vector<Memory> shared_mem_;
   std::vector<SharedAccesses> shared_race_;
+  std::vector<std::vector<std::uint64_t>> global_writers_;              // Memory::writer of each global buffer
   std::uint32_t epoch_ = 1;                                             // barrier intervals of the work-group so far
   std::vector<std::vector<PendingCopy>> open_copies_;                   // per lane: since the last commit
   std::vector<std::deque<std::vector<PendingCopy>>> committed_copies_;  // per lane: oldest group first

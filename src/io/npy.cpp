@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 namespace ingot::io {
 
 namespace {
+
+constexpr std::size_t kMaxHeader = 1u << 16;        // NumPy writes a few hundred bytes; v2 would allow 4 GiB
+constexpr std::uint64_t kMaxElements = 1ull << 48;  // far past any buffer a device holds
 
 std::size_t descr_size(const std::string& d) {
   if (d == "<f4" || d == "<i4" || d == "<u4") return 4;
@@ -48,7 +52,7 @@ std::uint64_t NpyArray::count() const {
   return n;
 }
 
-NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) {
+NpyHeader parse_npy_header(const std::vector<std::uint8_t>& b, const std::string& name) {
   static const std::uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10 || std::memcmp(b.data(), magic, 6) != 0)
     throw NpyError(name + ": not a NumPy .npy file (bad magic)");
@@ -66,10 +70,14 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) 
   } else {
     throw NpyError(name + ": unsupported .npy format version " + std::to_string(major));
   }
+  if (header_len > kMaxHeader) {
+    throw NpyError(name + ": .npy header of " + std::to_string(header_len) + " bytes (at most " +
+                   std::to_string(kMaxHeader) + ")");
+  }
   if (b.size() < offset + header_len) throw NpyError(name + ": truncated .npy header");
   const std::string h(b.begin() + static_cast<std::ptrdiff_t>(offset),
                       b.begin() + static_cast<std::ptrdiff_t>(offset + header_len));
-  NpyArray a;
+  NpyHeader a;
   a.descr = dict_value(h, "descr", name);
   if (a.descr == "<f4" || a.descr == "=f4") a.descr = "<f4";
   if (descr_size(a.descr) == 0 || a.descr == "<f8" || a.descr == "<u8" || a.descr == "<i2") {
@@ -79,30 +87,98 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) 
   const std::string fortran = dict_value(h, "fortran_order", name);
   if (fortran.find("True") != std::string::npos)
     throw NpyError(name + ": Fortran-ordered arrays are not supported (save with C order)");
+  // The shape: a Python tuple of non-negative decimal integers, "()" for a scalar, "(n,)" for one axis.
   const std::string shape = dict_value(h, "shape", name);
-  std::string num;
-  for (char c : shape) {
-    if (c >= '0' && c <= '9') {
-      num += c;
-    } else if (!num.empty()) {
-      a.shape.push_back(std::stoull(num));
-      num.clear();
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    throw NpyError(name + ": malformed .npy shape '" + shape + "'");
+  const std::string inner = shape.substr(1, shape.size() - 2);
+  std::size_t at = 0;
+  std::uint64_t count = 1;
+  while (at <= inner.size()) {
+    const std::size_t comma = std::min(inner.find(',', at), inner.size());
+    std::string item = inner.substr(at, comma - at);
+    item.erase(0, item.find_first_not_of(' '));
+    const auto last_char = item.find_last_not_of(' ');
+    item.erase(last_char == std::string::npos ? 0 : last_char + 1);
+    if (item.empty()) {
+      // "(n,)": a trailing comma; "()": a scalar. Any other empty item is malformed.
+      const bool trailing = comma == inner.size() && !a.shape.empty();
+      const bool scalar = a.shape.empty() && inner.find_first_not_of(' ') == std::string::npos;
+      if (!trailing && !scalar) throw NpyError(name + ": malformed .npy shape '" + shape + "'");
+      break;
     }
+    if (item.size() > 18 || item.find_first_not_of("0123456789") != std::string::npos) {
+      throw NpyError(name + ": .npy shape '" + shape + "' has a dimension '" + item +
+                     "' that is not a non-negative integer below 10^18");
+    }
+    const std::uint64_t d = std::stoull(item);
+    if (d != 0 && count > kMaxElements / d)
+      throw NpyError(name + ": .npy shape '" + shape + "' holds more than 2^48 elements");
+    count *= d;
+    a.shape.push_back(d);
+    at = comma + 1;
   }
-  const std::uint64_t bytes = a.count() * descr_size(a.descr);
-  const std::size_t data_at = offset + header_len;
-  if (b.size() - data_at != bytes) {
-    throw NpyError(name + ": .npy data has " + std::to_string(b.size() - data_at) + " bytes but its header promises " +
-                   std::to_string(bytes) + " (truncated or corrupt file)");
-  }
-  a.data.assign(b.begin() + static_cast<std::ptrdiff_t>(data_at), b.end());
+  a.data_offset = offset + header_len;
   return a;
 }
 
-NpyArray read_npy(const std::string& path) {
+NpyArray parse_npy(const std::vector<std::uint8_t>& b, const std::string& name) {
+  const NpyHeader h = parse_npy_header(b, name);
+  NpyArray a;
+  a.descr = h.descr;
+  a.shape = h.shape;
+  const std::uint64_t bytes = a.count() * descr_size(a.descr);
+  if (b.size() - h.data_offset != bytes) {
+    throw NpyError(name + ": .npy data has " + std::to_string(b.size() - h.data_offset) +
+                   " bytes but its header promises " + std::to_string(bytes) + " (truncated or corrupt file)");
+  }
+  a.data.assign(b.begin() + static_cast<std::ptrdiff_t>(h.data_offset), b.end());
+  return a;
+}
+
+namespace {
+
+// Opens `path` for reading only if it is a regular file (not a directory, nor a device such as /dev/zero or a pipe,
+// which could be read forever), and gives its size.
+std::ifstream open_regular(const std::string& path, std::uint64_t& size) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw NpyError(path + ": cannot open file (it does not exist)");
+  if (!std::filesystem::is_regular_file(st))
+    throw NpyError(path + ": not a regular file (a directory, device or pipe cannot hold an .npy array)");
+  size = std::filesystem::file_size(path, ec);
+  if (ec) throw NpyError(path + ": cannot open file (" + ec.message() + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(path + ": cannot open file");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return in;
+}
+
+}  // namespace
+
+NpyHeader read_npy_header(const std::string& path) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_regular(path, size);
+  std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 12 + kMaxHeader)));
+  if (!in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size())))
+    throw NpyError(path + ": read failed");
+  NpyHeader h = parse_npy_header(head, path);
+  std::uint64_t count = 1;
+  for (auto d : h.shape) count *= d;
+  const std::uint64_t bytes = count * descr_size(h.descr);
+  if (size - h.data_offset != bytes) {
+    throw NpyError(path + ": .npy data has " + std::to_string(size - h.data_offset) +
+                   " bytes but its header promises " + std::to_string(bytes) + " (truncated or corrupt file)");
+  }
+  return h;
+}
+
+NpyArray read_npy(const std::string& path) {
+  (void)read_npy_header(path);  // (the sizes first: nothing large is read from a file that cannot be right)
+  std::uint64_t size = 0;
+  std::ifstream in = open_regular(path, size);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
+    throw NpyError(path + ": read failed");
   return parse_npy(bytes, path);
 }
 
@@ -137,7 +213,9 @@ void write_npy(const std::string& path, const NpyArray& a) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw NpyError(path + ": cannot open for writing");
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw NpyError(path + ": write failed");
+  out.flush();
+  out.close();  // (a full device reports its error at the flush or the close, not at the buffered write)
+  if (out.fail()) throw NpyError(path + ": write failed (disk full or device error)");
 }
 
 std::string npy_descr_for(DType t) {

@@ -131,6 +131,47 @@ J
 expect diff_lists 0 '1 regressions, 1 gains, 0 unchanged' -- "$ingot" diff a.json b.json
 expect diff_strict 1 'regression +k\|f32\|c' -- "$ingot" diff a.json b.json --strict
 expect diff_missing_file 2 "cannot read 'nope.json'" -- "$ingot" diff a.json nope.json
+
+# Outputs are checked before the work starts, and every write is checked (a full disk is not a success).
+expect build_unwritable_out 2 "--out folder '/proc' is not writable" -- "$ingot" build --backend opencl --out /proc --filter depthwise_conv1d
+expect emit_cases_missing_folder 2 "the folder 'nodir' does not exist" -- "$ingot" bench --emit-cases nodir/cases.json
+expect test_json_full_disk 1 "writing '/dev/full' failed" -- "$ingot" test --backend interp --filter causal_conv1d_update --dtype f32 --json /dev/full
+expect run_out_full_disk 1 "/dev/full: write failed" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=x.npy --in w=w.npy --out y=/dev/full
+expect run_out_missing_folder 2 "the folder 'nodir' does not exist" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=x.npy --in w=w.npy --out y=nodir/y.npy
+# diff: thresholds that are not a finite relative change, corrupt documents named, duplicate keys, bad medians
+expect diff_threshold_nan 2 "threshold must be a finite" -- "$ingot" diff a.json b.json --threshold nan
+expect diff_threshold_negative 2 "threshold must be a finite" -- "$ingot" diff a.json b.json --threshold -0.1
+printf '{"rows": [' > corrupt.json
+expect diff_corrupt_named 2 "corrupt.json is not valid JSON" -- "$ingot" diff a.json corrupt.json
+cat > dup.json <<'J'
+{"rows": [{"key": "k|f32|c", "median_s": 0.002}, {"key": "k|f32|c", "median_s": 0.003}]}
+J
+expect diff_duplicate_key 2 "row key 'k\|f32\|c' appears twice" -- "$ingot" diff a.json dup.json
+cat > neg.json <<'J'
+{"rows": [{"key": "k|f32|c", "median_s": -0.002}]}
+J
+expect diff_negative_median 2 "median_s must be finite and positive" -- "$ingot" diff a.json neg.json
+# run's inputs: each buffer once, the declared shape, real dimensions, regular files
+expect run_duplicate_in 2 "names buffer 'x' twice" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=x.npy --in x=x.npy --in w=w.npy
+perl -e '
+  my $h = "{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (9, 4, 2), }";
+  my $total = 10 + length($h) + 1; $h .= " " x ((64 - $total % 64) % 64); $h .= "\n";
+  open(my $f, ">:raw", "xt.npy") or die; print $f "\x93NUMPY\x01\x00" . pack("v", length($h)) . $h . pack("f<*", (1) x 72); close $f;'
+expect run_transposed_shape 2 "holds shape \(9, 4, 2\)" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=xt.npy --in w=w.npy
+perl -e '
+  my $h = "{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (-1,), }";
+  my $total = 10 + length($h) + 1; $h .= " " x ((64 - $total % 64) % 64); $h .= "\n";
+  open(my $f, ">:raw", "neg.npy") or die; print $f "\x93NUMPY\x01\x00" . pack("v", length($h)) . $h . pack("f<", 1); close $f;'
+expect run_negative_dimension 1 "not a non-negative integer" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=neg.npy --in w=w.npy
+expect run_device_file 1 "/dev/zero: not a regular file" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=/dev/zero --in w=w.npy
+expect run_directory 1 "not a regular file" -- "$ingot" run depthwise_conv1d --dtype f32 --case k1 --in x=. --in w=w.npy
+# run starts from the library's defaults: the shape from --set, no test case's options; a missing key is named
+expect run_from_defaults 0 'wrote y: 72 x f32' -- "$ingot" run depthwise_conv1d --dtype f32 --set B=2 --set C=4 --set L=9 --set K=1 --set stride=1 --set pad=0 --set dilation=1 --set bias=0 --in x=x.npy --in w=w.npy --out y=yd.npy
+if [[ -f yd.npy && $(payload yd.npy) == $(payload x.npy) ]]; then pass=$((pass+1)); echo "PASS run_from_defaults_values"; else fail=$((fail+1)); echo "FAIL run_from_defaults_values"; fi
+expect run_missing_shape 2 "parameter 'bias' is missing" -- "$ingot" run depthwise_conv1d --dtype f32 --set B=1 --set C=2
+expect run_unknown_parameter 2 "has no parameter 'Q'" -- "$ingot" run depthwise_conv1d --dtype f32 --set Q=1
+# bench --variant: a value the kernel refuses is an error before anything is measured
+expect bench_variant_refused_up_front 2 "--variant V=3: depthwise_conv1d" -- "$ingot" bench --backend interp --filter 'depthwise_conv1d$' --all-variants --variant V=3
 expect device_measure 0 '^cuda: (not measured \(cuda not available|ceilings on cuda)|^ceilings on cuda' -- "$ingot" device --measure
 
 echo "$pass passed, $fail failed"

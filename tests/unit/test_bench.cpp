@@ -2,9 +2,12 @@
 // rows, rates, reference merge, baselines and diffs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ingot/harness/bench.hpp"
+#include "ingot/library.hpp"
 #include "ingot/runtime/interp.hpp"
 
 using namespace ingot;
@@ -14,7 +17,7 @@ namespace {
 Registry tiny_registry() {
   Registry r;
   KernelSpec s = *builtin_registry().find("depthwise_conv1d");
-  s.bench = {{"tiny", s.tests.front().params}};
+  s.bench = {{"tiny", s.default_test().params}};
   r.add(s);
   return r;
 }
@@ -205,6 +208,33 @@ TEST(Bench, ReferenceMergeBaselineAndDiff) {
   EXPECT_TRUE(d.gains.empty());
 }
 
+// diff refuses what it cannot compare honestly, naming the file: a threshold that is not a finite relative change,
+// JSON that does not parse, a key twice, a median that is not a positive time.
+TEST(Bench, DiffRefusesBadThresholdsAndDocuments) {
+  const std::string ok = R"({"rows": [{"key": "k|f32|c", "median_s": 0.001}]})";
+  for (double t : {std::nan(""), std::numeric_limits<double>::infinity(), -0.1, 10.0}) {
+    EXPECT_THROW((void)diff_baselines(ok, ok, t), std::invalid_argument) << t;
+  }
+  EXPECT_NO_THROW((void)diff_baselines(ok, ok, 0.0));
+  const auto refusal = [&](const std::string& after) {
+    try {
+      (void)diff_baselines(ok, after, 0.05, "old.json", "new.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refusal("{\"rows\": [").find("new.json"), std::string::npos);
+  EXPECT_NE(refusal("[1, 2]").find("new.json"), std::string::npos);
+  EXPECT_NE(refusal(R"({"rows": [{"key": "a", "median_s": 1e-3}, {"key": "a", "median_s": 2e-3}]})").find("'a'"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"rows": [{"key": "a", "median_s": -1e-3}]})").find("new.json"), std::string::npos);
+  EXPECT_NE(refusal(R"({"rows": [{"key": "a", "median_s": 0}]})").find("new.json"), std::string::npos);
+  EXPECT_NE(refusal(R"({"rows": [{"key": "a"}]})").find("new.json"), std::string::npos);
+  // a skipped row has no median and is not compared
+  EXPECT_EQ(refusal(R"({"rows": [{"key": "a", "skipped": "absent"}]})"), "");
+}
+
 // --variant: each selected case runs as registered, then once per variant with its parameters replaced (rows named
 // "<case>+KEY=V,..."); a key the kernel does not have is an error naming the kernel's parameters.
 TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
@@ -218,7 +248,7 @@ TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
   EXPECT_EQ(rows[1].case_name, "tiny+V=2");
   EXPECT_EQ(rows[2].case_name, "tiny+L=33,V=4");
   for (const auto& r : rows) EXPECT_TRUE(r.skipped.empty()) << r.case_name << ": " << r.skipped;
-  EXPECT_NE(rows[0].params.find("V=1"), std::string::npos) << rows[0].params;
+  EXPECT_EQ(rows[0].params.find("V="), std::string::npos) << rows[0].params;  // the default case names no V
   EXPECT_NE(rows[1].params.find("V=2"), std::string::npos) << rows[1].params;
   EXPECT_NE(rows[2].params.find("L=33"), std::string::npos) << rows[2].params;
   EXPECT_GT(rows[2].bytes, rows[0].bytes);  // a longer L moves more bytes: the override reached the case
@@ -248,7 +278,7 @@ TEST(Bench, VariantsRunEachCaseWithItsParametersReplaced) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("kernel 'depthwise_conv1d' has no parameter 'VQ'"), std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("optional: rowlocal"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rowlocal"), std::string::npos) << e.what();  // the options are named
   }
 }
 
@@ -305,6 +335,24 @@ TEST(Bench, BackendRefusalsSkipTheRow) {
   EXPECT_EQ(rows[0].median_s, 0);
 }
 
+// The rows of the library's default variants by default; the registered tuning sweeps (rows naming options) only
+// with all_variants.
+TEST(Bench, DefaultRowsUnlessAllVariants) {
+  const Registry reg = builtin_registry();
+  BenchOptions o;
+  const auto defaults = nlohmann::json::parse(bench_cases_json(reg, o));
+  o.all_variants = true;
+  const auto all = nlohmann::json::parse(bench_cases_json(reg, o));
+  EXPECT_GT(all.size(), defaults.size());
+  for (const auto& c : defaults) {
+    const KernelSpec* k = reg.find(c.at("kernel").get<std::string>());
+    ASSERT_NE(k, nullptr);
+    Params p;
+    for (const auto& [key, v] : c.at("params").items()) p[key] = v.get<std::int64_t>();
+    EXPECT_TRUE(k->default_case(p)) << c.at("key");
+  }
+}
+
 // --cases: a regular expression over the case names selects the cases of both the run and the
 // emitted case list; a bad expression is an error that names it.
 TEST(Bench, CaseFilterSelectsCasesByRegex) {
@@ -312,6 +360,7 @@ TEST(Bench, CaseFilterSelectsCasesByRegex) {
   BenchOptions o;
   o.filter = "conv2d_grouped";
   o.dtype = DType::bf16;
+  o.all_variants = true;  // (the tuning sweeps too: more than one row)
   const auto all = nlohmann::json::parse(bench_cases_json(reg, o));
   o.cases = "_g32$";
   const auto some = nlohmann::json::parse(bench_cases_json(reg, o));

@@ -2,6 +2,7 @@
 // override, concurrent writers.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -57,6 +58,64 @@ TEST(Cache, CorruptOrTruncatedEntriesAreNotTrusted) {
   EXPECT_FALSE(c.get(k).has_value());
   std::filesystem::resize_file(path, 3);
   EXPECT_FALSE(c.get(k).has_value());
+}
+
+// An entry copied over another key's file (or a hash collision) is another kernel's binary: a miss, never used.
+TEST(Cache, AnEntryIsUsedOnlyUnderItsOwnKey) {
+  const auto dir = fresh_dir("key");
+  DiskCache c(dir);
+  const CacheKey a{"__kernel void a(){}", "opencl-pocl", "-O2"}, b{"__kernel void b(){}", "opencl-pocl", "-O2"};
+  ASSERT_TRUE(c.put(a, {1, 2, 3}));
+  ASSERT_TRUE(c.put(b, {4, 5, 6}));
+  std::filesystem::copy_file(dir / (a.hex() + ".bin"), dir / (b.hex() + ".bin"),
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_FALSE(c.get(b).has_value());
+  EXPECT_EQ(c.get(a), (std::vector<std::uint8_t>{1, 2, 3}));
+}
+
+// A header promising more than the file holds is refused before anything is allocated (a huge length included).
+TEST(Cache, LengthsAreCheckedAgainstTheFileSize) {
+  const auto dir = fresh_dir("len");
+  DiskCache c(dir);
+  const CacheKey k{"src", "t", ""};
+  ASSERT_TRUE(c.put(k, std::vector<std::uint8_t>(64, 7)));
+  const auto path = dir / (k.hex() + ".bin");
+  for (std::uint64_t bad : {std::uint64_t{1} << 60, std::uint64_t{65}, std::uint64_t{1} << 30}) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(16);  // magic (8), key length (8), then the binary's length
+    f.write(reinterpret_cast<const char*>(&bad), sizeof bad);
+    f.close();
+    EXPECT_FALSE(c.get(k).has_value()) << bad;
+  }
+}
+
+// A process that dies while the driver loads an entry leaves its marker: the next get() quarantines the entry (a
+// miss, the file moved aside), so the binary is rebuilt instead of crashing every later run.
+TEST(Cache, AnEntryWhoseLoaderDiedIsQuarantined) {
+  const auto dir = fresh_dir("quarantine");
+  DiskCache c(dir);
+  const CacheKey k{"src", "t", ""};
+  ASSERT_TRUE(c.put(k, {1, 2, 3}));
+  {
+    const CacheUse live = c.mark_in_use(k);  // this process, alive: the entry stays usable
+    EXPECT_TRUE(std::filesystem::exists(dir / (k.hex() + ".inuse")));
+    EXPECT_TRUE(c.get(k).has_value());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / (k.hex() + ".inuse")));  // the guard removed its marker
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const CacheUse dying = c.mark_in_use(k);
+    std::_Exit(134);  // as an abort inside the driver would: no destructor runs
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(std::filesystem::exists(dir / (k.hex() + ".inuse")));
+  EXPECT_FALSE(c.get(k).has_value());
+  EXPECT_TRUE(std::filesystem::exists(dir / (k.hex() + ".bad")));
+  EXPECT_FALSE(std::filesystem::exists(dir / (k.hex() + ".bin")));
+  ASSERT_TRUE(c.put(k, {1, 2, 3}));  // rebuilt and stored again
+  EXPECT_TRUE(c.get(k).has_value());
 }
 
 TEST(Cache, EnvironmentOverridesLocation) {

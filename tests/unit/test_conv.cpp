@@ -10,6 +10,7 @@
 #include "conv/direct_conv_registry.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/harness/registry.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 

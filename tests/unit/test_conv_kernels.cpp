@@ -18,6 +18,7 @@
 #include "ingot/codegen/printer.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/ir_print.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"

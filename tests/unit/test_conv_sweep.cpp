@@ -25,6 +25,7 @@
 #include "ingot/harness/backends.hpp"
 #include "ingot/harness/harness.hpp"
 #include "ingot/harness/registry.hpp"
+#include "ingot/library.hpp"
 
 using namespace ingot;
 using namespace ingot::harness;
@@ -50,8 +51,12 @@ void draw_axis(Rng& rng, Params& p, const std::string& n, const std::string& k, 
   const std::int64_t dd = odd && chance(rng, 0.5) ? 2 : 1;
   const std::int64_t ss = odd && chance(rng, 0.5) ? 2 : 1;
   const std::int64_t span = dd * (kk_in - 1) + 1;
-  const std::int64_t pp = chance(rng, 0.6) ? (span - 1) / 2 : uniform(rng, 0, span - 1);
+  std::int64_t pp = chance(rng, 0.6) ? (span - 1) / 2 : uniform(rng, 0, span - 1);
   std::int64_t nn = wide && chance(rng, 0.15) ? uniform(rng, 60, 80) : uniform(rng, 1, n_hi);
+  if (chance(rng, 0.15)) {  // a size-1 axis with padding: outputs that see only padding (a 1-wide window included)
+    nn = 1;
+    pp = uniform(rng, 1, std::max<std::int64_t>(1, span - 1));
+  }
   nn = std::max(nn, span - 2 * pp);  // at least one output
   nn = (nn + multiple - 1) / multiple * multiple;
   p[n] = nn, p[k] = kk_in, p[s] = ss, p[pad] = pp, p[d] = dd;
@@ -284,5 +289,80 @@ TEST(ConvSweep, CausalConv1dUpdate) { expect_clean("causal_conv1d_update", causa
 TEST(ConvSweep, BlockScaledConv2d) { expect_clean("conv2d_blockscaled", dense_2d, 3, {"fmt"}); }
 TEST(ConvSweep, BlockScaledConv3d) { expect_clean("conv3d_blockscaled", dense_3d, 3, {"fmt"}); }
 TEST(ConvSweep, BlockScaledDepthwiseConv2d) { expect_clean("depthwise_conv2d_blockscaled", depthwise_2d, 3, {"fmt"}); }
+
+// Every spatial axis of every convolution at size 1 with padding 1 under a 1-wide window (stride and dilation 1): the
+// outputs on either side see padding only and must come out as bias alone. One draw per option set and per default,
+// the rest of the shape drawn as in the sweep above.
+struct Axis {
+  const char *n, *k, *s, *pad, *d;
+};
+constexpr Axis kAxisL{"L", "K", "stride", "pad", "dilation"};
+constexpr Axis kAxisD{"D", "kd", "stride_d", "pad_d", "dil_d"};
+constexpr Axis kAxisH{"H", "kh", "stride_h", "pad_h", "dil_h"};
+constexpr Axis kAxisW{"W", "kw", "stride_w", "pad_w", "dil_w"};
+
+void expect_unit_axes_clean(const std::string& kernel, const std::function<void(Rng&, Params&)>& draw,
+                            const std::vector<Axis>& axes, const std::vector<std::string>& semantic = {}) {
+  for (const Axis& a : axes) {
+    SCOPED_TRACE(std::string("axis ") + a.n);
+    expect_clean(
+        kernel,
+        [&](Rng& rng, Params& p) {
+          draw(rng, p);
+          p[a.n] = 1, p[a.k] = 1, p[a.s] = 1, p[a.pad] = 1, p[a.d] = 1;
+        },
+        1, semantic);
+  }
+}
+
+TEST(ConvSweepUnitAxis, DepthwiseConv1d) { expect_unit_axes_clean("depthwise_conv1d", depthwise_1d, {kAxisL}); }
+TEST(ConvSweepUnitAxis, DepthwiseConv2dNchw) {
+  expect_unit_axes_clean("depthwise_conv2d", depthwise_2d, {kAxisH, kAxisW});
+}
+TEST(ConvSweepUnitAxis, DepthwiseConv2dNhwc) {
+  expect_unit_axes_clean("depthwise_conv2d_nhwc", depthwise_2d, {kAxisH, kAxisW});
+}
+TEST(ConvSweepUnitAxis, GroupedConv2d) { expect_unit_axes_clean("conv2d_grouped", grouped_2d, {kAxisH, kAxisW}); }
+TEST(ConvSweepUnitAxis, GroupedConv3d) {
+  expect_unit_axes_clean("conv3d_grouped", grouped_3d, {kAxisD, kAxisH, kAxisW});
+}
+TEST(ConvSweepUnitAxis, DenseConv2d) { expect_unit_axes_clean("conv2d", dense_2d, {kAxisH, kAxisW}); }
+TEST(ConvSweepUnitAxis, DenseConv3d) { expect_unit_axes_clean("conv3d", dense_3d, {kAxisD, kAxisH, kAxisW}); }
+TEST(ConvSweepUnitAxis, BlockScaledConv2d) {
+  expect_unit_axes_clean("conv2d_blockscaled", dense_2d, {kAxisH, kAxisW}, {"fmt"});
+}
+TEST(ConvSweepUnitAxis, BlockScaledConv3d) {
+  expect_unit_axes_clean("conv3d_blockscaled", dense_3d, {kAxisD, kAxisH, kAxisW}, {"fmt"});
+}
+TEST(ConvSweepUnitAxis, BlockScaledDepthwiseConv2d) {
+  expect_unit_axes_clean("depthwise_conv2d_blockscaled", depthwise_2d, {kAxisH, kAxisW}, {"fmt"});
+}
+
+// A window's span (dilation x (k - 1) + 1) far past its taps: the trace grows with the taps, never with the dilation's
+// or padding's value (the tiled kernels hand such windows to the direct kernel, and refuse their options for them).
+TEST(ConvWideWindow, TraceGrowsWithTheTapsNotTheDilation) {
+  const Registry reg = builtin_registry();
+  const BackendSlot be = open_backend("interp");
+  for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nhwc", "conv2d_grouped", "conv3d_grouped"}) {
+    SCOPED_TRACE(name);
+    const KernelSpec& ks = *reg.find(name);
+    ASSERT_FALSE(ks.option_params.empty());
+    Params p = ks.tests.front().params;
+    for (const auto& o : ks.option_params) p.erase(o);  // the shape alone: the library's default
+    for (const char* axis : {"H", "W"}) {
+      const std::string a = axis == std::string("H") ? "h" : "w";
+      p[axis] = 5, p["k" + a] = 2, p["pad_" + a] = 200000000, p["dil_" + a] = 400000000, p["stride_" + a] = 1;
+    }
+    for (const DType t : ks.dtypes) {
+      const ir::Kernel k = ks.build(t, p);
+      EXPECT_LT(k.exprs.size(), 20000u) << dtype_name(t);
+      const CaseResult r = run_case(ks, t, TestCase{"wide", p}, be, 7);
+      EXPECT_EQ(r.status, Status::Pass) << dtype_name(t) << ": " << r.message;
+    }
+    Params with_option = p;
+    with_option[ks.option_params.front()] = 1;  // a tuning option with the wide window: refused
+    EXPECT_THROW((void)ks.build(ks.dtypes.front(), with_option), std::invalid_argument);
+  }
+}
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "ingot/codegen/printer.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/harness/registry.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/interp.hpp"

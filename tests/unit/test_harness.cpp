@@ -9,6 +9,7 @@
 #include "ingot/dsl.hpp"
 #include "ingot/harness/backends.hpp"
 #include "ingot/harness/harness.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/interp.hpp"
 
@@ -127,8 +128,11 @@ TEST(Registry, VariantNamesShowNamedParameterValues) {
   EXPECT_EQ(k.variant_name(DType::f32, {{"fmt", 2}, {"C", 8}}), "op_f32_fmt2_C8");  // unnamed value: key and number
 }
 
+// Every case, each tuning option set included (the interpreter is quick enough for all of them).
 TEST(Harness, LibraryPassesOnTheInterpreter) {
-  const auto rep = run_harness(builtin_registry(), {interp_slot()}, HarnessOptions{});
+  HarnessOptions all;
+  all.all_variants = true;
+  const auto rep = run_harness(builtin_registry(), {interp_slot()}, all);
   for (const auto& r : rep.results) {
     EXPECT_EQ(r.status, Status::Pass) << r.kernel << " " << dtype_name(r.dtype) << " " << r.case_name << ": "
                                       << r.message;
@@ -176,6 +180,7 @@ TEST(Harness, SharedMemoryLimitSkipsOnlyKernelsOverIt) {
   HarnessOptions opt;
   opt.filter = "depthwise_conv2d_nhwc";
   opt.dtype = DType::bf16;
+  opt.all_variants = true;  // (the largest cases are tuning variants)
   const auto rep = run_harness(reg, {small}, opt);
   // the cases whose OpenCL print needs more than 48 KB (the 82 KB case; mma exchange arrays add to others) are
   // skipped, the others run
@@ -259,6 +264,7 @@ TEST(Harness, UnwrittenElementFails) {
     const auto& x = d.buffers.at("x");
     return std::map<std::string, std::vector<double>>{{"y", std::vector<double>(x.begin(), x.begin() + 120)}};
   };
+  s.option_params.clear();  // (this spec's build ignores the options: its first case is its default)
   s.tests = {s.tests.front()};
   s.dtypes = {DType::f32};
   r.add(s);

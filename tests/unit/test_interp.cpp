@@ -253,6 +253,34 @@ TEST(Interp, OutOfRangeStoreIsReported) {
   }
 }
 
+// Two threads storing one global element in one launch: a write-write race (a GPU keeps either value), reported
+// across work-groups too; one thread storing its element twice is not a race.
+TEST(Interp, GlobalWriteWriteRaceIsReported) {
+  Interpreter be;
+  const auto k = trace("store_race", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 8);
+    auto i = b.program_id(0);
+    store(y, i / 2u, i);  // threads 2j and 2j + 1 both store element j
+  });
+  auto y = be.allocate(DType::u32, 8);
+  for (const auto& g : {grid_1d(16, 16), grid_1d(16, 1)}) {
+    try {
+      be.launch(k, g, {y});
+      FAIL() << "no race reported";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.problem, "global-memory race (write after write)");
+    }
+  }
+  const auto twice = trace("store_twice", [](KernelBuilder& b) {
+    auto y = b.out<u32>("y", 8);
+    auto i = b.program_id(0);
+    store(y, i, 1u);
+    store(y, i, i);
+  });
+  EXPECT_NO_THROW(be.launch(twice, grid_1d(8, 4), {y}));
+  EXPECT_NO_THROW(be.launch(twice, grid_1d(8, 4), {y}));  // (a second launch starts afresh)
+}
+
 TEST(Interp, NegativeIndexIsOutOfRange) {
   Interpreter be;
   const auto k = trace("neg", [](KernelBuilder& b) {

@@ -80,3 +80,39 @@ TEST(Npy, Bf16BuffersUseFloat32Files) {
   EXPECT_EQ(back.data, a.data);
   EXPECT_THROW((void)npy_to_buffer(a, DType::f16, "x"), NpyError);  // f16 buffers need '<f2'
 }
+
+// A shape is a tuple of non-negative integers: "-1" is not read as 1, nor 20 digits wrapped, nor a product that
+// overflows; "()" is a scalar and "(n,)" one axis.
+TEST(Npy, ShapesAreStrictTuples) {
+  const auto refused = [](const std::string& shape, std::size_t bytes) {
+    try {
+      (void)parse_npy(hand_made("<f4", shape, std::vector<std::uint8_t>(bytes)), "s.npy");
+    } catch (const NpyError&) {
+      return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused("(-1,)", 4));
+  EXPECT_TRUE(refused("(18446744073709551617,)", 4));
+  EXPECT_TRUE(refused("(4294967296, 4294967296)", 4));
+  EXPECT_TRUE(refused("(2,,3)", 24));
+  EXPECT_TRUE(refused("(1.5,)", 4));
+  EXPECT_TRUE(refused("1", 4));
+  EXPECT_FALSE(refused("()", 4));
+  EXPECT_FALSE(refused("(3,)", 12));
+  EXPECT_FALSE(refused("(2, 3)", 24));
+  EXPECT_EQ(parse_npy(hand_made("<f4", "()", std::vector<std::uint8_t>(4)), "s").count(), 1u);
+}
+
+// Files: a directory or a device (which could be read forever) is refused by name before anything is read; the
+// header's size against the file's before the data is read.
+TEST(Npy, OnlyRegularFilesAreRead) {
+  for (const char* path : {"/dev/zero", "/tmp"}) {
+    try {
+      (void)read_npy(path);
+      FAIL() << path;
+    } catch (const NpyError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+}

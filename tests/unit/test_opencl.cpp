@@ -20,6 +20,7 @@
 #include "ingot/harness/backends.hpp"
 #include "ingot/harness/bench.hpp"
 #include "ingot/harness/harness.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
@@ -726,9 +727,20 @@ TEST_P(OpenCLKernelLibrary, PassesTheHarness) {
   const auto* cl = dynamic_cast<const OpenCLBackend*>(slot.backend.get());
   ASSERT_NE(cl, nullptr);
   const bool cpu = !cl->device_info().is_gpu;
-  EXPECT_EQ(static_cast<bool>(slot.skip_reason), cpu && !long_compiles);  // the limit: CPU devices only
+  // Skips: the source-size limit on CPU devices only (unless INGOT_TEST_LONG=1), and on any device a kernel whose
+  // shared memory exceeds the device's (NVIDIA's OpenCL gives 48 KiB, less than CUDA's opt-in 227 KiB).
+  const auto size_skip = [](const std::string& why) {
+    return why.find("minutes to compile on a CPU device") != std::string::npos;
+  };
+  const auto memory_skip = [](const std::string& why) {
+    return why.find("of shared memory per work-group; the device gives") != std::string::npos;
+  };
   harness::HarnessOptions o;
   o.filter = GetParam() + "$";
+  // The library's default variants; INGOT_TEST_ALL_VARIANTS=1 adds every tuning option set the registry lists (the
+  // interpreter runs all of them in Harness.LibraryPassesOnTheInterpreter).
+  const char* all_env = std::getenv("INGOT_TEST_ALL_VARIANTS");
+  o.all_variants = all_env != nullptr && std::string(all_env) == "1";
   const auto rep = harness::run_harness(harness::builtin_registry(), {slot}, o);
   for (const auto& r : rep.results) {
     EXPECT_EQ(r.kernel, GetParam());
@@ -738,13 +750,8 @@ TEST_P(OpenCLKernelLibrary, PassesTheHarness) {
   }
   EXPECT_GT(rep.passed, 0u);
   for (const auto& [why, n] : rep.skip_reasons) {
-    EXPECT_NE(why.find("minutes to compile on a CPU device"), std::string::npos) << n << " skipped: " << why;
-  }
-  if (!cpu || long_compiles) {
-    EXPECT_EQ(rep.skipped, 0u);
-  }
-  if (rep.skipped > 0) {
-    std::printf("%zu cases over the OpenCL C size limit skipped (INGOT_TEST_LONG=1 runs them)\n", rep.skipped);
+    EXPECT_TRUE((size_skip(why) && cpu && !long_compiles) || memory_skip(why)) << n << " skipped: " << why;
+    std::printf("%zu cases skipped: %s\n", n, why.c_str());
   }
 }
 
@@ -916,7 +923,7 @@ TEST(OpenCL, BenchRowsCarryTheSameSizeCopy) {
   INGOT_REQUIRE_OPENCL(be, test_options());
   harness::Registry reg;
   harness::KernelSpec s = *harness::builtin_registry().find("depthwise_conv1d");
-  s.bench = {{"tiny", s.tests.front().params}};
+  s.bench = {{"tiny", s.default_test().params}};
   reg.add(s);
   harness::BenchOptions opt;
   opt.dtype = DType::f32;

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ingot/codegen/printer.hpp"
@@ -23,6 +24,7 @@
 #include "ingot/harness/harness.hpp"
 #include "ingot/io/npy.hpp"
 #include "ingot/ir_print.hpp"
+#include "ingot/library.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/backend.hpp"
 #include "ingot/runtime/cuda_compile.hpp"
@@ -176,11 +178,13 @@ void require_filter_matches(const harness::Registry& reg, const std::string& fil
 }
 
 int cmd_test(const harness::Registry& reg, const std::string& backend_spec, const std::string& filter,
-             const std::string& dtype, bool fail_fast, bool long_compiles, const std::string& json_path,
-             std::uint64_t seed) {
+             const std::string& dtype, bool fail_fast, bool long_compiles, bool all_variants,
+             const std::string& json_path, std::uint64_t seed) {
+  if (!json_path.empty()) tools::require_writable_file(json_path, "--json");
   harness::HarnessOptions opt;
   opt.filter = filter;
   opt.fail_fast = fail_fast;
+  opt.all_variants = all_variants;
   opt.seed = seed;
   if (!dtype.empty()) opt.dtype = parse_dtype_or_throw(dtype, nullptr);
   std::vector<harness::BackendSlot> slots;
@@ -235,9 +239,7 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
                               {"message", r.message},
                               {"seconds", r.seconds}});
     }
-    std::ofstream out(json_path);
-    if (!out) throw UsageError("cannot write --json file '" + json_path + "'");
-    out << j.dump(2) << "\n";
+    tools::write_file(json_path, j.dump(2) + "\n");
   }
   if (rep.passed == 0) std::printf("nothing ran: no case passed on any backend\n");
   std::printf("%zu passed, %zu failed, %zu skipped\n", rep.passed, rep.failed, rep.skipped);
@@ -274,9 +276,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
     }
   }
   if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl or all)");
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw UsageError("cannot create --out directory '" + out_dir + "': " + ec.message());
+  tools::require_writable_dir(out_dir, "--out");
   json manifest = json::array();
   std::size_t files = 0;
   tools::CudaArtifacts cuda_tool;
@@ -291,7 +291,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
         for (auto target : targets) {
           const auto src = codegen::emit(kern, target);
           const std::string file = variant + std::string(codegen::target_file_extension(target));
-          std::ofstream(std::filesystem::path(out_dir) / file) << src.source;
+          tools::write_file((std::filesystem::path(out_dir) / file).string(), src.source);
           ++files;
           json entry = {{"kernel", k.name},
                         {"dtype", std::string(dtype_name(t))},
@@ -308,7 +308,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
       }
     }
   }
-  std::ofstream(std::filesystem::path(out_dir) / "manifest.json") << manifest.dump(2) << "\n";
+  tools::write_file((std::filesystem::path(out_dir) / "manifest.json").string(), manifest.dump(2) + "\n");
   std::printf("wrote %zu files for %zu kernel variants to %s (manifest.json lists them)\n", files, manifest.size(),
               out_dir.c_str());
   if (!cuda_tool.note().empty()) std::printf("%s\n", cuda_tool.note().c_str());
@@ -504,6 +504,7 @@ struct BenchArgs {
   std::vector<std::string> variants;    // --variant KEY=V,KEY=V (repeatable)
   bool check = false;                   // --check: each row also against the CPU oracle at its size
   bool variants_only = false;           // --variants-only: the variant rows alone
+  bool all_variants = false;            // --all-variants: the registered tuning sweeps too
   bool long_compiles = false;           // --long: no source-size limit on a CPU OpenCL device
   std::string load_cache, store_cache;  // --cuda-load-cache / --cuda-store-cache (runtime::CudaOptions)
 };
@@ -532,6 +533,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   opt.cases = a.cases;
   opt.variants = parse_variants(a.variants);
   opt.variants_only = a.variants_only;
+  opt.all_variants = a.all_variants;
   opt.check = a.check;
   if (!a.dtype.empty()) opt.dtype = parse_dtype_or_throw(a.dtype, nullptr);
   opt.timing = runtime::TimingOptions{a.warmup, a.reps, a.back_to_back};
@@ -542,11 +544,22 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
                      std::to_string(a.back_to_back));
   }
   if (!a.emit_cases.empty()) {
-    std::ofstream(a.emit_cases) << harness::bench_cases_json(reg, opt) << "\n";
+    tools::require_writable_file(a.emit_cases, "--emit-cases");
+    tools::write_file(a.emit_cases, harness::bench_cases_json(reg, opt) + "\n");
     std::printf("wrote the bench cases to %s\n", a.emit_cases.c_str());
     return 0;
   }
   harness::check_bench_options(reg, opt);  // before a backend opens and the ceilings are measured
+  const std::string out_path = snap ? a.out : a.json_path;
+  // A regular file is rewritten through a temporary file and a rename (a run cut short keeps a whole document); a
+  // device or pipe (/dev/stdout) is written directly, never replaced.
+  std::error_code fs_ec;
+  const bool via_rename =
+      !std::filesystem::exists(out_path, fs_ec) || std::filesystem::is_regular_file(out_path, fs_ec);
+  if (!out_path.empty()) {
+    tools::require_writable_file(out_path, snap ? "--out" : "--json");
+    if (via_rename) tools::require_writable_file(out_path + ".tmp", snap ? "--out" : "--json");
+  }
   const auto names = harness::parse_backend_list(a.backend);
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
   harness::OpenBackendOptions open;
@@ -590,13 +603,12 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   };
   // The file is rewritten after every case (write, then rename): a run cut short keeps what it measured.
   const auto save = [&](const std::string& doc) {
+    if (!via_rename) return tools::write_file(path, doc + "\n");
     const std::string tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp);
-      if (!out) throw UsageError("cannot write '" + tmp + "'");
-      out << doc << "\n";
-    }
-    std::filesystem::rename(tmp, path);
+    tools::write_file(tmp, doc + "\n");
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error("cannot move '" + tmp + "' to '" + path + "': " + ec.message());
   };
   if (!path.empty()) opt.on_rows = [&](const std::vector<harness::BenchRow>& done) { save(document(done)); };
   auto rows = harness::run_bench(reg, *slot.backend, slot.name, ceilings, opt);
@@ -646,7 +658,7 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
 }
 
 int cmd_diff(const std::string& a, const std::string& b, double threshold, bool strict) {
-  const auto d = harness::diff_baselines(read_text(a), read_text(b), threshold);
+  const auto d = harness::diff_baselines(read_text(a), read_text(b), threshold, a, b);
   auto show = [](const char* title, const std::vector<harness::DiffLine>& v) {
     for (const auto& l : v) {
       std::printf("%-12s %-60s %10.4f ms -> %10.4f ms (%+.1f%%)\n", title, l.key.c_str(), l.before_s * 1e3,
@@ -663,6 +675,29 @@ int cmd_diff(const std::string& a, const std::string& b, double threshold, bool 
 }
 
 // ------------------------------------------------------------------ run
+// The parameters of `ingot run`: the library's defaults (no tuning option set; the shape from --set), or a named
+// case's parameters, overridden by --set. Every key must be one the kernel knows.
+harness::Params run_params(const harness::KernelSpec& k, const std::string& case_name,
+                           const std::vector<std::string>& sets) {
+  if (!case_name.empty()) return case_params(k, case_name, sets);
+  const harness::Params p = parse_assignments(sets, "--set");
+  const auto known = k.known_params();
+  for (const auto& [key, v] : p) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      throw UsageError("kernel '" + k.name + "' has no parameter '" + key + "' (parameters: " + list + ")");
+    }
+  }
+  return p;
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& s) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
 int cmd_run(const harness::Registry& reg, const std::string& name, const std::string& backend, const std::string& dtype,
             const std::string& case_name, const std::vector<std::string>& sets, const std::vector<std::string>& ins,
             const std::vector<std::string>& outs) {
@@ -670,12 +705,9 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
   if (dtype.empty())
     throw UsageError("--dtype is required (dtypes of " + k.name + ": " + tools::dtype_list(k.dtypes) + ")");
   const DType t = parse_dtype_or_throw(dtype, &k);
-  const auto p = case_params(k, case_name, sets);
-  const ir::Kernel kern = build_kernel(k, t, p);
   auto names = harness::parse_backend_list(backend);
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend for `ingot run`");
-  auto slot = harness::open_backend(names[0]);
-  if (!slot.backend) throw UsageError("backend " + slot.why_absent);
+  // Everything the caller gave is checked before the kernel is built, a backend opened or a buffer allocated.
   auto split = [](const std::string& s, const char* flag) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
@@ -684,8 +716,27 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     return std::pair{s.substr(0, eq), s.substr(eq + 1)};
   };
   std::map<std::string, std::string> in_files, out_files;
-  for (const auto& s : ins) in_files.insert(split(s, "--in"));
-  for (const auto& s : outs) out_files.insert(split(s, "--out"));
+  for (const auto& [items, files, flag] :
+       {std::tuple{&ins, &in_files, "--in"}, std::tuple{&outs, &out_files, "--out"}}) {
+    for (const auto& s : *items) {
+      auto [buf, file] = split(s, flag);
+      if (!files->emplace(buf, file).second) {
+        throw UsageError(std::string(flag) + " names buffer '" + buf + "' twice ('" + files->at(buf) + "' and '" +
+                         file + "'): give each buffer once");
+      }
+    }
+  }
+  for (const auto& [buf, file] : out_files) tools::require_writable_file(file, "--out " + buf);
+  const auto p = run_params(k, case_name, sets);
+  const ir::Kernel kern = build_kernel(k, t, p);
+  runtime::LaunchGeometry geometry;
+  std::map<std::string, std::vector<std::uint64_t>> shapes;
+  try {
+    geometry = k.geometry(t, p);
+    if (k.shapes) shapes = k.shapes(t, p);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("cannot run ") + k.name + " with " + harness::format_params(p) + ": " + e.what());
+  }
   std::string buffers;
   for (const auto& prm : kern.params) {
     if (ir::is_buffer(prm.kind))
@@ -706,46 +757,69 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
   };
   check_names(in_files, "--in", "input", ir::ParamKind::In);
   check_names(out_files, "--out", "output", ir::ParamKind::Out);
-  // Scalars come from the case parameters, as the registry derives them.
-  const auto host = k.inputs(t, p, 0);
-  runtime::Backend& dev = *slot.backend;
+  // Scalars come from the parameters (no input is generated), then each buffer's extent from them.
   std::vector<runtime::Arg> args(kern.params.size());
   for (std::size_t i = 0; i < kern.params.size(); ++i) {
     const auto& prm = kern.params[i];
     if (ir::is_buffer(prm.kind)) {
       args[i] = runtime::BufferPtr{};
     } else {
-      args[i] =
-          runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, harness::scalar_value(host, prm.name, k.name))};
+      args[i] = runtime::ScalarArg{prm.type, ir::bits_of_double(prm.type, k.scalar_value(prm.name, p))};
     }
   }
+  std::vector<std::uint64_t> need(kern.params.size(), 0);
+  std::uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < kern.params.size(); ++i) {
     const auto& prm = kern.params[i];
     if (!ir::is_buffer(prm.kind)) continue;
-    const std::uint64_t need = runtime::required_extent(kern, i, args);
-    if (prm.kind == ir::ParamKind::Out) {
-      args[i] = dev.allocate(prm.type, need);
-      continue;
-    }
+    need[i] = runtime::required_extent(kern, i, args);
+    total_bytes += need[i] * dtype_size(prm.type);
+    if (prm.kind == ir::ParamKind::Out) continue;
     auto f = in_files.find(prm.name);
     if (f == in_files.end()) {
-      throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" + std::to_string(need) +
-                       " elements of " + std::string(dtype_name(prm.type)) + ")");
+      throw UsageError("input buffer '" + prm.name + "' needs --in " + prm.name + "=FILE.npy (" +
+                       std::to_string(need[i]) + " elements of " + std::string(dtype_name(prm.type)) + ")");
     }
-    const auto arr = io::read_npy(f->second);
-    if (arr.count() != need) {
-      std::string shape;
-      for (auto d : arr.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      throw UsageError("buffer '" + prm.name + "' needs " + std::to_string(need) + " elements (extent " +
+    // The header alone first: the count, and the shape where the kernel declares one (a 1-D file is taken as the
+    // flat buffer; any other shape must be the declared one, so a transposed array is refused).
+    const auto head = io::read_npy_header(f->second);
+    std::uint64_t count = 1;
+    for (auto d : head.shape) count *= d;
+    const auto declared = shapes.find(prm.name);
+    if (count != need[i]) {
+      throw UsageError("buffer '" + prm.name + "' needs " + std::to_string(need[i]) + " elements (" +
+                       (declared != shapes.end() ? "shape " + shape_text(declared->second) + ", " : "") + "extent " +
                        ir::print_expr(kern, prm.extent) + " with " + harness::format_params(p) + ") but " + f->second +
-                       " holds " + std::to_string(arr.count()) + " (shape " + shape + ")");
+                       " holds " + std::to_string(count) + " (shape " + shape_text(head.shape) + ")");
     }
-    const auto bytes = io::npy_to_buffer(arr, prm.type, f->second);
-    auto buf = dev.allocate(prm.type, need);
-    dev.upload(*buf, bytes.data(), bytes.size());
-    args[i] = buf;
+    if (declared != shapes.end() && head.shape.size() != 1 && head.shape != declared->second) {
+      throw UsageError("buffer '" + prm.name + "' has shape " + shape_text(declared->second) + " with " +
+                       harness::format_params(p) + " but " + f->second + " holds shape " + shape_text(head.shape) +
+                       " (the same count in another order: transposed?)");
+    }
   }
-  dev.launch(kern, k.geometry(t, p), args);
+  auto slot = harness::open_backend(names[0]);
+  if (!slot.backend) throw UsageError("backend " + slot.why_absent);
+  runtime::Backend& dev = *slot.backend;
+  try {
+    for (std::size_t i = 0; i < kern.params.size(); ++i) {
+      const auto& prm = kern.params[i];
+      if (!ir::is_buffer(prm.kind)) continue;
+      if (prm.kind == ir::ParamKind::Out) {
+        args[i] = dev.allocate(prm.type, need[i]);
+        continue;
+      }
+      const std::string& file = in_files.at(prm.name);
+      const auto bytes = io::npy_to_buffer(io::read_npy(file), prm.type, file);
+      auto buf = dev.allocate(prm.type, need[i]);
+      dev.upload(*buf, bytes.data(), bytes.size());
+      args[i] = buf;
+    }
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error("out of memory: this run's buffers need " + std::to_string(total_bytes) + " bytes on " +
+                             slot.name + " (plus a host copy of each input while it uploads); use a smaller shape");
+  }
+  dev.launch(kern, geometry, args);
   for (std::size_t i = 0; i < kern.params.size(); ++i) {
     const auto& prm = kern.params[i];
     auto f = out_files.find(prm.name);
@@ -753,7 +827,13 @@ int cmd_run(const harness::Registry& reg, const std::string& name, const std::st
     const auto& buf = std::get<runtime::BufferPtr>(args[i]);
     std::vector<std::uint8_t> bytes(buf->bytes());
     dev.download(*buf, bytes.data(), bytes.size());
-    io::write_npy(f->second, io::buffer_to_npy(bytes, prm.type));
+    auto arr = io::buffer_to_npy(bytes, prm.type);
+    if (const auto declared = shapes.find(prm.name); declared != shapes.end()) {
+      std::uint64_t n = 1;
+      for (auto d : declared->second) n *= d;
+      if (n == arr.count()) arr.shape = declared->second;  // (the file in the kernel's logical shape)
+    }
+    io::write_npy(f->second, arr);
     std::printf("wrote %s: %zu x %s to %s\n", prm.name.c_str(), buf->count(), std::string(dtype_name(prm.type)).c_str(),
                 f->second.c_str());
   }
@@ -775,7 +855,7 @@ int main(int argc, char** argv) {
   list->footer("Examples:\n  ingot list\n  ingot list --json");
 
   std::string backend = "all", filter, dtype, json_path;
-  bool fail_fast = false, long_compiles = false;
+  bool fail_fast = false, long_compiles = false, all_variants = false;
   std::uint64_t seed = 0x1a2b3c4d;
   auto* test = app.add_subcommand("test", "Check every kernel x dtype x case x backend against its CPU oracle");
   test->add_option("--backend", backend, "interp, opencl, cuda (comma list) or all")->capture_default_str();
@@ -785,6 +865,8 @@ int main(int argc, char** argv) {
   test->add_flag(
       "--long", long_compiles,
       "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 256 kB (minutes each to compile)");
+  test->add_flag("--all-variants", all_variants,
+                 "Every case, each tuning option set the registry lists (default: the library's default variants)");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
   test->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   test->footer(
@@ -855,6 +937,9 @@ int main(int argc, char** argv) {
     c->add_option("--variant", bargs.variants,
                   "Also run each selected case with these parameters replaced, KEY=V,KEY=V (repeatable; a row "
                   "named <case>+KEY=V,...: e.g. a tiling swept without changing the registry)");
+    c->add_flag("--all-variants", bargs.all_variants,
+                "Also the registered tuning sweeps (rows that name tuning options; default: the library's default "
+                "variants)");
     c->add_flag("--variants-only", bargs.variants_only,
                 "With --variant: only the variant rows, not the cases as registered (e.g. one variant under ncu)");
     c->add_option("--cuda-load-cache", bargs.load_cache,
@@ -898,18 +983,23 @@ int main(int argc, char** argv) {
   run->add_option("kernel", kernel_name, "Kernel name")->required();
   run->add_option("--backend", run_backend, "One backend: interp, opencl or cuda")->capture_default_str();
   run->add_option("--dtype", dtype, "dtype of the kernel variant")->required();
-  run->add_option("--case", case_name, "Case whose parameters to start from (default: the first test case)");
+  run->add_option("--case", case_name,
+                  "Test or bench case whose parameters to start from (default: none, the library's defaults: give "
+                  "the shape with --set)");
   run->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
   run->add_option("--in", ins, "Input buffer: BUFFER=FILE.npy (float32 files for f32/bf16, float16 for f16)");
   run->add_option("--out", outs, "Output buffer: BUFFER=FILE.npy");
-  run->footer("Examples:\n  ingot run depthwise_conv1d --dtype f32 --set B=2 --in x=x.npy --in w=w.npy --out y=y.npy");
+  run->footer(
+      "Examples:\n  ingot run depthwise_conv1d --dtype f32 --set B=2 --set C=8 --set L=100 --set K=3 --set stride=1 "
+      "--set pad=1 --set dilation=1 --set bias=0 --in x=x.npy --in w=w.npy --out y=y.npy\n"
+      "  ingot run depthwise_conv1d --dtype f32 --case k1 --set B=2 --in x=x.npy --in w=w.npy --out y=y.npy");
 
   CLI11_PARSE(app, argc, argv);
 
   try {
     const harness::Registry reg = harness::builtin_registry();
     if (*list) return cmd_list(reg, list_json);
-    if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, json_path, seed);
+    if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, all_variants, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
     if (*inspect) {
       if (inspect->count("--arch") > 0 && stage != "resources") {
@@ -928,6 +1018,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ingot: error: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ingot: error: out of memory (host allocation failed; try a smaller shape)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ingot: error: %s\n", e.what());
     return 1;

@@ -1,8 +1,15 @@
 // Helpers of the ingot CLI.
 #include "tools.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <random>
 #include <set>
+#include <stdexcept>
 
 #include "ingot/runtime/backend.hpp"
 #include "ingot/runtime/cuda_compile.hpp"
@@ -13,6 +20,58 @@ std::string dtype_list(const std::vector<DType>& ts) {
   std::string s;
   for (auto t : ts) s += (s.empty() ? "" : ",") + std::string(dtype_name(t));
   return s;
+}
+
+void require_writable_file(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) throw std::invalid_argument(flag + " names no file");
+  if (fs::is_directory(path, ec)) throw std::invalid_argument(flag + " '" + path + "' is a folder: name a file in it");
+  if (fs::exists(path, ec)) {
+    // An existing file (or device): opened for appending, so nothing is truncated before the work is done.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+      throw std::invalid_argument(flag + " '" + path + "' cannot be written: " + std::strerror(errno));
+    }
+    ::close(fd);
+    return;
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) {
+    throw std::invalid_argument(flag + " '" + path + "': the folder '" + dir.string() +
+                                "' does not exist (create it first)");
+  }
+  // Created and removed again: the only test that also holds for read-only mounts and for root.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::invalid_argument(flag + " '" + path + "' cannot be created: " + std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+void require_writable_dir(const std::string& dir, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::invalid_argument("cannot create " + flag + " folder '" + dir + "': " + ec.message());
+  if (!fs::is_directory(dir, ec)) throw std::invalid_argument(flag + " '" + dir + "' is not a folder");
+  std::random_device rd;
+  const std::string probe = (fs::path(dir) / (".ingot-write-test." + std::to_string(rd()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::invalid_argument(flag + " folder '" + dir + "' is not writable: " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot open '" + path + "' for writing");
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.flush();
+  out.close();
+  if (out.fail()) throw std::runtime_error("writing '" + path + "' failed (disk full or device error)");
 }
 
 std::vector<harness::Params> variants(const harness::KernelSpec& k) {
@@ -45,8 +104,7 @@ nlohmann::json CudaArtifacts::write(const ir::Kernel& k, const std::filesystem::
   if (!compiler_) return out;
   const auto r = compiler_->compile(k, runtime::CudaCompileOptions{});
   auto write = [&](const std::string& file, const void* data, std::size_t n) {
-    std::ofstream f(dir / file, std::ios::binary);
-    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+    write_file((dir / file).string(), std::string(static_cast<const char*>(data), n));
     out.push_back(file);
     ++*files;
   };

@@ -16,6 +16,14 @@ class CudaCompiler;
 namespace ingot::tools {
 
 std::string dtype_list(const std::vector<DType>& ts);
+
+// Output paths are checked before any work starts: std::invalid_argument (a usage error) naming the flag and the path
+// when the file could not be created or written (a missing or read-only folder, a directory in the way).
+void require_writable_file(const std::string& path, const std::string& flag);
+// The same for a folder the command writes into (created if missing).
+void require_writable_dir(const std::string& dir, const std::string& flag);
+// Writes `text` to `path` in full or throws std::runtime_error naming the path (a full disk is caught at the close).
+void write_file(const std::string& path, const std::string& text);
 // The distinct specialisation-value sets of a kernel's test and bench cases.
 std::vector<harness::Params> variants(const harness::KernelSpec& k);
 

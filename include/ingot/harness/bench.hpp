@@ -39,6 +39,9 @@ struct BenchOptions {
   // Only the variant rows, not the registered case itself (e.g. one variant under a profiler that counts launches);
   // refused without variants.
   bool variants_only = false;
+  // false: the rows of the library's default variants (KernelSpec::default_case); true: the registered tuning sweeps
+  // too (rows that name options).
+  bool all_variants = false;
   // Each row also runs once through the correctness harness at its own size (run_case: outputs poisoned, every
   // element against the CPU oracle in f64, the kernel's tolerance): the timed kernel checked at production size, where
   // the test cases are small. Costs the oracle's CPU time per row (seconds at the bench sizes).
@@ -114,7 +117,11 @@ struct Diff {
   std::vector<DiffLine> regressions, gains, unchanged;
   std::vector<std::string> only_before, only_after;
 };
-// Compares two baselines' medians; |change| <= threshold counts as unchanged.
-[[nodiscard]] Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold);
+// Compares two baselines' medians; |change| <= threshold counts as unchanged. The threshold must be finite and in
+// [0, 10); each document must parse, hold a "rows" array, name each row's key once and give each timed row a finite,
+// positive median: otherwise std::invalid_argument names the document (`before_name`, `after_name`: its file) and
+// what is wrong, before anything is compared.
+[[nodiscard]] Diff diff_baselines(const std::string& before_json, const std::string& after_json, double threshold,
+                                  const std::string& before_name = "before", const std::string& after_name = "after");
 
 }  // namespace ingot::harness

@@ -49,6 +49,9 @@ struct HarnessOptions {
   std::string filter;          // substring of the kernel name ("" = all)
   std::optional<DType> dtype;  // only this dtype
   bool fail_fast = false;
+  // false: the cases of the library's default variants only (KernelSpec::default_case); true: every case, each tuning
+  // option set the registry lists included.
+  bool all_variants = false;
   std::uint64_t seed = 0x1a2b3c4d;
   // Called before each combination with (done, total, label): progress reporting.
   std::function<void(std::size_t, std::size_t, const std::string&)> on_progress;

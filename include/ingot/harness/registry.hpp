@@ -2,9 +2,8 @@
 // and variants it comes in, its test and bench cases, input generators, CPU oracle and
 // tolerances.
 //
-// Registration is explicit: builtin_registry() calls each family's register function, so no
-// linker can drop a kernel the way it drops an unreferenced static initialiser. The committed
-// manifest (kernels/MANIFEST.txt) must list exactly the registered names.
+// The library's own registry is builtin_registry() (ingot/library.hpp, the ingot_library target); these types are
+// what every kernel registers and what the harness and the bench run over.
 #pragma once
 
 #include <cstdint>
@@ -62,8 +61,12 @@ struct KernelSpec {
   std::vector<DType> dtypes;
   std::vector<std::string> spec_params;     // case parameters that are specialisation constants
   std::vector<std::string> runtime_params;  // case parameters passed as run-time scalars
-  std::vector<TestCase> tests;              // at least one with a partial last work-group
-  std::vector<BenchCase> bench;             // production-sized
+  // The specialisation parameters that are tuning options (tiling, kernel choice, launch bounds): they choose how the
+  // operation runs, never what it computes, and each has a default the kernel picks per shape. A case that names none
+  // runs the library's default variant (default_case).
+  std::vector<std::string> option_params;
+  std::vector<TestCase> tests;   // at least one with a partial last work-group
+  std::vector<BenchCase> bench;  // production-sized
 
   // Traces the kernel for a dtype and the case's specialisation values.
   std::function<ir::Kernel(DType, const Params&)> build;
@@ -78,6 +81,12 @@ struct KernelSpec {
   // its floating-point operations.
   std::function<double(DType, const Params&)> bytes;
   std::function<double(const Params&)> flops;
+  // The case parameter each run-time scalar of the traced kernel carries (e.g. "batch" -> "B"): a caller launching
+  // with its own buffers (ingot run) takes the scalars from the parameters without generating any input.
+  std::map<std::string, std::string> scalar_params;
+  // Optional: the logical shape of buffers (e.g. x -> {B, C, L}) for a case, so that a caller's arrays can be checked
+  // against it (a transposed array holds the right count of elements but the wrong shape).
+  std::function<std::map<std::string, std::vector<std::uint64_t>>(DType, const Params&)> shapes;
 
   // Names of the values of enumerated specialisation parameters (e.g. "fmt" -> {"int8_g32_f32",
   // "mxfp4", ...}): variant names show a listed value's name instead of the key and number.
@@ -94,6 +103,15 @@ struct KernelSpec {
   // specialisation parameter (spec_params) the case leaves at its default; std::invalid_argument naming the kernel's
   // parameters otherwise.
   [[nodiscard]] Params with_overrides(const Params& p, const Params& overrides) const;
+  // Whether a case names no tuning option (option_params): the library's default for its shape.
+  [[nodiscard]] bool default_case(const Params& p) const;
+  // The first test case of the default variant (Registry::add requires one); std::logic_error if there is none.
+  [[nodiscard]] const TestCase& default_test() const;
+  // Every parameter name the kernel knows: its specialisation and run-time parameters and every key of its cases.
+  [[nodiscard]] std::vector<std::string> known_params() const;
+  // The value of run-time scalar `name` for a case, from scalar_params; std::invalid_argument when the registry does
+  // not say which parameter carries it (a registry defect) or the case lacks that parameter.
+  [[nodiscard]] double scalar_value(const std::string& name, const Params& p) const;
 };
 
 class Registry {
@@ -107,9 +125,6 @@ class Registry {
  private:
   std::vector<KernelSpec> kernels_;
 };
-
-// Every kernel of ingot's library.
-[[nodiscard]] Registry builtin_registry();
 
 // Reads a manifest (one kernel name per line, '#' comments) and compares it with a registry;
 // returns the differences as human-readable lines (empty = consistent).

@@ -22,9 +22,21 @@ struct NpyArray {
   [[nodiscard]] std::uint64_t count() const;
 };
 
-// Throws NpyError with the file name and what is wrong (not an .npy file, unsupported dtype,
-// Fortran order, truncated data, ...).
+// An .npy file's header: dtype, shape, where the data starts.
+struct NpyHeader {
+  std::string descr;
+  std::vector<std::uint64_t> shape;
+  std::size_t data_offset = 0;
+};
+
+// Throws NpyError with the file name and what is wrong (not a regular file, not an .npy file, unsupported dtype,
+// Fortran order, a shape that is not a tuple of non-negative integers, data shorter or longer than the shape, ...).
+// read_npy_header reads the header alone and checks the file's size against it, so a caller can check the shape
+// before anything large is read.
+[[nodiscard]] NpyHeader read_npy_header(const std::string& path);
 [[nodiscard]] NpyArray read_npy(const std::string& path);
+[[nodiscard]] NpyHeader parse_npy_header(const std::vector<std::uint8_t>& bytes, const std::string& name);
+// Throws NpyError when the file cannot be opened or written in full (a full disk included).
 void write_npy(const std::string& path, const NpyArray& a);
 [[nodiscard]] NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& name);
 [[nodiscard]] std::vector<std::uint8_t> serialize_npy(const NpyArray& a);

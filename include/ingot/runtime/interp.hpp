@@ -19,6 +19,7 @@ namespace ingot::runtime {
 
 struct InterpOptions {
   bool check_uninitialized_reads = true;  // report loads of never-written elements
+  bool check_global_races = true;         // report two threads storing one global element in one launch
   std::uint64_t max_group_threads = 1024;
 };
 

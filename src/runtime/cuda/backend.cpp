@@ -125,16 +125,21 @@ struct CudaBackend::Impl {
   }
 
   const Loaded& load_kernel(const ir::Kernel& k);
-  CompiledImage compile_image(const codegen::KernelSource& src, const CacheKey& key);
+  // The disk cache's image (from_cache) or NVRTC's; the caller stores a compiled one once the driver has loaded it.
+  CompiledImage compile_image(const codegen::KernelSource& src, const CacheKey& key, bool& from_cache);
 };
 
-CompiledImage CudaBackend::Impl::compile_image(const codegen::KernelSource& src, const CacheKey& key) {
+CompiledImage CudaBackend::Impl::compile_image(const codegen::KernelSource& src, const CacheKey& key,
+                                               bool& from_cache) {
+  from_cache = false;
   if (cache) {
     if (auto blob = cache->get(key)) {
       if (auto img = unpack_image(*blob)) {
         ++stats.disk_cache_hits;
+        from_cache = true;
         return *img;
       }
+      cache->quarantine(key);
     }
   }
   CudaCompileResult r = compiler->compile_source(src.source, src.entry, compile_options);
@@ -147,7 +152,6 @@ CompiledImage CudaBackend::Impl::compile_image(const codegen::KernelSource& src,
     img.image.assign(r.ptx.begin(), r.ptx.end());
     img.image.push_back(0);
   }
-  if (cache) cache->put(key, pack_image(img));
   return img;
 }
 
@@ -169,11 +173,22 @@ const CudaBackend::Impl::Loaded& CudaBackend::Impl::load_kernel(const ir::Kernel
   for (const auto& o : CudaCompiler::nvrtc_options(compile_options)) key.options += " " + o;
   key.options += " entry=" + src.entry;
 
-  const CompiledImage img = compile_image(src, key);
+  bool from_cache = false;
+  CompiledImage img = compile_image(src, key, from_cache);
   const DriverApi& api = ctx->api();
   Loaded l;
-  ctx->check(api.cuModuleLoadData(&l.module, img.image.data()),
-             "loading the compiled module of kernel '" + k.name + "' (" + compile_options.arch + ")");
+  const auto load = [&] {
+    const CacheUse in_use = from_cache ? cache->mark_in_use(key) : CacheUse{};  // (a crash here quarantines it)
+    return api.cuModuleLoadData(&l.module, img.image.data());
+  };
+  CUresult lr = load();
+  if (lr != kCudaSuccess && from_cache) {  // an entry the driver refuses: aside, and compiled afresh
+    cache->quarantine(key);
+    img = compile_image(src, key, from_cache);
+    lr = load();
+  }
+  ctx->check(lr, "loading the compiled module of kernel '" + k.name + "' (" + compile_options.arch + ")");
+  if (!from_cache && cache) (void)cache->put(key, pack_image(img));  // only what the driver has just loaded
   const CUresult fr = api.cuModuleGetFunction(&l.function, l.module, img.symbol.c_str());
   if (fr != kCudaSuccess) {
     api.cuModuleUnload(l.module);

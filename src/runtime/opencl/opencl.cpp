@@ -446,15 +446,22 @@ struct OpenCLBackend::Impl {
     ProgramHandle program;
     if (cache) {
       if (auto bin = cache->get(ck)) {
+        const CacheUse in_use = cache->mark_in_use(ck);  // (a crash inside the driver here quarantines the entry)
         program = build_from_binary(*bin, program_options);
-        if (program) origin = ProgramOrigin::DiskCache;
+        if (program) {
+          origin = ProgramOrigin::DiskCache;
+        } else {
+          cache->quarantine(ck);
+        }
       }
     }
     if (!program) {
       program = build_from_source(src, program_options);
       if (cache) {
+        // Stored only once the driver has accepted these very bytes back (a driver can hand out a binary it cannot
+        // load, e.g. from its own cache left half-written by an interrupted build).
         const auto bin = binary_of(program.get());
-        if (!bin.empty()) (void)cache->put(ck, bin);  // the cache is an optimisation
+        if (!bin.empty() && build_from_binary(bin, program_options)) (void)cache->put(ck, bin);
       }
     }
 
