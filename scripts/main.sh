@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The main job: install, build, then `ingot test` over the kernel library on every backend
-# present (the interpreter at least; absent backends are counted skips with their reason)
-# against the CPU oracles. Ends with "N passed, N failed, N skipped".
+# The main job: install, build the library and the CLI (not the test suite), then `ingot test` over every kernel x
+# dtype of the library's default variants on every backend present (the interpreter at least, PoCL on a CPU-only
+# machine; absent backends are counted skips with their reason) against the CPU oracles. Ends with
+# "N passed, N failed, N skipped". `ingot test --all-variants` adds every tuning option set the registry lists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh ingot-cli
 ./build/ingot test --backend all

@@ -116,9 +116,6 @@ expect bench_bad_reps 2 'reps must be' -- "$ingot" bench --backend interp --reps
 expect bench_variant 1 'B4_C512_L65536_K3_s2\+V=2,minb=2 skipped: needs about' -- "$ingot" bench --backend interp --filter 'depthwise_conv1d$' --dtype f32 --cases '^B4_C512_L65536_K3_s2$' --variant V=2,minb=2 --max-bytes 1000
 expect bench_variant_unknown_key 2 "has no parameter 'PB'" -- "$ingot" bench --backend interp --filter 'depthwise_conv1d$' --variant PB=2
 expect bench_variant_not_integer 2 "bad --variant 'V=x'" -- "$ingot" bench --backend interp --variant V=x
-expect bench_cache_not_cuda 2 "apply to --backend cuda only, not 'interp'" -- "$ingot" bench --backend interp --cuda-store-cache cs
-expect bench_cache_unknown 2 "unknown global store cache operator 'evict' \\(one of cg, cs, wb, wt" -- "$ingot" bench --backend cuda --cuda-store-cache evict
-expect snap_load_cache_unknown 2 "unknown global load cache operator 'wb'" -- "$ingot" snap --backend cuda --cuda-load-cache wb --out /dev/null
 expect bench_check 1 'check: 0 of 0 rows against the CPU oracle failed' -- "$ingot" bench --backend interp --filter 'depthwise_conv1d$' --dtype f32 --check --max-bytes 1000
 expect bench_two_backends 2 'exactly one backend' -- "$ingot" bench --backend interp,opencl
 expect snap_needs_out nonzero '--out is required' -- "$ingot" snap --backend interp
@@ -176,3 +173,4 @@ expect device_measure 0 '^cuda: (not measured \(cuda not available|ceilings on c
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
+

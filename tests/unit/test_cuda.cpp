@@ -208,35 +208,6 @@ TEST_F(CudaCompile, FmadCanBeTurnedOff) {
   EXPECT_NE(std::find(r.options.begin(), r.options.end(), "--fmad=false"), r.options.end());
 }
 
-TEST_F(CudaCompile, CacheOperatorsReachPtxasAndBadOnesAreRefused) {
-  CudaCompileOptions o;
-  o.load_cache = "cg";
-  o.store_cache = "cs";
-  const CudaCompileResult r = compiler_->compile_source(kHandVectorAdd, "hand_vadd", o);
-  EXPECT_TRUE(is_elf_image(r.cubin));
-  const auto has = [&](const std::string& opt) { return std::find(r.options.begin(), r.options.end(), opt); };
-  EXPECT_NE(has("--ptxas-options=--def-load-cache=cg"), r.options.end());
-  EXPECT_NE(has("--ptxas-options=--def-store-cache=cs"), r.options.end());
-  // The default names neither: ptxas keeps its own (ca / wb).
-  for (const auto& opt : CudaCompiler::nvrtc_options({})) EXPECT_EQ(opt.find("cache"), std::string::npos) << opt;
-  // Operators of the other direction, or none at all, are the caller's error, with the choices.
-  CudaCompileOptions bad;
-  bad.store_cache = "lu";  // a load operator
-  try {
-    (void)CudaCompiler::nvrtc_options(bad);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("global store cache operator 'lu' (one of cg, cs, wb, wt"), std::string::npos)
-        << e.what();
-  }
-  bad = {};
-  bad.load_cache = "wb";
-  EXPECT_THROW((void)compiler_->compile_source(kHandVectorAdd, "hand_vadd", bad), std::invalid_argument);
-  CudaOptions backend;
-  backend.store_cache = "evict";
-  EXPECT_THROW((void)CudaBackend::create(backend), std::invalid_argument);  // GPU or not
-}
-
 TEST_F(CudaCompile, MangledEntryIsFound) {
   const CudaCompileResult r = compiler_->compile_source(kHandMangled, "hand_scale");
   EXPECT_TRUE(is_elf_image(r.cubin));

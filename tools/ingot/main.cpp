@@ -144,6 +144,7 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
                    {"description", k.description},
                    {"dtypes", dts},
                    {"spec_params", k.spec_params},
+                   {"option_params", k.option_params},
                    {"runtime_params", k.runtime_params},
                    {"tests", k.tests.size()},
                    {"bench", k.bench.size()},
@@ -153,15 +154,20 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
     return 0;
   }
   std::printf("%-28s %-7s %-14s %-9s %-6s %s\n", "kernel", "family", "dtypes", "variants", "cases",
-              "parameters (spec | run-time)");
+              "parameters (shape | run-time | tuning options)");
   for (const auto& k : reg.kernels()) {
     std::string spec;
-    for (const auto& s : k.spec_params) spec += (spec.empty() ? "" : " ") + s;
+    for (const auto& s : k.spec_params) {
+      if (std::find(k.option_params.begin(), k.option_params.end(), s) == k.option_params.end())
+        spec += (spec.empty() ? "" : " ") + s;
+    }
     std::string rt;
     for (const auto& s : k.runtime_params) rt += (rt.empty() ? "" : " ") + s;
-    std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s\n", k.name.c_str(), k.family.c_str(),
+    std::string opts;
+    for (const auto& s : k.option_params) opts += (opts.empty() ? "" : " ") + s;
+    std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s | %s\n", k.name.c_str(), k.family.c_str(),
                 tools::dtype_list(k.dtypes).c_str(), tools::variants(k).size(), k.tests.size(), spec.c_str(),
-                rt.c_str());
+                rt.c_str(), opts.empty() ? "-" : opts.c_str());
   }
   std::printf("%zu kernels\n", reg.kernels().size());
   return 0;
@@ -248,7 +254,7 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
 
 // ------------------------------------------------------------------ build
 int cmd_build(const harness::Registry& reg, const std::string& targets_spec, const std::string& out_dir,
-              const std::string& filter, bool first_variant_only) {
+              const std::string& filter, bool first_variant_only, bool all_variants, bool sources_only) {
   require_filter_matches(reg, filter);
   std::vector<codegen::Target> targets;
   std::string item;
@@ -283,8 +289,8 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   for (const auto& k : reg.kernels()) {
     if (!k.matches(filter)) continue;
     for (DType t : k.dtypes) {
-      auto vs = tools::variants(k);
-      if (first_variant_only) vs.resize(1);
+      auto vs = tools::variants(k, all_variants);
+      if (first_variant_only && vs.size() > 1) vs.resize(1);
       for (const auto& p : vs) {
         const std::string variant = k.variant_name(t, p);
         const ir::Kernel kern = build_kernel(k, t, p);
@@ -300,7 +306,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
                         {"target", std::string(codegen::target_name(target))},
                         {"entry", src.entry},
                         {"file", file}};
-          if (target == codegen::Target::CUDA) {
+          if (target == codegen::Target::CUDA && !sources_only) {
             entry["binaries"] = cuda_tool.write(kern, std::filesystem::path(out_dir), variant, &files);
           }
           manifest.push_back(entry);
@@ -501,12 +507,11 @@ struct BenchArgs {
   std::string backend = "cuda", filter, dtype, json_path, reference, emit_cases, out, cases;
   int reps = 30, warmup = 5, back_to_back = 1;
   double max_bytes = 60e9;
-  std::vector<std::string> variants;    // --variant KEY=V,KEY=V (repeatable)
-  bool check = false;                   // --check: each row also against the CPU oracle at its size
-  bool variants_only = false;           // --variants-only: the variant rows alone
-  bool all_variants = false;            // --all-variants: the registered tuning sweeps too
-  bool long_compiles = false;           // --long: no source-size limit on a CPU OpenCL device
-  std::string load_cache, store_cache;  // --cuda-load-cache / --cuda-store-cache (runtime::CudaOptions)
+  std::vector<std::string> variants;  // --variant KEY=V,KEY=V (repeatable)
+  bool check = false;                 // --check: each row also against the CPU oracle at its size
+  bool variants_only = false;         // --variants-only: the variant rows alone
+  bool all_variants = false;          // --all-variants: the registered tuning sweeps too
+  bool long_compiles = false;         // --long: no source-size limit on a CPU OpenCL device
 };
 
 // --variant's "KEY=V,KEY=V" lists as parameter overrides.
@@ -564,24 +569,11 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
   if (names.size() != 1) throw UsageError("--backend must name exactly one backend to bench");
   harness::OpenBackendOptions open;
   if (a.long_compiles) open.cpu_opencl_source_limit = 0;
-  const bool caches = !a.load_cache.empty() || !a.store_cache.empty();
-  if (caches && names[0] != "cuda") {
-    throw UsageError("--cuda-load-cache and --cuda-store-cache apply to --backend cuda only, not '" + names[0] + "'");
-  }
-  open.cuda.load_cache = a.load_cache;
-  open.cuda.store_cache = a.store_cache;
-  harness::BackendSlot slot;
-  try {
-    slot = harness::open_backend(names[0], open);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());  // a cache operator ptxas does not have
-  }
+  const harness::BackendSlot slot = harness::open_backend(names[0], open);
   if (!slot.backend)
     throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
   // A baseline says how its kernels were compiled where that is not ingot's default.
   std::string device = device_name(slot.name);
-  if (!a.load_cache.empty()) device += ", global loads ." + a.load_cache;
-  if (!a.store_cache.empty()) device += ", global stores ." + a.store_cache;
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
     if (tty) {
@@ -875,13 +867,16 @@ int main(int argc, char** argv) {
 
   std::string build_targets = "all", out_dir;
   auto* build = app.add_subcommand(
-      "build", "Emit every kernel x dtype x variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
+      "build", "Emit every kernel x dtype x default variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
   build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
   build->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
-  bool first_variant = false;
+  bool first_variant = false, build_all_variants = false, sources_only = false;
   build->add_flag("--first-variant", first_variant,
-                  "Only each kernel's first variant per dtype (quick compile checks)");
+                  "Only each kernel's first default variant per dtype (quick compile checks)");
+  build->add_flag("--all-variants", build_all_variants,
+                  "Every tuning option set the registry lists (default: the library's default variants)");
+  build->add_flag("--sources-only", sources_only, "Only the emitted sources: no PTX or cubin even where NVRTC exists");
   build->footer(
       "Examples:\n  ingot build --backend all --out out/\n  ingot build --backend cuda,opencl --out out/ --filter "
       "conv");
@@ -942,11 +937,6 @@ int main(int argc, char** argv) {
                 "variants)");
     c->add_flag("--variants-only", bargs.variants_only,
                 "With --variant: only the variant rows, not the cases as registered (e.g. one variant under ncu)");
-    c->add_option("--cuda-load-cache", bargs.load_cache,
-                  "CUDA: ptxas's cache operator for global loads that name none (ca, cg, cs, lu, cv; default ca)");
-    c->add_option("--cuda-store-cache", bargs.store_cache,
-                  "CUDA: ptxas's cache operator for global stores that name none (wb, cg, cs, wt; default wb; cs: "
-                  "evict-first in L2)");
   };
   auto* bench =
       app.add_subcommand("bench", "Time every bench case: median, GB/s, TFLOP/s, fraction of measured ceilings");
@@ -1000,7 +990,7 @@ int main(int argc, char** argv) {
     const harness::Registry reg = harness::builtin_registry();
     if (*list) return cmd_list(reg, list_json);
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, all_variants, json_path, seed);
-    if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant);
+    if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant, build_all_variants, sources_only);
     if (*inspect) {
       if (inspect->count("--arch") > 0 && stage != "resources") {
         throw UsageError("--arch applies to --stage resources (the NVRTC compile); drop it or add --stage resources");

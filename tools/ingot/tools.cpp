@@ -74,10 +74,11 @@ void write_file(const std::string& path, const std::string& text) {
   if (out.fail()) throw std::runtime_error("writing '" + path + "' failed (disk full or device error)");
 }
 
-std::vector<harness::Params> variants(const harness::KernelSpec& k) {
+std::vector<harness::Params> variants(const harness::KernelSpec& k, bool all_variants) {
   std::set<harness::Params> seen;
   std::vector<harness::Params> out;
   auto add = [&](const harness::Params& p) {
+    if (!all_variants && !k.default_case(p)) return;
     harness::Params spec;
     for (const auto& key : k.spec_params) {
       if (auto it = p.find(key); it != p.end()) spec[key] = it->second;

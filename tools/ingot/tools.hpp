@@ -24,8 +24,9 @@ void require_writable_file(const std::string& path, const std::string& flag);
 void require_writable_dir(const std::string& dir, const std::string& flag);
 // Writes `text` to `path` in full or throws std::runtime_error naming the path (a full disk is caught at the close).
 void write_file(const std::string& path, const std::string& text);
-// The distinct specialisation-value sets of a kernel's test and bench cases.
-std::vector<harness::Params> variants(const harness::KernelSpec& k);
+// The distinct specialisation-value sets of a kernel's test and bench cases: those of its default variants (cases
+// naming no tuning option) unless `all_variants`.
+std::vector<harness::Params> variants(const harness::KernelSpec& k, bool all_variants = true);
 
 // Writes PTX and cubin (sm_90) next to the emitted CUDA source where NVRTC exists; otherwise
 // records why not (once, in note()).

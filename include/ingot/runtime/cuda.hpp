@@ -40,22 +40,16 @@ struct CudaOptions {
   // CUDA runtime API uses). It is used for every copy and launch and is never destroyed.
   // nullptr: the backend creates its own stream.
   void* stream = nullptr;
-  bool fmad = true;  // NVRTC --fmad (contraction to FMA); never fast-math
-  // ptxas's cache operator for global loads / stores that name none (CudaCompileOptions::load_cache / store_cache;
-  // "": ptxas's default). Part of every kernel's compile options and disk-cache key; create() refuses a bad value.
-  std::string load_cache;
-  std::string store_cache;
+  bool fmad = true;                      // NVRTC --fmad (contraction to FMA); never fast-math
   std::filesystem::path driver_library;  // empty: "libcuda.so.1"
   std::filesystem::path nvrtc_library;   // empty: the search of cuda_compile.hpp
 };
 
-// The compile options these backend options ask for (fmad and the cache operators; arch stays the compiler's default
-// until a device names its own).
+// The compile options these backend options ask for (fmad; arch stays the compiler's default until a device names its
+// own).
 inline CudaCompileOptions compile_options_of(const CudaOptions& o) {
   CudaCompileOptions c;
   c.fmad = o.fmad;
-  c.load_cache = o.load_cache;
-  c.store_cache = o.store_cache;
   return c;
 }
 

@@ -30,13 +30,7 @@ struct NvrtcApi;
 struct CudaCompileOptions {
   // "sm_XY" compiles to a CUBIN (SASS for that architecture); "compute_XY" to PTX only.
   std::string arch = "sm_90";
-  bool fmad = true;  // see the header comment
-  // The cache operator of every global load / store that names none (ptxas --def-load-cache / --def-store-cache):
-  // "" keeps ptxas's default (ca / wb). Loads: ca, cg, cs, lu, cv; stores: wb, cg, cs, wt (PTX ISA, "Cache
-  // Operators"). E.g. store_cache "cs" marks every output line evict-first in L2. Values and numerics are unchanged;
-  // nvrtc_options() throws std::invalid_argument for any other value.
-  std::string load_cache;
-  std::string store_cache;
+  bool fmad = true;                        // see the header comment
   std::vector<std::string> extra_options;  // appended verbatim after ingot's own
 };
 

@@ -1,6 +1,5 @@
 // Compile-only CUDA: NVRTC, loaded at run time, turns CUDA source into a CUBIN.
 #include <cctype>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,19 +95,6 @@ std::vector<std::string> CudaCompiler::nvrtc_options(const CudaCompileOptions& o
       "--prec-sqrt=true",
       options.fmad ? "--fmad=true" : "--fmad=false",
   };
-  const auto cache = [&o](const std::string& value, const std::set<std::string>& allowed, const char* what,
-                          const char* flag) {
-    if (value.empty()) return;
-    if (!allowed.count(value)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw std::invalid_argument(std::string("cuda: unknown ") + what + " cache operator '" + value + "' (one of " +
-                                  list + ", or empty for ptxas's default)");
-    }
-    o.push_back(std::string("--ptxas-options=") + flag + "=" + value);
-  };
-  cache(options.load_cache, {"ca", "cg", "cs", "lu", "cv"}, "global load", "--def-load-cache");
-  cache(options.store_cache, {"wb", "cg", "cs", "wt"}, "global store", "--def-store-cache");
   o.insert(o.end(), options.extra_options.begin(), options.extra_options.end());
   return o;
 }
