@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reference timings for ingot's bench cases: cuDNN through PyTorch, on the same GPU, in the
-same run as `ingot bench`.
+"""Reference timings for ingot's bench cases: cuDNN (convolutions) and PyTorch's own kernels (activations)
+through PyTorch, on the same GPU, in the same run as `ingot bench`.
 
 usage: python3 bench/reference_torch.py CASES.json OUT.json [--back-to-back N]
   CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
@@ -132,6 +132,12 @@ def causal(p, dt, channels_last):
     return make, fn, size * n * c * l
 
 
+def elementwise(p, dt, fn):
+    n = g(p, "n")
+    size = torch.finfo(dt).bits // 8
+    return (lambda: (rnd((n,), dt),)), fn, size * n
+
+
 def reference_for(kernel, p, dt):
     """(make, fn, set_bytes, note) for one case, or None with a note."""
     depthwise = lambda q, c: c
@@ -154,6 +160,7 @@ def reference_for(kernel, p, dt):
         "winograd_conv2d": lambda: conv_nd(dict(p, kh=3, kw=3), dt, 2, dense),
         "causal_conv1d_prefill": lambda: causal(p, dt, False),
         "causal_conv1d_prefill_nlc": lambda: causal(p, dt, True),
+        "silu": lambda: elementwise(p, dt, F.silu),
     }
     if kernel == "winograd_filter_transform":
         return None, "no counterpart: cuDNN transforms filters inside its own kernels"

@@ -1,4 +1,5 @@
 // ingot's kernel library: every family registered by explicit calls (nothing a linker can drop).
+#include "activation/register.hpp"
 #include "conv/register.hpp"
 #include "ingot/library.hpp"
 
@@ -7,6 +8,7 @@ namespace ingot::harness {
 Registry builtin_registry() {
   Registry r;
   kernels::register_conv(r);
+  kernels::register_activation(r);
   return r;
 }
 

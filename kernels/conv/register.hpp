@@ -8,41 +8,9 @@
 
 #include "ingot/dsl.hpp"
 #include "ingot/harness/registry.hpp"
+#include "support/trace.hpp"
 
 namespace ingot::kernels {
-
-template <class T>
-struct TypeTag {
-  using type = T;
-};
-
-// Traces body(TypeTag<T>{}, builder) for the element type named by t (f32, f16 or bf16), under
-// the name "<name>_<dtype>".
-template <class F>
-ir::Kernel trace_typed(DType t, const std::string& name, const harness::Params&, F&& body) {
-  const std::string full = name + "_" + std::string(dtype_name(t));
-  switch (t) {
-    case DType::f32: return trace(full, [&](KernelBuilder& k) { body(TypeTag<float>{}, k); });
-    case DType::f16: return trace(full, [&](KernelBuilder& k) { body(TypeTag<f16>{}, k); });
-    case DType::bf16: return trace(full, [&](KernelBuilder& k) { body(TypeTag<bf16>{}, k); });
-    default: break;
-  }
-  throw std::invalid_argument(name + ": dtype " + std::string(dtype_name(t)) + " is not supported (f32, f16, bf16)");
-}
-
-// A case parameter that must be an integer in [lo, hi]; `dflt` when the case does not carry it.
-// Throws std::invalid_argument naming the kernel, the key and the range otherwise (never a silent
-// wrap to 32 bits).
-inline std::uint32_t bounded_param(const harness::Params& p, const std::string& key, std::int64_t lo, std::int64_t hi,
-                                   std::uint32_t dflt, const std::string& kernel) {
-  if (!p.count(key)) return dflt;
-  const std::int64_t v = harness::param(p, key);
-  if (v < lo || v > hi) {
-    throw std::invalid_argument(kernel + ": " + key + " = " + std::to_string(v) + " must be in [" + std::to_string(lo) +
-                                ", " + std::to_string(hi) + "]");
-  }
-  return static_cast<std::uint32_t>(v);
-}
 
 // The shared memory a kernel may take, named in KB by case parameter `key` (16-227: an SM's most on sm_90; above 48 KB
 // CUDA's dynamic shared memory, other backends refuse a kernel over their device's local memory); `dflt_bytes` (a
@@ -50,18 +18,6 @@ inline std::uint32_t bounded_param(const harness::Params& p, const std::string& 
 inline std::uint64_t shared_memory_allowance(const harness::Params& p, const std::string& key, std::uint64_t dflt_bytes,
                                              const std::string& kernel) {
   return std::uint64_t{1024} * bounded_param(p, key, 16, 227, static_cast<std::uint32_t>(dflt_bytes / 1024), kernel);
-}
-
-// Kernels that index with u32: throws std::invalid_argument unless `elements` (the largest
-// buffer, batch included) fits, saying what to change.
-inline void check_u32_elements(const std::string& kernel, std::uint64_t batch, std::uint64_t per_batch) {
-  constexpr std::uint64_t kU32 = 0xffffffffu;
-  if (batch < 1) throw std::invalid_argument(kernel + ": the batch must be >= 1");
-  if (per_batch > kU32 / batch) {
-    throw std::invalid_argument(
-        kernel + ": batch " + std::to_string(batch) + " x " + std::to_string(per_batch) +
-        " elements does not fit 32-bit indices (this kernel indexes with u32): use a smaller batch or shape");
-  }
 }
 
 // Optional case parameter "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at

@@ -1,0 +1,8 @@
+// The activation family: one explicit call per kernel.
+#include "activation/register.hpp"
+
+namespace ingot::kernels {
+
+void register_activation(harness::Registry& r) { register_silu(r); }
+
+}  // namespace ingot::kernels
