@@ -1,0 +1,151 @@
+// The building blocks (blocks/): each block's lane maps against the IR's written semantics, and a kernel written
+// from the blocks alone (a GEMM tile) against a host product, on the interpreter and on OpenCL where present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "blocks/mma_fragment.hpp"
+#include "ingot/dsl.hpp"
+#include "ingot/passes/pipeline.hpp"
+#include "ingot/runtime/cuda.hpp"
+#include "ingot/runtime/interp.hpp"
+#include "ingot/runtime/opencl.hpp"
+#include "ingot/scalar_eval.hpp"
+
+using namespace ingot;
+using namespace ingot::dsl;
+using namespace ingot::blocks;
+
+namespace {
+
+// Every element of a rows x cols fragment is held by exactly one (lane, value).
+template <class Map>
+void expect_bijection(Map map, std::uint32_t values, std::uint32_t rows, std::uint32_t cols) {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
+  for (std::uint32_t l = 0; l < kWarpLanes; ++l) {
+    for (std::uint32_t i = 0; i < values; ++i) {
+      const FragmentCoord c = map(l, i);
+      EXPECT_LT(c.row, rows);
+      EXPECT_LT(c.col, cols);
+      EXPECT_TRUE(seen.insert({c.row, c.col}).second) << "lane " << l << " value " << i;
+    }
+  }
+  EXPECT_EQ(seen.size(), std::size_t{rows} * cols);
+}
+
+// load_matrix (ir.hpp): lanes 8i..8i+7 name the rows of matrix i; lane l receives v_{2i+e} = M_i[l/4][2(l%4)+e].
+// Given the row each lane names (row, first column), the element of the stored block lane l receives as value v.
+FragmentCoord ldmatrix_receives(FragmentCoord (*row_of)(std::uint32_t), std::uint32_t lane, std::uint32_t v) {
+  const std::uint32_t i = v / 2, e = v % 2;
+  const FragmentCoord named = row_of(8 * i + lane / 4);
+  return {named.row, named.col + 2 * (lane % 4) + e};
+}
+
+}  // namespace
+
+TEST(BlocksMmaFragment, LaneMapsCoverEachFragmentOnce) {
+  expect_bijection(mma_a_element, 8, 16, 16);
+  expect_bijection(mma_b_element, 4, 16, 8);
+  expect_bijection(mma_c_element, 4, 16, 8);
+}
+
+TEST(BlocksMmaFragment, LoadMatrixRowsFillTheFragments) {
+  for (std::uint32_t l = 0; l < kWarpLanes; ++l) {
+    for (std::uint32_t v = 0; v < 8; ++v) {
+      // A row-major: the element received is A's value v of lane l.
+      EXPECT_EQ(ldmatrix_receives(ldmatrix_a_row, l, v), mma_a_element(l, v)) << "lane " << l << " value " << v;
+      // B n-major (row n holds k): values 0..3 are b_0..b_3 of columns 0..7, values 4..7 of columns 8..15.
+      const FragmentCoord got = ldmatrix_receives(ldmatrix_b_row, l, v);  // (n, k)
+      const FragmentCoord want = mma_b_element(l, v % 4);                 // (k, n) within its 8-column tile
+      EXPECT_EQ(got.row, want.col + 8 * (v / 4)) << "lane " << l << " value " << v;
+      EXPECT_EQ(got.col, want.row) << "lane " << l << " value " << v;
+    }
+  }
+}
+
+namespace {
+
+// C[M x N] = A[M x K] * B (stored n-major: Bt[N x K]) by one warp from the blocks alone: the operands staged into
+// shared memory by every lane, then a WarpTile of MT x NT fragments over K / 16 k-steps.
+template <class T, std::uint32_t MT, std::uint32_t NT>
+ir::Kernel warp_gemm(std::uint32_t K) {
+  constexpr std::uint32_t M = 16 * MT, N = 8 * NT;
+  return passes::optimize(trace("warp_gemm", [=](KernelBuilder& k) {
+    k.launch_bounds(kWarpLanes);
+    auto a = k.in<T>("a", M * K);
+    auto bt = k.in<T>("bt", N * K);
+    auto c = k.out<f32>("c", M * N);
+    auto as = k.shared<T>("as", M * K);
+    auto bs = k.shared<T>("bs", N * K);
+    auto lid = k.local_id(0);
+    for (std::uint32_t r = 0; r < M * K / kWarpLanes; ++r)
+      store(as, lid + r * kWarpLanes, load(a, lid + r * kWarpLanes));
+    for (std::uint32_t r = 0; r < N * K / kWarpLanes; ++r)
+      store(bs, lid + r * kWarpLanes, load(bt, lid + r * kWarpLanes));
+    k.barrier();
+    WarpTile<T, MT, NT> tile(k, WarpLane::of(k, lid));
+    for (std::uint32_t k0 = 0; k0 < K; k0 += 16) tile.mma_step(as, K, 0u, Val<u32>(k0), bs, K, 0u, Val<u32>(k0));
+    tile.for_each_value(
+        [&](const Val<u32>& row, const Val<u32>& col, const Val<f32>& v) { store(c, row * N + col, v); });
+  }));
+}
+
+std::vector<double> host_values(std::size_t n, std::uint32_t seed) {
+  std::vector<double> v(n);
+  std::uint32_t s = seed;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = ir::double_of_bits(DType::bf16,
+                           ir::bits_of_double(DType::bf16, (static_cast<double>(s >> 8) / (1 << 24)) * 2 - 1));
+  }
+  return v;
+}
+
+void expect_product(runtime::Backend& be, std::uint32_t K) {
+  constexpr std::uint32_t MT = 2, NT = 4, M = 16 * MT, N = 8 * NT;
+  const auto av = host_values(std::size_t{M} * K, 1), bv = host_values(std::size_t{N} * K, 2);
+  auto a = runtime::make_buffer(be, DType::bf16, av);
+  auto bt = runtime::make_buffer(be, DType::bf16, bv);
+  auto c = be.allocate(DType::f32, std::size_t{M} * N);
+  be.launch(warp_gemm<bf16, MT, NT>(K), runtime::grid_1d(kWarpLanes, kWarpLanes), {a, bt, c});
+  const auto got = runtime::read_buffer(be, *c);
+  for (std::uint32_t m = 0; m < M; ++m) {
+    for (std::uint32_t n = 0; n < N; ++n) {
+      double want = 0;
+      for (std::uint32_t kk = 0; kk < K; ++kk) want += av[m * K + kk] * bv[n * K + kk];
+      ASSERT_NEAR(got[m * N + n], want, 1e-5 * K) << "C[" << m << "][" << n << "] on " << be.name();
+    }
+  }
+}
+
+}  // namespace
+
+TEST(BlocksMmaFragment, WarpTileComputesAGemmOnTheInterpreter) {
+  runtime::Interpreter be;
+  expect_product(be, 16);
+  expect_product(be, 48);
+}
+
+TEST(BlocksMmaFragment, WarpTileComputesAGemmOnOpenCL) {
+  std::unique_ptr<runtime::OpenCLBackend> be;
+  try {
+    be = runtime::OpenCLBackend::create({});
+  } catch (const runtime::BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  expect_product(*be, 32);
+}
+
+TEST(BlocksMmaFragment, WarpTileComputesAGemmOnCuda) {
+  std::unique_ptr<runtime::CudaBackend> be;
+  try {
+    be = runtime::CudaBackend::create({});
+  } catch (const runtime::BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  expect_product(*be, 64);
+}
