@@ -233,20 +233,7 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 6}, {"il", 2}, {"threads", 64}}},
            {"cpg8_og8_g2_4x8_k1x1_planar",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
-            {{"rows", 2}, {"threads", 64}}},
-           // Input tiles side by side (tp): 3 tiles in a pair and a single one, the 3x4 window (Q = 23: a partial
-           // output tile); 5 tiles in one run of 4 and a single one, pad 2, two units interleaved per warp.
-           {"cpg8_g2_6x24_k3x4_pad1x1_planar_r2_tp2",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 24}, .k = {3, 4}, .pad = {1, 1}},
-            {{"rows", 2}, {"tp", 2}}},
-           {"cpg8_og16_g1_5x40_pad2_bias_planar_il2_tp4",
-            {.B = 1, .C = 8, .O = 16, .groups = 1, .size = {5, 40}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
-            {{"rows", 2}, {"il", 2}, {"threads", 64}, {"tp", 4}}},
-           // The weights' copy in the output stage (wy): one warp, 2 rounds of units per band (the second round's
-           // outputs over the first's), a last band past P, bias.
-           {"cpg8_g2_7x24_pad1_bias_planar_r4_w32_wy",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"threads", 32}, {"we", 1}, {"wy", 1}}}}) {
+            {{"rows", 2}, {"threads", 64}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 2);
     s.tests.push_back({name, conv_params(f, c, q)});
@@ -326,22 +313,7 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 4}, {"bw", 1}, {"ya", 1}}},
            {"cpg8_g2_11x24_pad1_pixel_r4_bw2_ya_we",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}},
-           // Row lanes for the stage's copies (rl): 8 rows a round with 128 threads over 16 columns (a partial round of
-           // 4 staged rows, and 12 rows: 8 then 4, with the weights' copy), and one row a round (56 columns, 64
-           // threads: 8 threads idle); the 3x4 window's case again, small enough for PoCL.
-           {"cpg8_g1_9x16_pad1_bias_pixel_r2_bw2_ya_rl",
-            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 2}, {"bw", 2}, {"ya", 1}, {"rl", 1}}},
-           {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_we_rl",
-            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 10}, {"bw", 2}, {"we", 1}, {"rl", 1}}},
-           {"cpg8_g2_6x16_k3x4_pad1x1_pixel_r2_rl",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
-            {{"rows", 2}, {"rl", 1}}},
-           {"cpg8_g1_5x56_pad1_pixel_r2_w64_rl",
-            {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 56}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 2}, {"threads", 64}, {"rl", 1}}}}) {
+            {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});

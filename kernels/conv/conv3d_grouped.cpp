@@ -191,48 +191,6 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(
            f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"we", 0}})});
-  // pipe: the stage in one commit group per round of units that reads new depth slices. 4 slices with 64 threads (2
-  // rounds: slices 0-3, then 4-5), OD = 5 (a last block past OD), P = 7 (a row past P), bias, the output stage (the
-  // second group's wait joins its barrier); 16 output channels per group without the output stage (4 rounds, 4 groups,
-  // each round waiting at its start), weights from global memory.
-  s.tests.push_back(
-      {"cpg8_g1_5x7x8_pad1_bias_planar_ds4_w64_pipe",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}})});
-  s.tests.push_back(
-      {"cpg8_og16_g2_4x5x8_pad1_b2_planar_ds4_w64_os0_pipe",
-       conv_params(f, {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 5, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"os", 0}, {"pipe", 1}})});
-  // Row lanes for the stage's copies (rl): 8 staged rows a round (16 columns, 128 threads; 20 rows: a partial third
-  // round), one row a round (56 columns, 64 threads: 8 idle), and with pipe (each group's slices from its first).
-  s.tests.push_back(
-      {"cpg8_g1_5x7x16_pad1_bias_planar_ds3_w128_rl",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 16}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 3}, {"threads", 128}, {"rl", 1}})});
-  s.tests.push_back(
-      {"cpg8_g1_4x3x56_pad1_planar_ds2_w64_rl",
-       conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 3, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 2}, {"threads", 64}, {"rl", 1}})});
-  s.tests.push_back(
-      {"cpg8_g1_5x7x8_pad1_planar_ds4_w64_pipe_rl",
-       conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}, {"rl", 1}})});
-  // Input tiles side by side (tp): the row's 3 tiles in one run, bias, 2 output depth slices per work-group.
-  s.tests.push_back(
-      {"cpg8_g1_4x5x24_pad1_bias_planar_ds2_tp3",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 2}, {"tp", 3}})});
-  // The weights' copy in the output stage (wy): 2 groups, bias, 2 output depth slices per work-group (4 warps, 2
-  // units: the repeated units write nothing over the weights).
-  s.tests.push_back(
-      {"cpg8_g2_4x5x24_pad1_bias_planar_ds2_wy",
-       conv_params(
-           f,
-           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 2}, {"wy", 1}})});
   // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
   // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
   // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).

@@ -43,7 +43,7 @@ using harness::param;
 using harness::Params;
 
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
-// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0, not rowlocal) read as
+// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as
 // 16-byte chunks (L % 8 == 0) whose window the exchange takes and whose batch V16 indexes in u32,
 // else V = 8 (H200, 2026-12-02: O = 4099 bf16 95.5% of copy against 84.5% for V8; f32 V16 with the
 // exchange 74.7% against 92.9%). Measured on CUDA only: OpenCL, Metal and HIP have no native
@@ -60,10 +60,8 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
                         bounded_param(p, "dilation", 1, kI32, 0, n),
                         param(p, "bias") != 0,
                         bounded_param(p, "V", 1, 64, 8, n),
-                        p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
-                        bounded_param(p, "shfl", 0, 1, 0, n) == 1,
-                        bounded_param(p, "wrows", 0, 1, 0, n) == 1};
-  if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2 && !s.row_local) {
+                        bounded_param(p, "shfl", 0, 1, 0, n) == 1};
+  if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2) {
     DepthwiseConv1dSpec e = s;
     e.outputs_per_thread = 16, e.chunk_shuffle = true;
     s.validate();
@@ -101,16 +99,6 @@ Params default_v(Params p) {
   return p;
 }
 
-Params warp_rows(Params p) {
-  p["wrows"] = 1;
-  return p;
-}
-
-Params row_local(Params p) {
-  p["rowlocal"] = 1;
-  return p;
-}
-
 }  // namespace
 
 void register_depthwise_conv1d(harness::Registry& r) {
@@ -119,8 +107,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "wrows", "minb"};
-  s.option_params = {"V", "rowlocal", "shfl", "wrows", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "shfl", "minb"};
+  s.option_params = {"V", "shfl", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -144,10 +132,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_v16_O43", shape(1, 3, 40, 4, 1, 3, 1, false, 16)},       // L % 16 != 0: 8-wide vectors
       {"k4_pad1_v8_L36", shape(2, 2, 36, 4, 1, 1, 1, false, 8)},         // L % 8 != 0: 4-wide (bf16) vectors
       {"k4_pad3_v8_L35_scalar", shape(1, 3, 35, 4, 1, 3, 1, false, 8)},  // odd L: scalar loads
-      // row-local groups with scalar stores (O % V != 0)
-      {"k4_pad3_v8_O35_rowlocal", row_local(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
-      {"k3_s2_pad0_v8_O31_rowlocal", row_local(shape(1, 4, 64, 3, 2, 0, 1, false, 8))},
-      {"k4_pad3_v8_L35_rowlocal", row_local(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
       {"k4_pad3_v8_O35_minb8", with_minb(shape(2, 3, 32, 4, 1, 3, 1, true, 8), 8)},  // launch_bounds(256, 8)
       // chunk exchange: rows shorter than, as long as and longer than a warp's groups, row-shifted
       // groups, strided and dilated windows, 4-wide vectors, tails, a partial last work-group
@@ -166,11 +150,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_default_L35", default_v(shape(1, 3, 35, 4, 1, 3, 1, false))},
       {"k3_s2_pad2_default_O33", default_v(shape(2, 3, 64, 3, 2, 2, 1, true))},     // strided, row-shifted
       {"k4_dil81_default_O787", default_v(shape(1, 2, 1024, 4, 1, 3, 81, false))},  // too wide for the exchange
-      // warp-aligned rows: rows of fewer and of more groups than a warp, strided, with the exchange
-      {"k4_pad3_v8_O35_wrows", warp_rows(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
-      {"k4_pad3_v8_O259_c5_wrows", warp_rows(shape(2, 5, 256, 4, 1, 3, 1, false, 8))},
-      {"k3_s2_pad0_v8_O31_wrows", warp_rows(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
-      {"k4_pad3_v8_O259_c5_wrows_shfl", warp_rows(chunk_shuffle(shape(2, 5, 256, 4, 1, 3, 1, false, 8)))},
   };
   // The first case per shape takes the kernel's default V (spec_of); the others let one GPU run compare.
   s.bench = {
@@ -181,8 +160,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"B8_C4096_L4096_K4_pad3_v8", shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)},
       {"B8_C4096_L4096_K4_pad3_v4", shape(8, 4096, 4096, 4, 1, 3, 1, false, 4)},
       {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
-      // (V16 without the exchange, capped or not, the row-local variant and warp-aligned rows (wrows)
-      // measured worse, docs/performance.md: dropped.)
+      // (V16 without the exchange, capped or not, measured worse, docs/performance.md: dropped.)
       // chunk exchange (shfl): each chunk loaded once, the overlap from the next lanes (V16: the
       // 16-bit default above; here for f32); stride 2, f32: 98.5% against 89.8% (2026-12-01).
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},

@@ -18,7 +18,6 @@
 #include "depthwise_conv2d_nchw.hpp"
 #include "depthwise_conv2d_nchw_mma.hpp"
 #include "depthwise_conv2d_nchw_smem.hpp"
-#include "depthwise_conv2d_nchw_stream.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -131,9 +130,7 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  for (const auto& [key, what] :
-       {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"},
-        std::pair{"rpo", "odd tap rows into odd row pairs"}, std::pair{"rps", "row-pair stores per task"}}) {
+  for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"}}) {
     if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key + " (" + what +
                                   ") applies to row-pair tiles (mma = 1, rp = 1); drop it");
@@ -166,17 +163,6 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
 // where a plane has more tiles than the work-group has threads).
 bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.smem && !tile.mma && bounded_param(p, "os", 0, 1, 0, "depthwise_conv2d") == 1;
-}
-// Planes side by side per work-group of the staged-plane kernel, one thread per tile of each: "planes" (1-8, default 1;
-// refused without the staged-plane kernel, and by depthwise_conv2d_smem_layout where the planes' threads exceed 256 or
-// their buffers the shared-memory limit).
-std::uint32_t smem_planes(const DepthwiseConv2dTile& tile, const Params& p) {
-  if (p.count("planes") && !tile.smem) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: planes (planes per work-group, side by side) applies to the staged-plane kernel (smem = 1); "
-        "drop planes");
-  }
-  return tile.smem ? bounded_param(p, "planes", 1, 8, 1, "depthwise_conv2d") : 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool rp = mma_row_pairs(sp, tile, p);
@@ -247,59 +233,8 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
     // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
-    // (rpo 1: the odd tap rows into odd output-row pairs, no register moves for their A: the 7x7 default's 54 moves
-    // beside 49 mma gone, 9 more mma; odd windows only. Off; step 34.)
-    o.odd_pairs = bounded_param(p, "rpo", 0, 1, 0, "depthwise_conv2d") == 1;
-    if (o.odd_pairs && sp.ksize[0] % 2 == 0) {
-      throw std::invalid_argument(
-          "depthwise_conv2d: rpo (odd tap rows into odd output-row pairs) needs an odd window height, not " +
-          std::to_string(sp.ksize[0]) + ": drop rpo");
-    }
-    // (rps 1: each task's store bounds and first output address once, the band's stores at constant offsets from it:
-    // 7x7 bf16 680 SASS instructions against 824, 3x3 568 against 656 and 40 registers against 48, yet slower,
-    // 2026-12-06 thirty-seventh session: H200 7x7 bf16 0.0444-0.0447 ms against 0.0437-0.0441, 3x3 0.0452 against
-    // 0.0418; H100 7x7 0.0601 against 0.0593. Off; step 38.)
-    o.task_stores = bounded_param(p, "rps", 0, 1, 0, "depthwise_conv2d") == 1;
-  }
-  // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
-  // after it too, one bulk L2 prefetch per round. H200 7x7 bf16, 2026-12-05: pf 2 0.0442 ms, pf 3 0.0469, against
-  // 0.0436 without: slower, docs/performance.md step 26.)
-  o.prefetch = bounded_param(p, "pf", 0, 8, 0, "depthwise_conv2d");
-  if (o.prefetch == 1 || (o.prefetch > 1 && (!o.async || o.images <= o.prefetch))) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: pf (L2 prefetch of the plane pf images ahead) needs async = 1 and "
-        "2 <= pf < imgs (the next plane is copied already); has pf " +
-        std::to_string(o.prefetch) + ", imgs " + std::to_string(o.images) + (o.async ? "" : ", async 0"));
   }
   return o;
-}
-
-// stream = 1: the shared-ring kernel (depthwise_conv2d_nchw_stream.hpp) with VW (columns per thread), NP, NQ, PB and
-// ahead (absent keys: DepthwiseNchwStream's defaults); the other kernels' keys are refused.
-bool streams(const Params& p) {
-  if (bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d") == 1) return true;
-  for (const char* key : {"NP", "NQ", "PB"}) {
-    if (p.count(key)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
-                                  " applies to the stream kernel: set stream = 1 (or drop it)");
-    }
-  }
-  return false;
-}
-DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq",
-                          "rpo", "rps", "pf", "planes"}) {
-    if (p.count(key)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
-                                  " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
-    }
-  }
-  const DepthwiseNchwStream d;
-  auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
-    return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d");
-  };
-  return {get("VW", 1, 16, d.V), get("NP", 1, 64, d.NP), get("NQ", 1, 64, d.NQ), get("PB", 1, 16, d.PB),
-          get("ahead", 1, 8, d.ahead)};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -324,25 +259,17 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
-  s.spec_params.emplace_back("planes");   // smem: planes side by side per work-group (one thread per tile of each)
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
   s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
   s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
-  s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
-  s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
-  s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
-  s.spec_params.emplace_back("rpo");     // tensor cores with rp: 1 = odd tap rows into odd output-row pairs (odd kh)
-  s.spec_params.emplace_back("rps");     // tensor cores with rp: 1 = store bounds and address once per task
-  s.spec_params.emplace_back("pf");      // tensor cores with async: L2 prefetch of the plane pf images ahead (0: none)
-  s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
-  s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
-  s.spec_params.emplace_back("NP");      // stream: planes per work-group
-  s.spec_params.emplace_back("NQ");      // stream: column groups per work-group
-  s.spec_params.emplace_back("PB");      // stream: output rows per work-group
+  s.spec_params.emplace_back("mw");    // tensor cores: warps per work-group (default: the fewest for the least tiles)
+  s.spec_params.emplace_back("rp");    // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
+  s.spec_params.emplace_back("il");    // tensor cores with rp: pairs whose mma chains run side by side
+  s.spec_params.emplace_back("lq");    // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
+  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -495,39 +422,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     s.tests.push_back({name, p});
   }
-  // Planes side by side per work-group (planes): a channel's images in pairs with the last past the batch (B = 3),
-  // tiles not a multiple of 32 (26 per plane: a plane's threads end inside a warp) with bias and launch bounds; partial
-  // tiles both ways with three images per work-group (one past B); the output stage through each plane's buffer.
-  for (const auto& [name, c, vh, vw, np, os, minb] :
-       std::vector<std::tuple<std::string, ConvCase, int, int, int, int, int>>{
-           {"c5_13x16_7x7_pad3_bias_b3_smem_planes2_minb2_t1x8",
-            {.B = 3, .C = 5, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            1,
-            8,
-            2,
-            0,
-            2},
-           {"c3_11x30_5x5_pad2_b2_smem_planes3_t2x8",
-            {.B = 2, .C = 3, .size = {11, 30}, .k = {5, 5}, .pad = {2, 2}},
-            2,
-            8,
-            3,
-            0,
-            0},
-           {"c2_14x28_7x7_pad3_bias_b3_smem_os_planes2_t7x7",
-            {.B = 3, .C = 2, .size = {14, 28}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            7,
-            7,
-            2,
-            1,
-            0}}) {
-    auto p = with_tile(conv_params(f, c), vh, vw);
-    p["smem"] = 1;
-    p["planes"] = np;
-    if (os) p["os"] = 1;
-    if (minb) p["minb"] = minb;
-    s.tests.push_back({name, p});
-  }
   // The staged plane with halo columns by shuffle: rows of 2 to 7 tiles (warps span rows), two
   // rounds of tiles (392 tiles of 1x8; the second partial), bias, a 5x5 window, several planes,
   // and with asynchronous copies of several images.
@@ -661,90 +555,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
             {{"imgs", 1}, {"lq", 0}}},
            {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
             {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}}},
-           // the odd tap rows into odd output-row pairs (rpo): 7x7 with bias, one image; the tuned schedule (3 pairs
-           // side by side); one warp with several bands and 3 pairs side by side, 3x3; every row's A, 5x5; the output
-           // stage; 1x1 (no odd tap row)
-           {"c2_13x16_7x7_pad3_bias_rp_rpo",
-            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"rpo", 1}}},
-           {"c2_19x24_7x7_pad3_bias_b9_rp_tuned_rpo",
-            {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"rpo", 1}}},
-           {"c3_23x16_3x3_pad1_b2_rp_mw1_il3_rpo",
-            {.B = 2, .C = 3, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}},
-            {{"mw", 1}, {"il", 3}, {"rpo", 1}}},
-           {"c2_11x16_5x5_pad2_bias_b2_rp_lq2_rpo",
-            {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}, {"rpo", 1}}},
-           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rpo",
-            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rpo", 1}}},
-           {"1x1_batch2_rp_rpo", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}, {{"imgs", 1}, {"rpo", 1}}},
-           // L2 prefetch of the plane pf images ahead: the tuned schedule (8 images, a group of 1 past them) and 3
-           // images per group with a partial last group
-           {"c2_13x16_7x7_pad3_bias_b9_rp_pf3",
-            {.B = 9, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"pf", 3}}},
-           {"c3_9x20_3x3_pad1_b7_rp_async_imgs3_pf2",
-            {.B = 7, .C = 3, .size = {9, 20}, .k = {3, 3}, .pad = {1, 1}},
-            {{"async", 1}, {"imgs", 3}, {"pf", 2}}},
-           // stores per task (rps): bands that end at P (no row bound: 16 rows in 4 bands of 2 pairs) with Q even and
-           // odd, the tuned schedule and the output stage; odd P (a row bound per store), odd Q with a second strip
-           {"c2_16x24_7x7_pad3_bias_b3_rp_rps_rows_in",
-            {.B = 3, .C = 2, .size = {16, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"rps", 1}}},
-           {"c3_16x17_3x3_pad1_b2_rp_rps_rows_in_qodd",
-            {.B = 2, .C = 3, .size = {16, 17}, .k = {3, 3}, .pad = {1, 1}},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_16x24_3x3_pad1_bias_b5_rp_os_rps_rows_in",
-            {.B = 5, .C = 2, .size = {16, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rps", 1}}},
-           {"c2_13x16_7x7_pad3_bias_rp_rps",
-            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_9x17_5x4_pad2_rp_rps", {.B = 2, .C = 2, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"rps", 1}}},
-           {"c3_21x72_3x3_pad1_rp_rps",
-            {.B = 1, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rps",
-            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rps", 1}}}}) {
+            {{"lq", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
-    s.tests.push_back({name, p});
-  }
-  // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
-  // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
-  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 5>>>{
-           {"stream_c3_7x16_3x3_pad1_bias_b3",
-            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {8, 4, 2, 4, 2}},
-           {"stream_c2_11x24_3x3_pad1_strip_tail",
-            {.B = 2, .C = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {4, 3, 4, 3, 1}},
-           {"stream_c2_16x32_3x5_s2_p1x2",
-            {.B = 2, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
-            {4, 2, 2, 3, 2}},
-           {"stream_d2x3_p2x3_b2",
-            {.B = 2, .C = 3, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true},
-            {8, 2, 3, 5, 3}},
-           {"stream_c2_13x16_7x7_pad3_bias",
-            {.B = 1, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {8, 2, 2, 4, 2}},
-           {"stream_c5_9x16_3x3_pad1_pb1",
-            {.B = 1, .C = 5, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}},
-            {2, 8, 4, 1, 1}},
-           {"stream_c3_8x10_3x2_pad1_vw1",
-            {.B = 2, .C = 3, .size = {8, 10}, .k = {3, 2}, .pad = {1, 1}},
-            {1, 4, 6, 4, 2}},
-           {"stream_c4_6x8_1x1", {.B = 2, .C = 4, .size = {6, 8}, .k = {1, 1}}, {4, 4, 2, 6, 1}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    for (std::size_t i = 0; i < tl.size(); ++i)
-      p[std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});
   }
   // The staged-plane kernel with asynchronous copies (every dtype): one image per group, several
@@ -956,21 +771,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_lq" + std::to_string(lq), q});
     }
   }
-  // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
-  // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
-  // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
-  for (const auto& [c, shape, tl] : std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{
-           {b3, "3x3", {8, 4, 7, 8, 3}}, {b3, "3x3", {4, 4, 14, 8, 3}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    std::string name = "N32_C384_56x56_" + shape + "_stream";
-    for (std::size_t i = 0; i < tl.size(); ++i) {
-      const char* key = std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i];
-      p[key] = tl[i];
-      name += std::string("_") + key + std::to_string(tl[i]);
-    }
-    s.bench.push_back({name, p});
-  }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
            {b3, "3x3", 1}, {b3, "3x3", 2}, {b3, "3x3", 4}, {b7, "7x7", 2}}) {
@@ -1050,26 +850,12 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    if (streams(p)) {
-      const DepthwiseNchwStream st = stream_of(p);
-      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
-        using T = typename decltype(tag)::type;
-        apply_launch_bounds(k, p, depthwise_nchw_stream_layout(sp, st, sizeof(T)).G, true);
-        depthwise_conv2d_nchw_stream<T>(k, sp, st);
-      });
-    }
     const auto tile = tile_of(t, sp, p);
     (void)plane_async(sp, tile, p);    // refuses async without the tensor-core or staged-plane kernel
     (void)mma_warps(tile, p);          // refuses mw without the tensor-core kernel
     (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
     (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
     (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
-    (void)smem_planes(tile, p);        // refuses planes without the staged-plane kernel
-    if (p.count("pf") && !tile.mma && !(p.count("mma") && param(p, "mma") == 1)) {
-      throw std::invalid_argument(
-          "depthwise_conv2d: pf (L2 prefetch of planes ahead) applies to the tensor-core kernel with async (mma = 1, "
-          "f16/bf16); drop pf");
-    }
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
@@ -1091,12 +877,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       // (shuffles and mma need declared bounds; minb of the staged-plane kernel counts its own work-groups)
       const std::uint32_t bounds_group =
-          tile.smem && p.count("minb") ? depthwise_conv2d_smem_layout(sp, tile, sizeof(T), smem_planes(tile, p)).group
-                                       : 256u;
+          tile.smem && p.count("minb") ? depthwise_conv2d_smem_layout(sp, tile, sizeof(T)).group : 256u;
       apply_launch_bounds(k, p, bounds_group, tile.may_shuffle() || tile.mma);
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                      smem_output_stage(tile, p), smem_planes(tile, p));
+                                      smem_output_stage(tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }
@@ -1104,13 +889,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
-    if (streams(p)) {
-      const DepthwiseNchwStream st = stream_of(p);
-      const auto es = static_cast<std::uint32_t>(dtype_size(t));
-      const std::uint32_t G = depthwise_nchw_stream_layout(sp, st, es).G;
-      return runtime::grid_1d(depthwise_nchw_stream_groups(sp, st, es, static_cast<std::uint64_t>(param(p, "B"))) * G,
-                              G);
-    }
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
@@ -1122,10 +900,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
           group);
     }
     if (tile.smem) {
-      const std::uint32_t np = smem_planes(tile, p);
-      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t), np).group;
+      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
       return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
-                                                           mma_images(sp, tile, p), plane_async(sp, tile, p), np) *
+                                                           mma_images(sp, tile, p), plane_async(sp, tile, p)) *
                                   group,
                               group);
     }

@@ -84,7 +84,7 @@ struct DepthwiseNhwcTiling {
   std::uint32_t ahead = 0;
 };
 // The register kernel's default tiling (the library's default is the stream kernel where it applies,
-// depthwise_conv2d_nhwc_stream.hpp; this one runs for an odd C or stream = 0). Narrow windows: V = 4
+// depthwise_conv2d_nhwc_stream.hpp; this one runs for an odd C or a case naming its tiling). Narrow windows: V = 4
 // columns x VC = 2 channels x VH = 8 rows per thread, each input row loaded two rows before its arithmetic (3x3 on the
 // H200, 2026-12-02 eighth session: bf16 0.0456 ms, 79% of copy, f32 85%, against 64% and 83% for the earlier V2 VC2 VH4
 // preloaded, issue-bound in 16-bit at 33 PTX instructions per output; the tall tile needs 23, and with rows one ahead

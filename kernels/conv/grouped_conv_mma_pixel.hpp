@@ -190,19 +190,18 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 
 // The pixel-stage kernel's options (the registry's keys): output rows per band, threads per work-group, bands per
 // work-group (bw), the output stage (os), the weights' copy (early_weights, "we"), skipping a band past the last
-// output row (skip_past, "skip"), the output stage in the band's buffer (ya) and row lanes for the stage's copies
-// (row_lanes, "rl").
+// output row (skip_past, "skip") and the output stage in the band's buffer (ya).
 struct PixelMmaOptions {
   std::uint32_t rows = 8;
   std::uint32_t threads = kStagedMmaGroup;
   std::uint32_t bw = 1;
-  bool os = true, early_weights = false, skip_past = true, ya = false, row_lanes = false;
+  bool os = true, early_weights = false, skip_past = true, ya = false;
 };
 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const PixelMmaOptions& o) {
   const std::uint32_t rows = o.rows, threads = o.threads, bw = o.bw;
-  const bool os = o.os, early_weights = o.early_weights, skip_past = o.skip_past, ya = o.ya, row_lanes = o.row_lanes;
+  const bool os = o.os, early_weights = o.early_weights, skip_past = o.skip_past, ya = o.ya;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
   const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights, ya);
@@ -249,8 +248,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const Pixe
   const auto issue_band = [&](std::uint32_t bi) {
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
-    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS, 0, row_lanes}, row0, od, x_group, live,
-                           lid, NG, bt);
+    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
     if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, KH * KW, lid, NG);  // with band 0's rows
     async_commit(k);
   };

@@ -169,37 +169,6 @@ inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, co
                                                    .empty();
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
 }
-// Whether the planar kernel splits its stage into one commit group per round of units that reads new depth slices
-// ("pipe", 0 or 1, default 0), so that a round's products begin when its own slices have arrived, the later rounds'
-// still in flight; 3-D, one band per work-group (bw 1), several rounds over different slices. (3x3x3 g8 N4 16x56x56
-// bf16 on an H100, 2026-12-06 forty-first session, step 44: 8 slices with 128 threads 0.0344 ms against 0.0352
-// without, with 64 threads 0.0370 against 0.0402; the single-round default, which it cannot split, 0.0341.)
-inline bool grouped_conv_planar_pipe_of(const harness::Params& p) {
-  return bounded_param(p, "pipe", 0, 1, 0, "grouped convolution tile") == 1;
-}
-// How the planar and pixel-stage kernels spread their stage's copies over the threads ("rl", 0 or 1, default 0):
-// 1 keeps each thread on one channel and 16-byte column of the staged rows across its copies (row lanes: bases once,
-// no divisions per copy; copy_planar_band_async), 0 decomposes every copy's flat index. (H100, 2026-12-06 forty-first
-// session, step 45: 3x3x3 g8 bf16 12% fewer instructions, 0.0342 ms with minb 6 against 0.0344; 3x3 g32 bf16 0.0437
-// against 0.0422: default 0.)
-inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
-  return bounded_param(p, "rl", 0, 1, 0, "grouped convolution tile") == 1;
-}
-// Input tiles (8 columns each) whose load_matrix_trans and mma chains a unit of the planar kernel emits side by side:
-// "tp", 1-4, default 1 (KW x tp independent accumulator chains where 1 has KW; more live accumulators). (3x3x3 g8 N4
-// 16x56x56 on an H100, 2026-12-06 forty-second session, step 46: bf16 tp 2 0.0340-0.0342 ms against 0.0342, tp 3
-// 0.0351; ptxas already overlaps the default's tiles.)
-inline std::uint32_t grouped_conv_planar_tiles_together_of(const harness::Params& p) {
-  return bounded_param(p, "tp", 1, 4, 1, "grouped convolution tile");
-}
-// Whether the planar kernel's weights' copy (we) lies at the start of its output stage ("wy", 0 or 1, default 0), with
-// a barrier once every lane has read its weights: less shared memory per work-group (3x3x3 g8, 4 output slices, 128
-// threads: 30336 bytes against 33792, so 7 work-groups per SM fit where 6 did). (H100, 2026-12-06 forty-second session,
-// step 47: bf16 0.0348 ms with minb 7, 7 per SM, against 0.0346; minb 7 alone 0.0358: the register cap costs what the
-// seventh work-group gives.)
-inline bool grouped_conv_planar_weights_in_ys_of(const harness::Params& p) {
-  return bounded_param(p, "wy", 0, 1, 0, "grouped convolution tile") == 1;
-}
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
   return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
@@ -364,9 +333,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key :
-       {"OC", "VH",   "VW", "mma", "rows", "mmatx", "stage", "threads", "sv",  "lm",   "hb", "sp", "ds",
-        "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp", "wy"})
+  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
+                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
     s.spec_params.emplace_back(key);
   for (const auto& tc : tiled_tests)
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
@@ -391,32 +359,18 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                     key);
       }
     }
-    // The planar kernel's own keys, named for another kernel.
-    for (const auto& [key, what] :
-         std::vector<std::pair<const char*, const char*>>{{"msm", "shared memory allowed, KB"},
-                                                          {"pipe", "a commit group per round of units"},
-                                                          {"tp", "input tiles side by side"},
-                                                          {"wy", "the weights' copy in the output stage"}}) {
-      if (p.count(key) && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
-        throw std::invalid_argument(sp.name + ": " + key + " (" + what +
-                                    ") applies to the planar tensor-core kernel only (stage = 2), not to this case's "
-                                    "kernel; remove " +
-                                    key + " or name stage = 2");
-      }
-    }
-    if (p.count("rl") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p) &&
-        !grouped_conv_uses_pixel(sp, t, p)) {
+    // The planar kernel's own key, named for another kernel.
+    if (p.count("msm") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
       throw std::invalid_argument(sp.name +
-                                  ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
-                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
+                                  ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
+                                  "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
     }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       const std::uint32_t slots = grouped_conv_planar_slots_of(p);
       const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p),
-                                   grouped_conv_planar_weights_in_ys_of(p));
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
@@ -430,11 +384,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                       .il = grouped_conv_planar_interleave_of(p),
                                       .os = grouped_conv_output_stage_of(p),
                                       .early_weights = we,
-                                      .smem_limit = grouped_conv_planar_smem_of(p),
-                                      .pipe = grouped_conv_planar_pipe_of(p),
-                                      .row_lanes = grouped_conv_row_lanes_of(p),
-                                      .tp = grouped_conv_planar_tiles_together_of(p),
-                                      .wy = grouped_conv_planar_weights_in_ys_of(p)});
+                                      .smem_limit = grouped_conv_planar_smem_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -456,8 +406,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                      .os = os,
                                      .early_weights = we,
                                      .skip_past = grouped_conv_pixel_skip_past_of(p),
-                                     .ya = ya,
-                                     .row_lanes = grouped_conv_row_lanes_of(p)});
+                                     .ya = ya});
         }
         apply_launch_bounds(k, p, threads, true);
       });
