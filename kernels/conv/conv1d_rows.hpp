@@ -188,11 +188,10 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     base_max = q_max;
   }
 
-  // Two code shapes, chosen by what the H200 measured (2026-12-02, K4 pad 3, O = 4099): for 16-bit
-  // types the weights in one vector load, the chunk-offset body chosen by halving and the
-  // full/partial stores as if/else (V16 with the exchange 95.5% of copy bf16, V8 84.5%, against
-  // 84.3% and 81.9% in the linear shape); for f32 the linear shape — K scalar weight loads, one test
-  // per chunk offset, two ifs — (V8 98.3% against 92.9%).
+  // Two code shapes, per element size (docs/performance.md s8): for 16-bit types the weights in one vector load, the
+  // chunk-offset body chosen by halving and the full/partial stores as if/else, fewer instructions where the 16-bit
+  // kernel is issue-bound; for f32 the linear shape — K scalar weight loads, one test per chunk offset, two ifs —,
+  // which measured faster there.
   const bool lean = sizeof(T) == 2;
   // The row's weights: one vector load where the K taps make a 4-, 8- or 16-byte vector (c*K is a
   // multiple of K), else K scalar loads.

@@ -45,8 +45,8 @@ using harness::Params;
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
 // the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as
 // 16-byte chunks (L % 8 == 0) whose window the exchange takes and whose batch V16 indexes in u32,
-// else V = 8 (H200, 2026-12-02: O = 4099 bf16 95.5% of copy against 84.5% for V8; f32 V16 with the
-// exchange 74.7% against 92.9%). Measured on CUDA only: OpenCL, Metal and HIP have no native
+// else V = 8 (docs/performance.md s8: each chunk loaded once lifts 16-bit rows of row-shifted groups; f32 loses with
+// the exchange). Measured on CUDA only: OpenCL, Metal and HIP have no native
 // shuffle (legalise exchanges through local memory with barriers); name V = 8 there if it is
 // slower.
 DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
@@ -155,14 +155,12 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.bench = {
       {"B8_C4096_L4096_K4_pad3", default_v(shape(8, 4096, 4096, 4, 1, 3, 1, false))},
       {"B4_C512_L65536_K3_s2", default_v(shape(4, 512, 65536, 3, 2, 1, 1, false))},
-      // V8 (the default before 2026-12-02 and the f32 default): 84.5% bf16 against 95.5% for V16 with
-      // the exchange (H200, same call)
+      // V8 (the f32 default; slower than V16 with the exchange in 16-bit, s8)
       {"B8_C4096_L4096_K4_pad3_v8", shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)},
       {"B8_C4096_L4096_K4_pad3_v4", shape(8, 4096, 4096, 4, 1, 3, 1, false, 4)},
       {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
-      // (V16 without the exchange, capped or not, measured worse, docs/performance.md: dropped.)
       // chunk exchange (shfl): each chunk loaded once, the overlap from the next lanes (V16: the
-      // 16-bit default above; here for f32); stride 2, f32: 98.5% against 89.8% (2026-12-01).
+      // 16-bit default above; here for f32; s5).
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
   };
@@ -170,8 +168,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
     const auto sp = spec_of(p, t);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     // Default register cap for 16-bit types: 8 work-groups of 256 per SM (32 registers, no spills for
-    // V <= 8): the O % V != 0 case ran at 72% of copy bandwidth uncapped (40 registers), 83% capped
-    // (H200, bf16 and f16); f32 ran at 99% uncapped and 88% capped, so f32 stays uncapped.
+    // V <= 8): the O % V != 0 case runs faster capped in 16-bit and slower in f32, so f32 stays uncapped
+    // (docs/performance.md s3).
     Params q = p;
     if (!q.count("minb") && t != DType::f32 && sp.outputs_per_thread <= 8) q["minb"] = 8;
     return trace_typed(t, "depthwise_conv1d", q, [&](auto tag, KernelBuilder& k) {

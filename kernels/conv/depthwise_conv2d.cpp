@@ -40,8 +40,8 @@ using harness::param;
 using harness::Params;
 
 // Absent VH/VW/preload take depthwise_conv2d_default_tile; absent mma: tensor cores for 16-bit
-// windows of 5 or more rows, and for f16 any window, where they apply (7x7 bf16 on the H200, 2026-12-01 fourth
-// session: 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: see mma_default below).
+// windows of 5 or more rows, and for f16 any window, where they apply (docs/performance.md s6; 3x3: see mma_default
+// below).
 DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   DepthwiseConv2dTile d =
@@ -59,10 +59,9 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
   const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
   if (smem && shfl != Shuffle::On) shfl = Shuffle::Off;  // (shfl = 1: halos by shuffle from the staged rows)
-  // (Every window where row-pair tiles apply, since 2026-12-03 sixteenth session: 3x3 N32 C384 56x56 on the H200
-  // bf16 84.4% of copy against 78.4% for the 2x8 tile, f16 84.9% against 76.3% for the 16x8 tensor-core tiles; 7x7
-  // 75.4% against 54.6%. Before: windows of 5 or more rows, and f16 any window: 3x3 f16 76.4% against 73.0% for the
-  // 2x8 tile, bf16 76.7% against 78.1%.)
+  // (Every window where row-pair tiles apply: they load each input row once per band and beat the 2x8 tile and the
+  // 16x8 tensor-core tiles for 3x3 and 7x7 alike, docs/performance.md s18; elsewhere windows of 5 or more rows, and
+  // f16 any window, s6 and s17.)
   const bool mma_default = !tiled && dtype_size(t) == 2 &&
                            (depthwise_conv2d_mma_refusal(sp, 2, true).empty() ||
                             ((sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, 2).empty()));
@@ -81,15 +80,14 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
 
 // The tensor-core kernel's schedule where the case names none of imgs, async and mw: 4 warps per
 // work-group (7 rounds of mma chains for a 56x56 plane), A fragments by load_matrix (lm) and, where rows
-// admit vector copies, 4 images' planes through two buffers by asynchronous copies (H200, 2026-12-02 tenth
-// session, 7x7 N32 C384 56x56 bf16: 55.0% of copy bandwidth; 48.7% without lm; 35.8% for the former
-// schedule, 7 warps and one synchronous plane).
+// admit vector copies, 4 images' planes through two buffers by asynchronous copies, so that the next plane's copy
+// overlaps this one's products (docs/performance.md s12).
 bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.mma && !p.count("imgs") && !p.count("async") && !p.count("mw");
 }
 // A fragments by load_matrix in the tensor-core kernel: "lm" (0 or 1; default 1 in the tuned schedule, mma_tuned, else
-// 0: 7x7 bf16 55.0% of copy against 49.0%, H200 2026-12-02 tenth session). Refused unless the case asks for
-// tensor cores (ignored for f32 with mma = 1, like async).
+// 0: one load_matrix in place of four shared loads per fragment, docs/performance.md s12). Refused unless the case
+// asks for tensor cores (ignored for f32 with mma = 1, like async).
 bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("lm") && !tile.mma && !mma_asked) {
@@ -116,11 +114,10 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
 // pairs whose mma chains run side by side (default 3, before lq 1 2 for windows under 5 rows; at most the pairs of a
 // band). rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane
-// does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
-// against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
-// images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
-// = 1, like lm); il refused without rp. "lq" (0, 1 or 2, default 1): how the rows are loaded (RowPairLoads: pairs,
-// pairs in A's register order, every row's A), refused without rp.
+// does not fit: each layout row loaded once per band, not kh times (docs/performance.md s18; il 3: s19, s20). Refused
+// unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm); il refused without rp. "lq" (0, 1 or
+// 2, default 1): how the rows are loaded (RowPairLoads: pairs, pairs in A's register order, every row's A), refused
+// without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -140,14 +137,10 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
 }
 // The tensor-core kernel's outputs through shared memory, leaving each plane as 16-byte vectors: "os" (0 or 1, default
 // 1 for 16 x 8 tiles of windows of fewer than 5 rows, else 0; applies where P * Q % 8 == 0 and the plane and its
-// outputs fit shared memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against
-// 0.0677 without (the fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers
-// against 78: fewer work-groups per SM). Row pairs store whole 128-byte rows (7x7 with os: 0.0553 ms against 0.0478).
-// Since 2026-12-04 (twenty-second session; shared memory addressed in 32 bits) row pairs of windows of 5 or more rows
-// take os = 1 by default, with launch bounds for 6 work-groups per SM (the launch bounds in s.build): 7x7 bf16
-// 0.0435-0.0438 ms against 0.0448-0.0451 with os = 0 (f16 0.0435 against 0.0449; os = 1 uncapped, 64 registers:
-// 0.0528). (3x3 row pairs stay at os = 0: 0.0420-0.0423 with it against 0.0415-0.0418.) Refused unless the case asks
-// for tensor cores (ignored for f32 with mma = 1, like lm).
+// outputs fit shared memory): the 16 x 8 tiles' 4-byte pair stores write half sectors (docs/performance.md s17), while
+// row pairs store whole 128-byte rows. Row pairs of windows of 5 or more rows take os = 1 too, with launch bounds for
+// 6 work-groups per SM (the launch bounds in s.build; s24); 3x3 row pairs stay at os = 0 (s24). Refused unless the
+// case asks for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("os") && !tile.mma && !mma_asked && !tile.smem) {
@@ -172,9 +165,8 @@ bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const 
 
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
 // (default 1; in the tensor-core kernel's tuned schedule (mma_tuned_async) 4, and with row pairs 2 for windows under 5
-// rows, else 8: H200 2026-12-03 sixteenth session, N32 C384 56x56 bf16, 3x3 85.3% of copy with 2 against 84.1% with 4
-// and 81.3% with 8, 7x7 77.1% with 8 against 75.4% with 4 and 70.2% with 2; without async, 2, 4 and 8 measured 1.6-6x
-// slower on the H200, 2026-12-01 fourth session), at most the batch.
+// rows, else 8, each the fastest measured, docs/performance.md s12 and s18; without async several images per
+// work-group only serialise their planes), at most the batch.
 std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   std::uint32_t dflt = 1;
   if (mma_tuned_async(sp, tile, p)) dflt = !mma_row_pairs(sp, tile, p) ? 4 : sp.ksize[0] < 5 ? 2 : 8;
@@ -225,13 +217,12 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   }
   if (o.rp) {
     const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
-    // (3: for windows of 5 or more rows 68 registers against 62, faster in four H200 calls, see mma_row_pairs; under 5
-    // rows 2 until lq 1, H200 2026-12-04 eighteenth session: 3x3 bf16 il 3 0.0419 ms against 0.0425 with il 2)
+    // (3: three independent mma chains hide the tensor pipe's latency at a few registers more, docs/performance.md
+    // s19/s20)
     const std::uint32_t il = 3;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
-    // (1: the rows' matrices in A's register order, H200 2026-12-04 eighteenth session, bf16 N32 C384 56x56: 7x7
-    // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
-    // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
+    // (1: the rows' matrices in A's register order, so that half the mma take a load's registers as they are, without
+    // register moves; docs/performance.md s20)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
   }
   return o;
@@ -389,7 +380,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // a stride with 7x8 tiles, and five images three per work-group through two buffers (a buffer reused: its border
   // restored; the last work-group with one image past the batch); two buffers whose plane (25 rows of 26 elements:
   // 4-byte copies) ends off a 16-byte boundary while the stage leaves in 16-byte rows (the second buffer 16-byte
-  // aligned: plane_buffer_stride; the random sweep's draw that found it misaligned, 2026-12-06).
+  // aligned: plane_buffer_stride; a shape the random sweep found misaligned, docs/performance.md s38).
   for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
            {"c2_13x19_7x7_pad3_bias_smem_os_t7x7",
             {.B = 2, .C = 2, .size = {13, 19}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
@@ -616,9 +607,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["async"] = 1;
     s.tests.push_back({name, p});
   }
-  // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
-  // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
-  // 16x8, 8x4, 2x4, 2x16, 4x16, 1x16, register caps, preloading 7x7 rows.)
+  // Bench: the first case per shape is the default; the variants let one GPU run compare (docs/performance.md
+  // s2-s4).
   auto variant = [&](const ConvCase& c, const std::string& shape, int vh, int vw, int preload) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["preload"] = preload;
@@ -627,10 +617,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
                            (preload ? "_pre" : "_nopre"),
                        p});
   };
-  variant(b3, "3x3", 1, 8, 0);  // the default before 2026-12-01 (second session)
-  variant(b3, "3x3", 2, 8, 1);  // the bf16 default tile (f16's before 2026-12-03 fifteenth session: tensor cores now)
-  // Halo by shuffle (the f32 default is 1x8 with it). (16-column tiles, with or without the
-  // exchange, and register caps on 2x8 with it measured worse, 2026-12-01 third session: dropped.)
+  variant(b3, "3x3", 1, 8, 0);
+  variant(b3, "3x3", 2, 8, 1);  // the tiled kernel's 16-bit tile (the 16-bit default is the tensor-core kernel, s18)
+  // Halo by shuffle (the f32 default is 1x8 with it, s5).
   for (const int vh : {1, 2}) {
     auto p = with_tile(conv_params(f, b3), vh, 8);
     p["shfl"] = 1;
@@ -639,7 +628,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
-  // Column-group probe (2026-12-04 twentieth session): 64-column planes fill the row-pair tiles' 8 column groups, where
+  // Column-group probe (docs/performance.md s22): 64-column planes fill the row-pair tiles' 8 column groups, where
   // 56 columns leave the 8th computed and thrown away; the same mma count for 14% more bytes says whether the tensor
   // pipe or the bytes set the 7x7's time.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
@@ -647,8 +636,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     w.size = {56, 64};
     s.bench.push_back({"N32_C384_56x64_" + shape, conv_params(f, w)});
   }
-  // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes. H200, 2026-12-03: bf16
-  // ~1.3 us per image (87% of the copy ceiling) over a ~5 us intercept.
+  // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes, the time per image against
+  // the intercept.
   for (const int n : {28, 36}) {
     ConvCase c = b3;
     c.B = n;
@@ -661,22 +650,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["mma"] = 1;
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
-    // The planes copied asynchronously (one buffer; 2, 4 and 8 images through two buffers measured
-    // no better, H200 2026-12-01 fifth session: dropped).
+    // The planes copied asynchronously (one buffer).
     p["async"] = 1;
     p["imgs"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
     // The tuned schedule (mma_tuned: 4 warps, load_matrix, 4 images through two buffers), the 7x7 default.
-    if (shape == "3x3") {  // (16 x 8 tiles: the default before 2026-12-03 sixteenth session, row pairs now)
+    if (shape == "3x3") {  // (16 x 8 tiles; the default is row pairs, s18)
       auto q = conv_params(f, c);
       q["mma"] = 1;
       q["rp"] = 0;
       s.bench.push_back({"N32_C384_56x56_3x3_mma", q});
     }
     // (Naming mw, async or imgs leaves lm at 0: {4, 4} is the tuned schedule without load_matrix; {0, 0}: 7 warps, one
-    // synchronous plane, the default before this session.)
+    // synchronous plane, the schedule before s12.)
     for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
@@ -689,9 +677,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
   }
   // The tuned 7x7 schedule with every tile's load_matrix of a tap row first, and with registers capped for 8
-  // work-groups per SM (64 registers against 76; ncu found it bound by shared-memory latency at 24 warps per SM). H200,
-  // 2026-12-03 twelfth session, bf16: 0.0659 and 0.0725 ms against 0.0658. (Dropped after those runs: minb 7 for the
-  // 7x7, 0.0824; the 3x3 default with minb 5, bf16 73.5% and f16 70.8% of copy against 78.2% and 72.8%.)
+  // work-groups per SM (64 registers against 76): neither faster (docs/performance.md s14).
   {
     auto q = conv_params(f, b7);
     q["mma"] = 1;
@@ -702,8 +688,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 8;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_minb8", q});
   }
-  // The tuned tensor-core schedule with its outputs stored directly from the fragments (os = 0: the 7x7 default; for
-  // 3x3, the schedule before 2026-12-03 fifteenth session), 7x7 and 3x3.
+  // The tuned tensor-core schedule of 16 x 8 tiles with its outputs stored directly from the fragments (os = 0; s17),
+  // 7x7 and 3x3.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     auto q = conv_params(f, c);
     q["mma"] = 1;
@@ -721,10 +707,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 6;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_os1_minb6", q});
   }
-  // Row-pair tiles (rp; the default since 2026-12-03 sixteenth session) in the tuned schedule: 2 rows x 64 columns per
+  // Row-pair tiles (rp; the 16-bit default, s18) in the tuned schedule: 2 rows x 64 columns per
   // mma, each layout row loaded once per band (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 /
   // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 / 16 images per work-group (also with il 3), with the output stage
-  // (os 1, the 3x3 default) and without (os 0, the 7x7 default); -1: the default.
+  // (os 1) and without (os 0); -1: the default (os 1 for 7x7, 0 for 3x3, s24).
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, -1},
                                                                                       {0, 0, 1, -1},
@@ -761,8 +747,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       s.bench.push_back({name, q});
     }
-    // How the rows are loaded (lq 0: pairs, the default before 2026-12-04 eighteenth session; 1: pairs in A's register
-    // order, the default; 2: every row's A).
+    // How the rows are loaded (lq 0: pairs; 1: pairs in A's register order, the default, s20; 2: every row's A).
     for (const int lq : {0, 2}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
@@ -782,16 +767,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
       q["shfl"] = 1;
       s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_smem_shfl", q});
     }
-    // Four images' planes through two buffers, copied asynchronously (1x8 and 2, 8 images measured
-    // no better, H200 2026-12-01 fifth session: dropped).
+    // Four images' planes through two buffers, copied asynchronously (s7: an option).
     if (shape != "3x3" || vh != 2) continue;
     p["async"] = 1;
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_smem_async_imgs4", p});
   }
-  // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap).
-  // (7x8 with and without the exchange and 4x8 ahead1 capped at 51 registers measured worse, H200
-  // 2026-12-02 eighth session: 67% and 71% of copy against 78%: dropped.)
+  // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap; s4, s6:
+  // refuted, kept for comparison).
   for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{{4, 1, 1, 0},
                                                                                          {4, 2, 1, 0},
                                                                                          {4, 2, 1, 4},
@@ -810,8 +793,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
                            (shfl ? "_shfl" : "") + (minb ? "_minb" + std::to_string(minb) : ""),
                        p});
   }
-  // f32 7x7 (seventeenth session): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and the
-  // 7x8 plane with four images through two buffers.
+  // f32 7x7 (docs/performance.md s19): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and
+  // the 7x8 plane with four images through two buffers.
   for (const auto& [vh, vw, smem, imgs] : std::vector<std::tuple<int, int, int, int>>{{4, 8, 0, 0},
                                                                                       {7, 8, 0, 0},
                                                                                       {4, 8, 1, 0},
@@ -846,7 +829,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
-  variant(b7, "7x7", 2, 8, 0);  // the 7x7 default before tensor cores (2026-12-01, fourth session)
+  variant(b7, "7x7", 2, 8, 0);  // the tiled kernel's 16-bit 7x7 tile (the default is the tensor-core kernel, s6)
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
@@ -863,9 +846,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
           // With minb, bounds of the work-group it launches (4 warps in the tuned schedule), so that the registers fit
           // minb of those work-groups per multiprocessor; without, 256 threads (ptxas gives the tuned 7x7 schedule 76
           // registers under those bounds, the ones measured, and 64 with 16 bytes spilled under 128-thread bounds).
-          // Row pairs of windows of 5 or more rows default to minb 6 (with their default output stage, os = 1: 72
-          // registers against 64 uncapped, H200 2026-12-04 twenty-second session 7x7 bf16 0.0435-0.0438 ms against
-          // 0.0528; minb 5 0.0440, minb 7 0.0438).
+          // Row pairs of windows of 5 or more rows default to minb 6: with their default output stage (os = 1) the
+          // registers fit 6 work-groups per SM, where uncapped they fit fewer (docs/performance.md s24).
           const DepthwiseMmaOptions o = mma_options(sp, tile, p);
           Params bounds = p;
           if (o.rp && sp.ksize[0] >= 5 && !bounds.count("minb")) bounds["minb"] = 6;

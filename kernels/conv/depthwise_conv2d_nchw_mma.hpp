@@ -417,10 +417,9 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const std::uint32_t col0 = L.off - PW - plan.s;
   // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
   // Every round's tile is set up first, then the products run tap row by tap row across the rounds
-  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (On the H200 ptxas
-  // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
-  // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
-  // load_matrix.)
+  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (ptxas re-serialises each tile's
+  // mma chain whatever this order; the tuned schedule's gains come from fewer warps, async planes and load_matrix,
+  // docs/performance.md s12.)
   // D's two values of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if live and
   // in the plane: one 4-byte store where Q is even, else each value under its own column bound.
   const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,

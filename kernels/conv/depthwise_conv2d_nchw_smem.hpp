@@ -16,10 +16,9 @@
 // row stride) and out as 16-byte vectors (for tiles whose rows are not whole vectors: 7x7).
 // Layout: the row stride with the fewest bank conflicts for the tiles' row reads (smem_banks.hpp), the plane copied
 // in row-aligned rounds (plane_smem.hpp).
-// Measured (H200, 2026-12-01, fourth session): slower than the register kernel for 3x3 (bf16 2x8: 69.8% of copy
-// against 75.3%) — shared-memory wavefronts (L1/TEX 92%) and ~23 instructions per output. 2026-12-03 seventeenth
-// session, f32 7x7 N32 C384 56x56: 7x8 tiles 60.5% of copy against 43.5% for the register kernel's 2x8 — the f32
-// default for windows of 5 or more rows where the plane fits; 7x7 tiles with os 58.5%. docs/performance.md.
+// Slower than the register kernel for 3x3 (shared-memory wavefronts and ~23 instructions per output;
+// docs/performance.md s6), faster for f32 7x7 with 7x8 tiles (s19): the f32 default for windows of 5 or more rows where
+// the plane fits.
 #pragma once
 
 #include <algorithm>

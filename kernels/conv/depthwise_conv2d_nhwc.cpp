@@ -46,8 +46,8 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
 
 // The stream kernel (depthwise_conv2d_nhwc_stream.hpp) with its tiling for the window and dtype
 // (depthwise_nhwc_stream_default) and "we" (0 or 1): the block's weights through shared memory, the default wherever
-// the ring and the weights fit (H100, N32 C384 56x56: 3x3 bf16 0.0564 ms against 0.0569, f32 0.1091 against 0.1116;
-// 7x7 f32 0.1314 against 0.1366; docs/performance.md s40).
+// the ring and the weights fit (loaded from global memory, ptxas moves them past the first barrier, where every
+// work-group then waits for them; docs/performance.md s40).
 DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   DepthwiseNhwcStream st = depthwise_nhwc_stream_default(sp.ksize[1], dtype_size(t));
   st.we = bounded_param(p, "we", 0, 1, 1, "depthwise_conv2d_nhwc");
@@ -86,28 +86,24 @@ constexpr std::array<const char*, 11> kMmaKernelKeys{"mma", "mr",  "mc",  "mw", 
 DepthwiseNhwcMma mma_ring_default(const ConvSpec& sp) {
   DepthwiseNhwcMma o;
   o.rows = 4;
-  // (clamped to the image's bands: one run per image column. H200 7x7 bf16, 2026-12-05 step 31: 768 work-groups, 1.45
-  // waves, 0.0830 ms; shorter runs fill the device better and run slower: mb 7 / 5 / 4 (2.9 / 4.4 / 5.8 waves) 0.0867
-  // / 0.0950 / 0.1017, each run paying its first band's synchronous fill and halo again)
+  // (clamped to the image's bands: one run per image column. Shorter runs fill the device better but run slower, each
+  // paying its first band's synchronous fill and halo again: docs/performance.md s31)
   o.bands = 64;
   o.channels = sp.in_channels % 16 == 0 ? 16 : 8;
-  o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs; H200 7x7 bf16 0.0830 ms against 0.0932, step 30)
+  o.weight_pairs = true;  // (mwp 1: the weights as packed tap pairs, two 4-byte loads per tap row; s30)
   // (mos 1: the output stage's words rotated, its stores conflict-free; with the output stage's rows 64 pixels apart
-  // (2026-12-05) the rotation costs no instruction per store. H100 7x7 bf16, 2026-12-05 step 32, three calls:
-  // 0.0773-0.0779 ms against 0.0828-0.0839 for the old stage. The NHWC stage's swizzle (msw 1) alone 0.0802-0.0806,
-  // with mos 0.0828-0.0840, slower than either alone in every call: not taken.)
+  // the rotation costs no instruction per store; s32)
   o.rotated_stage = true;
   // (mwr 1: each warp's weights held in registers across the bands, 3 work-groups of 80 registers per SM, where each
-  // warp has one task and the image more than one band. H200 7x7 bf16, 2026-12-05 step 33: 0.0686 ms against 0.0753
-  // (f16 0.0683 / 0.0752); H100 0.0755 against 0.0774. With 4 work-groups it spills: 0.0870.)
+  // warp has one task and the image more than one band: the weights were a quarter of a band's shared-memory
+  // wavefronts; with 4 work-groups it spills; s33)
   o.weights_in_registers = true;
   if (!depthwise_nhwc_mma_refusal(sp, 2, o).empty()) o.weights_in_registers = false;
   return o;
 }
 
 // Whether a case that names no kernel runs the tensor-core kernel: 16-bit, a window of 5 or more rows, and the ring
-// default applies (H200, 2026-12-04 nineteenth session: 7x7 bf16 0.1037 ms, f16 0.1041, against the stream kernel's
-// 0.1122 and 0.1135; 3x3 stays on the stream kernel, 0.0432 against 0.0754).
+// default applies (docs/performance.md s21: faster than the stream kernel for 7x7; 3x3 stays on the stream kernel).
 bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
   if (dtype_size(t) != 2 || sp.ksize[0] < 5 || p.count("mma") || p.count("minb")) return false;
   for (const char* key : kFmaKernelKeys) {
@@ -159,15 +155,14 @@ DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
   o.smem_bytes = shared_memory_allowance(p, "msm", d.smem_bytes, "depthwise_conv2d_nhwc");
   // (mwp 1, the ring default's: each band reads its B fragments as packed tap pairs, two 4-byte loads per tap row; 0
-  // reads the taps, four 2-byte loads and four selects per tap row: H200 7x7 bf16 0.0830 ms against 0.0932, step 30.)
+  // reads the taps, four 2-byte loads and four selects per tap row; s30)
   o.weight_pairs = bounded_param(p, "mwp", 0, 1, d.weight_pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   if (p.count("mwp") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "
         "work-group (mb); one band reads them from global memory: drop it or set mb");
   }
-  // (mos 1: the output stage's words rotated per pixel, conflict-free stores; the ring default's since step 32, within
-  // noise at step 30, when each store computed its rotation.)
+  // (mos 1: the output stage's words rotated per pixel, conflict-free stores; the ring default's, s32)
   o.rotated_stage = bounded_param(p, "mos", 0, 1, d.rotated_stage ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
   // warps. The ring default's where it applies (step 33): below, where the case names no mwr and its other keys leave
@@ -390,10 +385,9 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
   s.tests.push_back({"ring_c16_13x16_7x7_pad3_bias",
                      conv_params(f, {.B = 2, .C = 16, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true})});
 
-  // Bench: the first two cases are the reference shapes with the defaults (the stream kernel,
-  // depthwise_nhwc_stream_default); the variants let one GPU run compare. Measured worse and
-  // dropped (2026-11-30, 2026-12-01, docs/performance.md): V2 VC4, V4 VC8, V2 VC2, V4 VC4 VH2, V8 VC2 VH2, V4 VC2
-  // VH3/VH4, register caps, channel blocks CL 8/16/32, preloading 7x7 rows.
+  // Bench: the first two cases are the reference shapes with the defaults (the stream kernel for 3x3 and f32, the
+  // tensor-core ring for 16-bit 7x7); the variants, the register kernel's tilings, let one GPU run compare
+  // (docs/performance.md s4, s10).
   auto variant = [&](const ConvCase& c, const std::string& shape, int V, int VC, int VH, int preload) {
     auto p = with(conv_params(f, c), V, VC, VH);
     p["preload"] = preload;
@@ -401,17 +395,14 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                            (VH > 1 ? "_vh" + std::to_string(VH) : "") + (preload ? "_pre" : "_nopre"),
                        p});
   };
-  variant(k3, "3x3", 4, 4, 1, 0);  // the default before 2026-12-01 (second session)
+  variant(k3, "3x3", 4, 4, 1, 0);
   variant(k3, "3x3", 4, 2, 1, 0);
   variant(k3, "3x3", 4, 2, 2, 1);  // the default of 28c8168
-  variant(k3, "3x3", 2, 2, 4, 1);  // the default before 2026-12-02 (eighth session)
+  variant(k3, "3x3", 2, 2, 4, 1);  // the register kernel's tile before s10
   variant(k7, "7x7", 4, 2, 1, 0);
-  variant(k7, "7x7", 8, 2, 1, 0);  // the register kernel's default for wide windows (the default before stream)
+  variant(k7, "7x7", 8, 2, 1, 0);  // the register kernel's default for wide windows
   // Tall tiles with rows loaded `ahead` rows ahead of their arithmetic.
-  // (V, VC, VH, ahead, minb; 0: the default; V4 VC2 VH8 two ahead is the register kernel's default, the default before
-  // stream). (Measured worse on the H200, 2026-12-02 eighth session: V2 VH8/14/16 with rows 1-2 ahead, VC = 4 with tall
-  // tiles, channel blocks CL 16-64 with tall tiles, and the next column group after the channel lanes instead of the
-  // next row group: dropped.)
+  // (V, VC, VH, ahead, minb; 0: the default; V4 VC2 VH8 two ahead is the register kernel's default, s10.)
   for (const auto& [V, VC, VH, ahead, minb] : std::vector<std::array<int, 5>>{{4, 2, 8, 2, 0},
                                                                               {4, 2, 8, 1, 0},
                                                                               {4, 2, 8, 3, 0},
@@ -437,9 +428,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                        p});
   }
 
-  // The 7x7 stream default with registers capped for 10 work-groups of 64 per SM (96 registers against 128, 40 bytes
-  // spilled: ncu of f32, 2026-12-03 twelfth session, 16 warps per SM, issue 58% with not-selected stalls first).
-  // H200, the same session: f32 54.3% of copy against 53.2%, 16-bit unchanged (within run-to-run spread).
+  // The 7x7 stream kernel (naming minb runs it in 16-bit too) with registers capped for 10 work-groups of 64 per SM (96
+  // registers against 128, 40 bytes spilled): within run-to-run spread of the uncapped kernel.
   {
     auto p = conv_params(f, k7);
     p["minb"] = 10;
@@ -461,15 +451,10 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
       s.bench.push_back({name, p});
     }
   };
-  // mma = 1 (tensor cores, row-pair tiles on transposed planes; 2026-12-03 sixteenth session). H200, the same session,
-  // bf16: 7x7 0.1113 ms (32.5% of copy, the stream kernel 0.1121 in the same run), minb 3 0.1142, mr 6 0.1308, mr 4
-  // 0.1470, mw 4 0.1213, il 4 0.1151, mc 8 with mr 16 / 8 0.1706 / 0.1512; 3x3 0.0831 against the stream kernel's
-  // 0.0435 (those rows since dropped). Not the default: the transposition (16-byte loads of 16 channels, 8 scalar
-  // shared stores each), 32 bytes per pixel per work-group (every warp access spans 16 lines) and the output stage's
-  // 4-way conflicts cost more than the FMAs they replace (docs/performance.md, step 18). Since the nineteenth
-  // session (2026-12-04): the row loads in A's order (lq 1, the default; lq 0 the order before) and bands through a
-  // ring of plane rows (mb, msm; the 16-bit default for windows of 5 or more rows is mr 4 with every band). (A fill by
-  // channel pairs and an output stage over the planes, with 12-16-row bands, measured no faster and were removed.)
+  // mma = 1 (tensor cores, row-pair tiles on transposed planes): one band per work-group costs the transposition and
+  // the output stage more than the FMAs they replace (docs/performance.md s18); bands through a ring of plane rows
+  // (mb, msm) make it the 16-bit default for windows of 5 or more rows (mr 4 with every band, s21); the row loads in
+  // A's order (lq 1, the default; lq 0 the order before).
   keyed_rows("mma", {{k7, "7x7", {}},
                      {k7, "7x7", {{"lq", 0}}},
                      {k7, "7x7", {{"mr", 8}, {"mb", 7}, {"msm", 112}}},
@@ -486,10 +471,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
                      {k3, "3x3", {}},
                      {k3, "3x3", {{"mr", 8}, {"mb", 7}, {"msm", 112}}}});
 
-  // Batch probes (2026-12-03 thirteenth session): the 3x3 default at other batch sizes. H200: the time grows by ~1.2 us
-  // per image in 16-bit (92% of the copy ceiling) over a ~4 us intercept, and N28 (3.9 waves of 16 work-groups per
-  // SM) is no better than N29 (4.04) or N32 (4.45): the last wave's fill is not the gap. N1 and N4 (inference): 5.7 us
-  // and 9.7 us in bf16, at 103% and 90% of a same-size copy.
+  // Batch probes: the 3x3 default at other batch sizes (N1 and N4: inference). The time grows linearly with the batch
+  // whatever the waves: the last wave's fill is not the gap (docs/performance.md s15).
   for (const int n : {1, 4, 28, 36}) {
     ConvCase c = k3;
     c.B = n;
@@ -508,10 +491,8 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
           const std::uint32_t G = depthwise_nhwc_mma_geometry(sp, sizeof(T), o).G();
           // The ring default as it is (no tensor-core key named but mwp, mos, mwr) with its weights as tap
           // pairs (mwp 1) is held to 64 registers (launch bounds of 65536 / (64 G) work-groups: 4 of 256 threads per
-          // SM, 4 x 40 KB of shared memory), the count the taps gave it without bounds (NVRTC for sm_90, 2026-12-05: 64
-          // registers with the taps, 70 with the pairs uncapped, 64 with the pairs capped, no spills); with its
-          // weights in registers (mwr 1) to 80: 3 work-groups per SM (79 registers, no spills; at 64 it spills 32
-          // bytes and runs 27% slower, H200 step 33).
+          // SM, 4 x 40 KB of shared memory), the count the taps gave it without bounds (the pairs fit it without
+          // spills); with its weights in registers (mwr 1) to 80: 3 work-groups per SM (at 64 it spills; s33).
           Params bounds = p;
           bool as_default = mma_by_default(t, sp, p) && o.weight_pairs;
           for (const char* key : kMmaKernelKeys) {

@@ -20,26 +20,19 @@
 //    stage leaves as 16-byte vectors: whole 32-byte sectors where CB = 16.
 // Planes: channel ch of the block at plane 2 (ch % 8) + ch / 8 (CB = 16; ch where CB = 8), plane stride ps = 32 mod
 // 64 elements, so the fill's two 8-channel halves of 16 pixels store to disjoint banks.
-// Measured (H200, 2026-12-03 sixteenth session, N32 C384 56x56 bf16): 7x7 0.1113 ms, no faster than the FMA stream
-// kernel (0.1121); 3x3 0.0831 against 0.0435. Per 128 outputs the memory instructions cost about as many shared-memory
-// and L1 cycles as the FMAs did: ~6 scalar stores of the fill, 8 wavefronts of D's 4-way-conflicted stores, 1.4-2.5
-// load_matrix, and global accesses of 32 bytes per pixel (16 lines per warp instruction). Not the default then; what
-// would change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
-// load_matrix_trans, D through a conflict-free layout.
-// Options since 2026-12-04 (nineteenth session): lq (the row loads in A's order, the default: 0.1087 ms against
-// 0.1113 with the old order). (A fill by channel pairs, 0.1092, and an output stage over the planes, 16-row bands in
-// 48 KB, 0.1096: 22% fewer instructions but 128 registers, latency-bound on the fill's global loads, were measured and
-// removed: docs/performance.md, step 21.)
+// With one band per work-group it is no faster than the FMA stream kernel (docs/performance.md s18): per 128 outputs
+// the memory instructions cost about as many shared-memory and L1 cycles as the FMAs did (the fill's scalar stores,
+// D's conflicted stores, global accesses of 32 bytes per pixel). What makes it the default for windows of 5 or more
+// rows is the ring of bands below (s21), which copies only each band's new rows, and the conflict-free output stage.
+// lq: the row loads in A's order (the default).
 // Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
 // block's weights are read from shared memory each band, as packed tap pairs (mwp 1, the ring default's: two 4-byte
 // loads per tap row) or the taps (four 2-byte loads and four selects per tap row), or held in each warp's registers
-// across the loop (mwr 1, the ring default's where each warp has one task, since step 33). msm: the
-// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (the default for 16-bit
-// windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) with the pairs 0.0830 ms, with the taps 0.0932; mr 8 mb 7 (msm
-// 112: 80 KB) with the pairs 0.0898 (docs/performance.md, step 30; step 21: the FMA stream kernel 0.1122); with the
-// rotated stage 0.0753 (step 32's), with mwr 0.0686 (step 33).
+// across the loop (mwr 1, the ring default's where each warp has one task, s33). msm: the shared memory allowed (KB;
+// CUDA's dynamic shared memory above 48). The default for 16-bit windows of 5 or more rows (depthwise_conv2d_nhwc.cpp)
+// is mr 4 with every band of the image, the pairs, the rotated stage and mwr (s30, s32, s33).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
@@ -82,24 +75,20 @@ struct DepthwiseNhwcMma {
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
   // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
   // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). The ring
-  // default's since step 30 (H200 7x7 bf16 0.0830 ms against 0.0932). (The pairs take 2.4 KB more: with the planes'
-  // unread row (odd kh) dropped on 2026-12-05, the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes
-  // 48064 bytes with them, within the 48 KB of NVIDIA's OpenCL; 50112 before.)
+  // default's (s30). (The pairs take 2.4 KB more: without the planes' unread row (odd kh, s29) the 16-bit 7x7 default's
+  // OpenCL print with its legalised exchanges still fits the 48 KB of NVIDIA's OpenCL with them.)
   bool weight_pairs = false;
   // The output stage's four 4-byte words of each 16-byte chunk rotated by the chunk's pixel p, word w of channel pair
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
   // 4-byte stores and the read-out's word loads are conflict-free for 56-pixel rows (bank model: 64 + 56 wavefronts
   // per band of 4 rows x 56 pixels x 16 channels against 256 + 56; at most 2-way for other widths), at the cost of
-  // four loads in place of one 16-byte load per chunk read out. Measured within noise while each store computed its
-  // own rotation and bounds (H200 7x7 bf16 with the pairs 0.0828 ms against 0.0830, step 30); with the stage's rows 64
-  // pixels apart (qs), computed once per lane: H100 7x7 bf16 0.0773-0.0779 against 0.0828-0.0839 (step 32), the ring
-  // default's (depthwise_conv2d_nhwc.cpp).
+  // four loads in place of one 16-byte load per chunk read out. With the stage's rows 64 pixels apart (qs) the rotation
+  // is computed once per lane, which is what makes it pay (s32); the ring default's (depthwise_conv2d_nhwc.cpp).
   bool rotated_stage = false;
   // With bands: each warp's B fragments (its two channels' tap rows) loaded once before the band loop and held in
   // registers (28 for 7 tap rows), not read from shared memory every band: the weights are a quarter of a band's
-  // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp. H200
-  // 7x7 bf16 (step 33): 0.0686 ms with 3 work-groups of 80 registers per SM against 0.0753 without, 0.0870 with 4 (it
-  // spills); the ring default's where it applies.
+  // shared-memory wavefronts (s32). Needs one task per warp. 3 work-groups of 80 registers per SM (with 4 it spills;
+  // s33); the ring default's where it applies.
   bool weights_in_registers = false;
 };
 
@@ -144,8 +133,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.tw = (Q + 7) / 8;
   L.ns = (Q + 63) / 64;
   L.pb = std::max<std::uint32_t>(o.rows / 2, 1);
-  // (A band reads layout rows 0 .. 2 pb + kh - 2; row_pair_products loads them in pairs (R, R + 1), R even. Until
-  // 2026-12-05 the planes held 2 pb + kh rows, one never read for odd kh: 2 KB of the 7x7 default's shared memory.)
+  // (A band reads layout rows 0 .. 2 pb + kh - 2; row_pair_products loads them in pairs (R, R + 1), R even: for odd kh
+  // no row past those, so the planes hold no row that is never read, s29.)
   L.nrl = 2 * L.pb + s.ksize[0] - s.ksize[0] % 2;
   const std::uint64_t width = std::max<std::uint64_t>(std::uint64_t{L.off} + s.in_size[1], 8ull * (L.tw - 1) + 16);
   L.ws = static_cast<std::uint32_t>((width + 7) / 8 * 8);
@@ -158,8 +147,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   // The stage's rows are qs = ns * 64 pixels apart (the strips' columns, Q rounded up to 64: a row is whole groups of
   // 8 chunks, so the chunks' permutation and the rotated words do not depend on the row, and every lane of a strip
   // stores without a bounds check), or Q pixels apart where that does not fit (each of D's stores then computes its
-  // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's; every stage was so
-  // until 2026-12-05). (Whole groups of 8 chunks either way: the permutation moves a chunk within its group.)
+  // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's). (Whole groups of 8
+  // chunks either way: the permutation moves a chunk within its group.)
   // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
   L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
   const std::uint64_t weights = L.nbw == 1       ? 0

@@ -26,8 +26,7 @@
 // row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row).
 // With we (the default wherever ring and weights fit), the block's CBC x taps weights are copied into shared memory
 // in row 0's commit group and each thread reads its own after row 0's barrier. (Loaded from global memory, ptxas moves
-// most of those loads past that barrier: H100 N32 C384 56x56, 3x3 bf16 0.0564 ms with the copy against 0.0569, f32
-// 0.1092 against 0.1117, 7x7 f32 0.1315 against 0.1366.)
+// most of those loads past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
@@ -89,17 +88,10 @@ struct NhwcStreamLayout {
   std::uint64_t bytes = 0;                        // the ring (and the weights)
 };
 
-// The default (H200, 2026-12-02 ninth session, N32 C384 56x56): narrow windows (kw < 5) 4 columns x 2 channels x 8 rows
-// per thread, rows copied three ahead; in 16-bit 64 channel vectors x 1 column group per work-group (3x3 bf16 83.6% of
-// copy bandwidth, f16 83.6%, against 79% and 76% for the register kernel), in f32 32 x 2 (90.5% against 85%). Wide
-// windows: 4 columns x 1 channel x 14 rows, 32 x 2, two ahead (7x7 bf16 32% against 19%, f32 53% against 31%). Since
-// shared memory is addressed in 32 bits (2026-12-04 twenty-first session), 16-bit narrow windows take 6 rows per
-// thread: 3x3 bf16 0.0425 ms against 0.0437 with 8 (in 2026-12-02's code 6 and 8 rows measured alike, 83.5-84.0%);
-// f32 takes 4 rows, two ahead: 0.0806-0.0808 ms in four runs against 0.0821-0.0824 with 8 rows three ahead (2026-12-04
-// twenty-second session; PB 5 or 6 two ahead 0.0808, PB 4 three ahead 0.0807). f32 wide windows take 10 rows, four
-// ahead: 7x7 0.1273 ms in two calls (2026-12-05, twenty-sixth session and step 30) against 0.1286-0.1290 three ahead
-// and 0.1325-0.1328 with 14 rows two ahead (twenty-fifth and twenty-sixth sessions; PB 7, 9, 11, 12 and 16 slower;
-// 16-bit wide windows, whose default is the tensor-core kernel, keep 14 rows).
+// The default tiling per window and element size, the fastest measured (docs/performance.md s11, s23, s24, s28,
+// s30): narrow windows (kw < 5) 4 columns x 2 channels per thread, in 16-bit 64 channel vectors x 1 column group per
+// work-group and 6 rows per thread copied three ahead, in f32 32 x 2 and 4 rows two ahead; wide windows 4 columns x 1
+// channel, 32 x 2, in f32 10 rows four ahead, in 16-bit (whose default is the tensor-core kernel) 14 rows two ahead.
 inline DepthwiseNhwcStream depthwise_nhwc_stream_default(std::uint32_t kw, std::size_t elem_bytes) {
   if (kw >= 5)
     return elem_bytes == 4 ? DepthwiseNhwcStream{4, 1, 32, 2, 10, 4} : DepthwiseNhwcStream{4, 1, 32, 2, 14, 2};

@@ -28,20 +28,20 @@
 // 16 seg + gl (+8): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0,
 // the default) four stores into ys, the band's outputs as they lie in y (channel c's R x Q run at c * OCS); after the
 // band's products a barrier, then the work-group stores ys as 16-byte vectors, chunks of rows past P skipped (the
-// scalar stores write half sectors: 0.0593 ms against 0.0439 with os, H200 2026-12-03, docs/performance.md step 17).
+// scalar stores write half sectors, docs/performance.md s17).
 // Units past the last (more warps than units) are clamped: every lane reaches every mma and load_matrix, a repeated
 // unit stores nothing. Barriers per band: after the copies' wait, after the transposition, after the products (with
 // os, or before the next band's transposition).
 // Launch grid_1d(batch * grouped_conv_mma_pixel_groups_per_batch() * threads, threads) with launch bounds `threads`.
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
-// memory, ptxas moves them past that barrier: H100 3x3 g32 bf16 0.0433 ms with the copy against 0.0467.)
+// memory, ptxas moves them past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 // With skip_past ("skip", the default) a band past P — the last block's, where the bands are not a multiple of bw — is
 // neither transposed, multiplied nor stored (one branch on the work-group's band; the barriers stay outside it).
 // With ya (the default where it applies: the output stage, bw <= 2, a stage no larger than a buffer) the output stage
 // lies at the start of band bi's planar buffer (bi % 2), free once the band's transposition has read it; no array of
 // its own (3x3 g32 N32 56x56 with one band per work-group: 20.8 KB and 10 work-groups per SM against 28.1 KB and 8;
-// H100 0.0416-0.0418 ms against 0.0424-0.0426, docs/performance.md step 42).
+// docs/performance.md s40).
 #pragma once
 
 #include <algorithm>
@@ -315,8 +315,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const Pixe
     std::vector<std::vector<std::array<Val<f32>, 2>>> wv(KH, std::vector<std::array<Val<f32>, 2>>(KW));
     if (ws) {
       // From the shared copy, after band 0's wait and barrier. (Global loads here are ld.global.nc, which ptxas moves
-      // past the first barrier, where every work-group then waits for them: 4.3% of the stall samples, H100 ncu, step
-      // 40.)
+      // past the first barrier, where every work-group then waits for them: docs/performance.md s40.)
       const auto v = lane_group_weights(k, *ws, gl, tl, KH * KW, tag);
       for (std::uint32_t ky = 0; ky < KH; ++ky) {
         for (std::uint32_t kx = 0; kx < KW; ++kx) {

@@ -9,10 +9,9 @@
 // Why: the staged kernel (grouped_conv_mma_smem.hpp) interleaves the channels while staging (8 loads and the packing
 // per pixel pair) and runs one m16n8k16 step per pair of taps with its own A fragment. Here the stage is a plain copy
 // (asynchronous 16-byte copies: 8 pixels of one channel row each) and one A fragment serves every tap column.
-// Measured (H200, 2026-12-03, docs/performance.md step 16): the 16-bit default for grouped 3-D (1.10x the staged
-// kernel); in 2-D 1.12x slower than the staged kernel, with a third fewer instructions but latency-bound on the
-// queue that its shuffles and matrix loads share (MIO throttle); the 2-D default is the pixel-stage kernel
-// (grouped_conv_mma_pixel.hpp).
+// The 16-bit default for grouped 3-D, faster than the staged kernel (docs/performance.md s16); in 2-D slower than the
+// staged kernel, with a third fewer instructions but latency-bound on the queue that its shuffles and matrix loads
+// share (MIO throttle); the 2-D default is the pixel-stage kernel (grouped_conv_mma_pixel.hpp).
 //
 // Mapping. A work-group (`threads` threads; the registry's default 128) takes image b, group g, output depth
 // slices od .. od + ds - 1 (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read —
@@ -31,8 +30,8 @@
 // shifted column: 4 selects, 4 shuffles and 4 adds. D's lanes hold output channels 2tl (+1) at column 8jo + gl of rows
 // y (+1): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0) four stores
 // into the unit's slot of ys (its 8 channels x 2Q elements, as they lie in y); after each round of units a barrier,
-// then the work-group stores the round's slots as 16-byte vectors (the scalar stores write half sectors: 2-D 0.0593 ms
-// against 0.0439 for the pixel-stage kernel, 3-D 0.0496 against 0.0456 here, H200 2026-12-03) and, where another
+// then the work-group stores the round's slots as 16-byte vectors (the scalar stores write half sectors,
+// docs/performance.md s17) and, where another
 // round follows, a barrier before it writes the slots again. The weights are loaded once per unit (once
 // per warp where a group has 8 output channels). Every lane reaches every mma and load_matrix (units are clamped; a
 // repeated unit stores nothing).
@@ -43,7 +42,7 @@
 // Launch grid_1d(batch * grouped_conv_mma_planar_groups_per_batch() * threads, threads) with launch bounds `threads`.
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
-// memory, ptxas moves them past that barrier: H100 3x3x3 g8 bf16 0.0400 ms with the copy against 0.0451.)
+// memory, ptxas moves them past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 #pragma once
 
 #include <algorithm>
