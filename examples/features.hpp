@@ -1,7 +1,7 @@
 // examples/features.hpp — one small kernel touching every construct the printers must handle:
 // shared memory and a barrier, a run-time loop, a mutable variable, if/else, atomics (integer
 // and f32), math functions (erf included: MSL lacks it, legalise decomposes it), 16-bit
-// conversions, signed arithmetic and a prefetch hint.
+// conversions and signed arithmetic.
 #pragma once
 
 #include <ingot/dsl.hpp>
@@ -26,7 +26,6 @@ inline void features(dsl::KernelBuilder& k) {
   Var<f32> acc(k, 0.0f, "acc");
   for_(0u, min(l + 1u, 64u), [&](Val<u32> t) { acc += load(tile, t); });
   if_(i < n, [&] {
-    prefetch(x, i, 1);  // a hint: CUDA's bulk L2 prefetch, OpenCL's prefetch, a comment elsewhere
     auto v = acc.get();
     store(y, i, erf(v) + tanh(v) * exp(-abs(v)) + sqrt(abs(v)) * rsqrt(abs(v) + 1.0f));
     auto bucket = cast<i32>(i % 4u) - 2 * cast<i32>(i % 2u);

@@ -258,8 +258,7 @@ class KernelBuilder {
   ir::ExprId emit_load(ir::MemRef m, ir::ExprId index);  // returns a VarRef to the loaded value
   // One access of `width` consecutive elements mem[index .. index + width); returns a VarRef per
   // element. See load_vec/store_vec for the rules.
-  // streamed: the hint of ir::Stmt::streamed (global buffers only; a TraceError otherwise).
-  std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width, bool streamed = false);
+  std::vector<ir::ExprId> emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width);
   void emit_store_vec(ir::MemRef m, ir::ExprId index, const std::vector<ir::ExprId>& values);
   ir::ExprId emit_atomic(ir::AtomicOp op, ir::MemRef m, ir::ExprId index, ir::ExprId value);
   // Asynchronous copy of `width` elements src[src_index ..) -> dst[dst_index ..) (zeros where ok is
@@ -268,8 +267,6 @@ class KernelBuilder {
                        ir::ExprId ok);
   void emit_async_commit();
   void emit_async_wait(std::uint32_t pending);
-  // Prefetch hint of `count` elements m[index ..) (see prefetch()).
-  void emit_prefetch(ir::MemRef m, ir::ExprId index, std::uint32_t count);
   // value of lane src_lane of this thread's sub-group of `lanes` threads (see shuffle()).
   ir::ExprId emit_shuffle(ir::ExprId value, ir::ExprId src_lane, std::uint32_t lanes);
   // D = C + A*B over 32 lanes (see mma_m16n8k16()); operands a0..a7, b0..b3, c0..c3 (f32); returns d0..d3.
@@ -713,27 +710,13 @@ void store(const Buffer<T, A>& buf, const I& index, const V& v) {
 // multiple of width (buffers are allocated at least 16-byte aligned, so the access is
 // aligned); every element lies inside the buffer. Write the tail of a row that is not a
 // multiple of width with scalar loads/stores.
-namespace detail {
 template <class T, Access A, class I>
-std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width, bool streamed) {
+std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
   static_assert(A != Access::Write, "load from an Out<> buffer: declare it InOut<>");
   KernelBuilder& k = *buf.builder();
   std::vector<Val<T>> out;
-  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), index_id(k, index), width, streamed)) out.emplace_back(&k, e);
+  for (const ir::ExprId e : k.emit_load_vec(buf.mem(), detail::index_id(k, index), width)) out.emplace_back(&k, e);
   return out;
-}
-}  // namespace detail
-template <class T, Access A, class I>
-std::vector<Val<T>> load_vec(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
-  return detail::load_vec(buf, index, width, false);
-}
-
-// load_vec of a global buffer whose values this work-group reads once (ir.hpp, Stmt::streamed): the same values,
-// loaded through the cache every core shares only (CUDA: ld.global.cg), coherently, so that the compiler keeps the
-// load on its side of each barrier (the read-only path's loads it may move past one). A TraceError for shared memory.
-template <class T, Access A, class I>
-std::vector<Val<T>> load_vec_streamed(const Buffer<T, A>& buf, const I& index, std::uint32_t width) {
-  return detail::load_vec(buf, index, width, true);
 }
 
 // Stores values[j] at buf[index + j] in one access (rules as load_vec; width = values.size()).
@@ -765,16 +748,6 @@ void copy_async(const Shared<T>& dst, const I& dst_index, const Buffer<T, A>& sr
 }
 inline void async_commit(KernelBuilder& k) { k.emit_async_commit(); }
 inline void async_wait(KernelBuilder& k, std::uint32_t pending) { k.emit_async_wait(pending); }
-
-// Prefetch hint (ir.hpp, Prefetch): asks for buf[index .. index + count) to be brought towards the cache every
-// work-group shares (L2 on GPUs), so that a later load or copy_async of it waits less. Changes no value and
-// waits for nothing; the whole range must lie in the buffer (the interpreter checks it). Dialects without a
-// prefetch print a comment; CUDA prefetches the range's 16-byte aligned interior in one bulk prefetch (sm_90+).
-template <class T, Access A, class I>
-void prefetch(const Buffer<T, A>& buf, const I& index, std::uint32_t count) {
-  KernelBuilder& k = *buf.builder();
-  k.emit_prefetch(buf.mem(), detail::index_id(k, index), count);
-}
 
 #define INGOT_ATOMIC(fn, op)                                                                                      \
   template <class T, Access A, class I, class V>                                                                  \

@@ -87,11 +87,6 @@
 //   interpreter performs each copy (reads its source) at the wait that completes it, so a read
 //   before the wait sees the earlier contents (poison on a first fill); CUDA issues cp.async;
 //   dialects without asynchronous copies copy at once (passes::legalise), which the rules allow.
-// Prefetch. `prefetch(mem[a .. a+count))` is a hint that the range of a global buffer will be read
-//   soon: it changes no value and waits for nothing, and every element of the range must be in the
-//   buffer (the interpreter reports one that is not), count >= 1 and under 2 GiB. CUDA asks for the
-//   range's 16-byte aligned interior in one cp.async.bulk.prefetch.L2, OpenCL calls prefetch();
-//   dialects without a prefetch print a comment.
 // Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
 //   between threads is unspecified.
 // ===================================================================================
@@ -245,7 +240,6 @@ enum class StmtKind : std::uint8_t {
   AsyncCommit,  // closes this thread's group of CopyAsync statements
   AsyncWait,    // waits until at most `count` committed groups of this thread are incomplete
   LoadMatrix,   // vars[0..8) = load_matrix(shared array mem[a]) over 32 lanes (declares vars)
-  Prefetch,     // hint: global buffer mem[a .. a+count) towards the cache shared by all work-groups (no value changes)
 };
 [[nodiscard]] std::string_view stmt_kind_name(StmtKind k);
 
@@ -263,14 +257,10 @@ struct Stmt {
   std::uint32_t shared = 0;
   std::uint32_t lanes = 0;     // Shuffle: threads per sub-group
   DType elem = DType::f32;     // Mma: the type A and B are rounded to (f16 or bf16)
-  std::uint32_t count = 0;     // CopyAsync, Prefetch: elements; AsyncWait: committed groups that may stay incomplete
+  std::uint32_t count = 0;     // CopyAsync: elements; AsyncWait: committed groups that may stay incomplete
   bool transpose = false;      // LoadMatrix: the transposed matrices (ldmatrix .trans)
   std::vector<VarId> vars;     // LoadVec
   std::vector<ExprId> values;  // StoreVec
-  // LoadVec of a global buffer: a hint that the values are streamed (read once by the work-group): loaded through the
-  // cache every core shares only, coherently (CUDA: ld.global.cg, never the read-only path, whose loads the compiler
-  // may move past a barrier). The values are those of a plain load_vec.
-  bool streamed = false;
   Block body;
   Block else_body;
 };

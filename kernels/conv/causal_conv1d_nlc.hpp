@@ -20,7 +20,7 @@
 // Spec parameters (besides the options): T (time steps per thread, 1..64) and VC (channels per
 // thread, a power of two in [1, 16]); the kernel uses the largest power of two <= VC that
 // divides C (1 = scalar accesses for odd C). Defaults: T = 16, VC = 4, the best of the tilings
-// measured on the H200 (docs/performance.md); independent of the element type, so the launch is too.
+// measured (docs/performance.md); independent of the element type, so the launch is too.
 //
 // Contract (the library's rules):
 // - launch grid_1d(B * ceil(L/T) * C/VC, any group size); B is a run-time u32 scalar

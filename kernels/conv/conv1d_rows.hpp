@@ -13,10 +13,7 @@
 // - otherwise: G = ceil(O / V) + 1 and group g has outputs [a_r + (g-1)*V, a_r + g*V) with
 //   a_r = (-r*O) mod V: the groups follow the *flat* output index aligned to V, so every group
 //   that lies wholly inside its row is stored with aligned vector stores; the row's first and
-//   last groups (partly outside) use guarded scalar stores. With row_local set instead, G =
-//   ceil(O / V) and group g has outputs [g*V, g*V + V) of its row, like the aligned mapping
-//   (static chunk offsets, one body), stored with guarded scalar stores (the row's output start
-//   is not V-aligned); the two are bench variants of each other.
+//   last groups (partly outside) use guarded scalar stores.
 // Loads. W = vector width (2, 4 or 8 elements of 4, 8 or 16 bytes; the widest dividing V and
 // L; 1 = scalar loads when none does). A thread loads the aligned W-element chunks covering
 // its inputs [o0*stride - pad, ...) and reads each input element it needs from them at a
@@ -59,27 +56,16 @@ namespace ingot::kernels {
 struct Rows1dGeom {
   std::uint32_t channels, length, out_len, ksize, stride, dilation, pad;  // pad: left padding
   std::uint32_t outputs_per_thread;                                       // V >= 1
-  bool row_local = false;  // O % V != 0: row-local groups and scalar stores (see Mapping)
   // Chunk exchange (see Loads): each thread loads only its own V*stride/W chunks; the chunks
   // past them come from the next lanes by sub-group shuffle (needs launch bounds of a multiple
   // of 32 threads, vector chunks, no initial state).
   bool chunk_shuffle = false;
-  // Row-shifted groups only (O % V != 0, not row_local): each row's groups rounded up to whole
-  // warps of kWarpRowLanes, so that no warp straddles two rows (whose chunk offsets differ: two
-  // bodies run one after the other). The extra groups lie past the row's end and store nothing.
-  bool warp_rows = false;
-
-  static constexpr std::uint32_t kWarpRowLanes = 32;
-
   [[nodiscard]] bool aligned() const { return out_len % outputs_per_thread == 0; }
-  // Groups (threads) per row: O/V when aligned, ceil(O/V) (row_local) or ceil(O/V) + 1 otherwise
-  // (rounded up to a multiple of kWarpRowLanes with warp_rows).
+  // Groups (threads) per row: O/V when aligned, ceil(O/V) + 1 otherwise.
   [[nodiscard]] std::uint32_t groups() const {
     const std::uint32_t V = outputs_per_thread;
     if (aligned()) return out_len / V;
-    if (row_local) return (out_len + V - 1) / V;
-    const std::uint32_t G = (out_len + V - 1) / V + 1;
-    return warp_rows ? (G + kWarpRowLanes - 1) / kWarpRowLanes * kWarpRowLanes : G;
+    return (out_len + V - 1) / V + 1;
   }
 };
 
@@ -126,7 +112,7 @@ inline std::string chunk_exchange_refusal(const Rows1dGeom& g, std::uint32_t ele
   if (has_init) return "does not take an initial state";
   // The first element used, past the aligned chunk: fixed where every group starts V-aligned in its
   // row (s = (-pad) mod W), any of 0 .. W-1 for row-shifted groups.
-  const std::uint64_t s_max = (g.aligned() || g.row_local) ? (W - g.pad % W) % W : W - 1;
+  const std::uint64_t s_max = g.aligned() ? (W - g.pad % W) % W : W - 1;
   const std::uint64_t nel = s_max + std::uint64_t{V - 1} * S + std::uint64_t{g.ksize - 1} * g.dilation + 1;
   if ((nel + W - 1) / W > std::uint64_t{V} * S / W + kChunkLanes - 1) return "needs a window shorter than 31 groups";
   return "";
@@ -153,16 +139,8 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     throw std::logic_error("conv1d_rows: the initial state holds " + std::to_string(io.init_len) +
                            " positions per row, the left padding is " + std::to_string(P) + ": they must be equal");
   }
-  if (g.warp_rows && (g.aligned() || g.row_local)) {
-    throw std::invalid_argument("conv1d_rows: warp-aligned rows (wrows) apply to row-shifted groups only, and " +
-                                (g.row_local
-                                     ? std::string("rowlocal is set")
-                                     : "O = " + std::to_string(O) + " is a multiple of V = " + std::to_string(V)) +
-                                ": use wrows = 0");
-  }
   const std::uint32_t W = row_vector_width(sizeof(T), V, L);
   const bool aligned = g.aligned();
-  const bool row_mapped = aligned || g.row_local;  // o0 = grp * V within the row
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
 
   auto gid = k.let("gid", k.program_id(0));
@@ -177,7 +155,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   // First output of the group, and its static range (for the bounds analysis below).
   Val<i32> o0;
   std::int64_t o0_min = 0, o0_max = 0;
-  if (row_mapped) {
+  if (aligned) {  // o0 = grp * V within the row
     o0 = k.let("o0", cast<i32>(grp * V));
     o0_max = static_cast<std::int64_t>(G - 1) * V;
   } else {
@@ -189,7 +167,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   // q = first input position; base = q - s, the aligned chunk holding it.
   auto q = k.let("q", o0 * i32c(S) - i32c(P));
   const std::int64_t q_min = o0_min * S - P, q_max = o0_max * S - P;
-  const bool static_shift = row_mapped || W == 1;
+  const bool static_shift = aligned || W == 1;
   std::uint32_t s_static = 0;
   Val<u32> shift;
   Val<i32> base;
@@ -210,11 +188,10 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     base_max = q_max;
   }
 
-  // Two code shapes, chosen by what the H200 measured (2026-12-02, K4 pad 3, O = 4099): for 16-bit
-  // types the weights in one vector load, the chunk-offset body chosen by halving and the
-  // full/partial stores as if/else (V16 with the exchange 95.5% of copy bf16, V8 84.5%, against
-  // 84.3% and 81.9% in the linear shape); for f32 the linear shape — K scalar weight loads, one test
-  // per chunk offset, two ifs — (V8 98.3% against 92.9%).
+  // Two code shapes, per element size (docs/performance.md s8): for 16-bit types the weights in one vector load, the
+  // chunk-offset body chosen by halving and the full/partial stores as if/else, fewer instructions where the 16-bit
+  // kernel is issue-bound; for f32 the linear shape — K scalar weight loads, one test per chunk offset, two ifs —,
+  // which measured faster there.
   const bool lean = sizeof(T) == 2;
   // The row's weights: one vector load where the K taps make a 4-, 8- or 16-byte vector (c*K is a
   // multiple of K), else K scalar loads.
@@ -362,12 +339,6 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     };
     if (aligned) {
       if_(live, [&] { store_group(y_row + cast<u32>(o0)); });
-      return;
-    }
-    if (g.row_local) {
-      for (std::uint32_t j = 0; j < V; ++j) {
-        if_(live && o0 + i32c(j) < i32c(O), [&] { store(io.y, y_row + cast<u32>(o0) + j, out[j]); });
-      }
       return;
     }
     auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));

@@ -83,8 +83,7 @@ void register_conv2d_grouped(harness::Registry& r) {
           {"N32_C256_56x56_3x3_g32",
            {.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}}},
       },
-      {{4, 2, 8},
-       {2, 4, 8}});  // (2x4x8: the default before 2026-12-02; 1x16, 2x16 and 2x4 tiles measured worse: dropped)
+      {{4, 2, 8}, {2, 4, 8}});  // (2x4x8: the tile before docs/performance.md s10)
   // The tensor-core kernel (grouped_conv_mma.hpp; f16/bf16, f32 runs the FMA kernel): 16 output
   // channels per group (two n-tiles), partial q-tiles and row bands, an odd tap count (a zero
   // tap) and a 3-column window (a zero tap column), asymmetric padding, no padding, tail warps;
@@ -233,20 +232,7 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 6}, {"il", 2}, {"threads", 64}}},
            {"cpg8_og8_g2_4x8_k1x1_planar",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {4, 8}, .k = {1, 1}},
-            {{"rows", 2}, {"threads", 64}}},
-           // Input tiles side by side (tp): 3 tiles in a pair and a single one, the 3x4 window (Q = 23: a partial
-           // output tile); 5 tiles in one run of 4 and a single one, pad 2, two units interleaved per warp.
-           {"cpg8_g2_6x24_k3x4_pad1x1_planar_r2_tp2",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 24}, .k = {3, 4}, .pad = {1, 1}},
-            {{"rows", 2}, {"tp", 2}}},
-           {"cpg8_og16_g1_5x40_pad2_bias_planar_il2_tp4",
-            {.B = 1, .C = 8, .O = 16, .groups = 1, .size = {5, 40}, .k = {3, 3}, .pad = {2, 2}, .bias = true},
-            {{"rows", 2}, {"il", 2}, {"threads", 64}, {"tp", 4}}},
-           // The weights' copy in the output stage (wy): one warp, 2 rounds of units per band (the second round's
-           // outputs over the first's), a last band past P, bias.
-           {"cpg8_g2_7x24_pad1_bias_planar_r4_w32_wy",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {7, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 4}, {"threads", 32}, {"we", 1}, {"wy", 1}}}}) {
+            {{"rows", 2}, {"threads", 64}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 2);
     s.tests.push_back({name, conv_params(f, c, q)});
@@ -326,32 +312,15 @@ void register_conv2d_grouped(harness::Registry& r) {
             {{"rows", 4}, {"bw", 1}, {"ya", 1}}},
            {"cpg8_g2_11x24_pad1_pixel_r4_bw2_ya_we",
             {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}},
-           // Row lanes for the stage's copies (rl): 8 rows a round with 128 threads over 16 columns (a partial round of
-           // 4 staged rows, and 12 rows: 8 then 4, with the weights' copy), and one row a round (56 columns, 64
-           // threads: 8 threads idle); the 3x4 window's case again, small enough for PoCL.
-           {"cpg8_g1_9x16_pad1_bias_pixel_r2_bw2_ya_rl",
-            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 2}, {"bw", 2}, {"ya", 1}, {"rl", 1}}},
-           {"cpg8_g1_23x16_pad1_bias_pixel_r10_bw2_we_rl",
-            {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"rows", 10}, {"bw", 2}, {"we", 1}, {"rl", 1}}},
-           {"cpg8_g2_6x16_k3x4_pad1x1_pixel_r2_rl",
-            {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {6, 16}, .k = {3, 4}, .pad = {1, 1}},
-            {{"rows", 2}, {"rl", 1}}},
-           {"cpg8_g1_5x56_pad1_pixel_r2_w64_rl",
-            {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 56}, .k = {3, 3}, .pad = {1, 1}},
-            {{"rows", 2}, {"threads", 64}, {"rl", 1}}}}) {
+            {{"rows", 4}, {"bw", 2}, {"ya", 1}, {"we", 1}}}}) {
     Extra q = prm;
     q.emplace_back("stage", 3);
     s.tests.push_back({name, conv_params(f, c, q)});
   }
-  // Bench: the default (16-bit: the pixel-stage tensor-core kernel, below; before 2026-12-03 fifteenth session the
-  // staged one, 8-row bands, 128 threads), the unstaged tensor-core kernel (the default before that: columns across
-  // lanes, 4-row bands; and channels across lanes), the staged one with 1, 2, 4 (the default before 2026-12-03) and
-  // 16 rows, 8 rows with 256 threads, 2 rows with 256 threads and with 16-byte staging loads, and the FMA kernel's
-  // default. (Dropped after the H200 runs of 2026-12-01, fifth session: 64 threads, 1 row with 64 or 256 threads;
-  // unstaged 2-row bands.)
+  // Bench: the default (16-bit: the pixel-stage tensor-core kernel, below, docs/performance.md s17), the unstaged
+  // tensor-core kernel (columns across lanes, 4-row bands; and channels across lanes; s5), the staged one (s7, s10,
+  // s13) with 1, 2, 4 and 16 rows, 8 rows with 256 threads, 2 rows with 256 threads and with 16-byte staging loads, and
+  // the FMA kernel's default.
   const ConvCase g32{.B = 32, .C = 256, .O = 256, .groups = 32, .size = {56, 56}, .k = {3, 3}, .pad = {1, 1}};
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_tx_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 1}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_mma_ch_r4", conv_params(f, g32, {{"rows", 4}, {"mmatx", 0}})});
@@ -365,23 +334,22 @@ void register_conv2d_grouped(harness::Registry& r) {
       {"N32_C256_56x56_3x3_g32_stage_r2_w256", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"threads", 256}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_r2_sv8", conv_params(f, g32, {{"stage", 1}, {"rows", 2}, {"sv", 8}})});
-  // Not yet measured (2026-12-03): 16-byte staging loads with the default's 8-row bands (70 units for 128 threads).
+  // 16-byte staging loads with the staged kernel's 8-row bands (70 units for 128 threads).
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_sv8", conv_params(f, g32, {{"stage", 1}, {"sv", 8}})});
-  // The staged kernel's feeds (the default lm 0 hb 1): before 2026-12-03 (lm 0 hb 0), load_matrix with and
-  // without B held, pair stores.
+  // The staged kernel's feeds (its 2-D default lm 0 hb 1, s13): lm 0 hb 0, load_matrix with and without B held, pair
+  // stores.
   for (const auto& [lm, hb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {1, 0}, {1, 1}}) {
     s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_lm" + std::to_string(lm) + "_hb" + std::to_string(hb),
                        conv_params(f, g32, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_sp", conv_params(f, g32, {{"stage", 1}, {"sp", 1}})});
-  // Row units (2026-12-03, twelfth session; not the 2-D default: 0.0601 ms against 0.0553 for the flattened tasks),
-  // alone and with load_matrix (48 registers against 83 without: 0.0572). (Dropped after that run: load_matrix with
-  // row units and 4 rows 0.0739, 16 rows 0.0597, 256 threads 0.0709.)
+  // Row units (refuted in 2-D, s14: slower than the flattened tasks), alone and with load_matrix.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_stage_ru1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_stage_ru1_lm1", conv_params(f, g32, {{"stage", 1}, {"ru", 1}, {"lm", 1}})});
-  // The planar kernel (2026-12-03, fourteenth session; not yet measured): 8-row bands, 128 threads; 4 rows with 64
-  // threads; 16 rows with 256 threads; 8 rows with 256 threads (4 idle warps after staging); bands per work-group.
+  // The planar kernel (refuted in 2-D, s16: latency-bound on the queue its shuffles and matrix loads share): 8-row
+  // bands, 128 threads; 4 rows with 64 threads; 16 rows with 256 threads; 8 rows with 256 threads (4 idle warps after
+  // staging); bands per work-group.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_planar", conv_params(f, g32, {{"stage", 2}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_planar_r4_w64", conv_params(f, g32, {{"stage", 2}, {"rows", 4}, {"threads", 64}})});
@@ -400,8 +368,8 @@ void register_conv2d_grouped(harness::Registry& r) {
                            "_bw" + std::to_string(bw),
                        conv_params(f, g32, {{"stage", 2}, {"rows", rows}, {"threads", threads}, {"bw", bw}})});
   }
-  // The pixel-stage kernel (the 16-bit default since 2026-12-03, fifteenth session: 8-row bands, 128 threads, 2 bands
-  // per work-group, outputs through shared memory): the staged kernel (the default before) for comparison; bands per
+  // The pixel-stage kernel (the 16-bit default, s17: 8-row bands, 128 threads, 2 bands per work-group, outputs through
+  // shared memory): the staged kernel (the default before) for comparison; bands per
   // work-group (bw: the next band's copies in flight during this band's products) 1, 3, 4, 7; outputs stored from the
   // fragments (os = 0); 4 rows with 4 bands, and with 64 threads.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_staged", conv_params(f, g32, {{"stage", 1}})});
@@ -410,9 +378,8 @@ void register_conv2d_grouped(harness::Registry& r) {
         {"N32_C256_56x56_3x3_g32_pixel_bw" + std::to_string(bw), conv_params(f, g32, {{"stage", 3}, {"bw", bw}})});
   }
   s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_os0", conv_params(f, g32, {{"stage", 3}, {"os", 0}})});
-  // Registers capped for 6 work-groups per SM (ncu of the default: 95 registers, 5 work-groups, 29% of warps active;
-  // its 36 KB of shared memory allow 6). H200, 2026-12-03 sixteenth session, bf16: 0.0466 ms against the default's
-  // 0.0414 in the same call: worse.
+  // Registers capped for 6 work-groups per SM (the default's 95 registers allow 5, its 36 KB of shared memory 6):
+  // refuted, s18.
   s.bench.push_back({"N32_C256_56x56_3x3_g32_pixel_minb6", conv_params(f, g32, {{"stage", 3}, {"minb", 6}})});
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_pixel_r4_bw4", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"bw", 4}})});

@@ -77,8 +77,7 @@ void register_conv3d_grouped(harness::Registry& r) {
           {"N4_C64_16x56x56_3x3x3_g8",
            {.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}}},
       },
-      {{4, 2, 8},
-       {2, 4, 8}});  // (2x4x8: the default before 2026-12-02; 1x16, 2x16 and 2x4 tiles measured worse: dropped)
+      {{4, 2, 8}, {2, 4, 8}});  // (2x4x8: the tile before docs/performance.md s10)
   // The tensor-core kernel (grouped_conv_mma.hpp, rank 3; f16/bf16, f32 runs the FMA kernel): depth
   // padding on both ends, a depth window of 2 (no depth padding), partial q-tiles and row bands, 16
   // output channels per group, both reduction orders, bias, tail warps.
@@ -110,8 +109,7 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"cpg8_g2_3x6x24_pad1_b2_stage_r1_w64",
        conv_params(f, {.B = 2, .C = 16, .O = 16, .groups = 2, .size = {3, 6, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"rows", 1}, {"stage", 1}, {"threads", 64}})});
-  // The staged kernel's feeds (the 3-D default: lm 1, hb 1): before 2026-12-03 (lm 0 hb 0), B per task alone,
-  // pair stores.
+  // The staged kernel's feeds (the 3-D default: lm 1, hb 1, s13): lm 0 hb 0, B per task alone, pair stores.
   s.tests.push_back(
       {"cpg8_g1_3x5x16_k2x3x4_pad0x1x1_b2_stage_lm0_hb0",
        conv_params(f, {.B = 2, .C = 8, .O = 8, .groups = 1, .size = {3, 5, 16}, .k = {2, 3, 4}, .pad = {0, 1, 1}},
@@ -191,48 +189,6 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(
            f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
            {{"rows", 2}, {"stage", 2}, {"ds", 2}, {"we", 0}})});
-  // pipe: the stage in one commit group per round of units that reads new depth slices. 4 slices with 64 threads (2
-  // rounds: slices 0-3, then 4-5), OD = 5 (a last block past OD), P = 7 (a row past P), bias, the output stage (the
-  // second group's wait joins its barrier); 16 output channels per group without the output stage (4 rounds, 4 groups,
-  // each round waiting at its start), weights from global memory.
-  s.tests.push_back(
-      {"cpg8_g1_5x7x8_pad1_bias_planar_ds4_w64_pipe",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}})});
-  s.tests.push_back(
-      {"cpg8_og16_g2_4x5x8_pad1_b2_planar_ds4_w64_os0_pipe",
-       conv_params(f, {.B = 2, .C = 16, .O = 32, .groups = 2, .size = {4, 5, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"os", 0}, {"pipe", 1}})});
-  // Row lanes for the stage's copies (rl): 8 staged rows a round (16 columns, 128 threads; 20 rows: a partial third
-  // round), one row a round (56 columns, 64 threads: 8 idle), and with pipe (each group's slices from its first).
-  s.tests.push_back(
-      {"cpg8_g1_5x7x16_pad1_bias_planar_ds3_w128_rl",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 16}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 3}, {"threads", 128}, {"rl", 1}})});
-  s.tests.push_back(
-      {"cpg8_g1_4x3x56_pad1_planar_ds2_w64_rl",
-       conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 3, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 2}, {"threads", 64}, {"rl", 1}})});
-  s.tests.push_back(
-      {"cpg8_g1_5x7x8_pad1_planar_ds4_w64_pipe_rl",
-       conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {5, 7, 8}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
-                   {{"stage", 2}, {"ds", 4}, {"threads", 64}, {"pipe", 1}, {"rl", 1}})});
-  // Input tiles side by side (tp): the row's 3 tiles in one run, bias, 2 output depth slices per work-group.
-  s.tests.push_back(
-      {"cpg8_g1_4x5x24_pad1_bias_planar_ds2_tp3",
-       conv_params(
-           f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 2}, {"tp", 3}})});
-  // The weights' copy in the output stage (wy): 2 groups, bias, 2 output depth slices per work-group (4 warps, 2
-  // units: the repeated units write nothing over the weights).
-  s.tests.push_back(
-      {"cpg8_g2_4x5x24_pad1_bias_planar_ds2_wy",
-       conv_params(
-           f,
-           {.B = 1, .C = 16, .O = 16, .groups = 2, .size = {4, 5, 24}, .k = {3, 3, 3}, .pad = {1, 1, 1}, .bias = true},
-           {{"stage", 2}, {"ds", 2}, {"wy", 1}})});
   // More than 48 KB of shared memory (msm, KB; CUDA's dynamic shared memory): 8 output depth slices with 256 threads,
   // the output stage and the weights' copy, the bench case's geometry at one group and two rows (56832 bytes). Its
   // OpenCL C exceeds the CPU OpenCL source limit (skipped there with the reason).
@@ -241,12 +197,9 @@ void register_conv3d_grouped(harness::Registry& r) {
        conv_params(f, {.B = 1, .C = 8, .O = 8, .groups = 1, .size = {8, 2, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}},
                    {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"msm", 64}})});
   // Bench: the default (16-bit: the planar tensor-core kernel, 2-row bands, 4 output depth slices, 128 threads, outputs
-  // through shared memory, the weights copied; 8 slices and 64 threads from 2026-12-03 fifteenth to 2026-12-06 fortieth
-  // session;
-  // before 2026-12-03 fourteenth session the staged kernel, 8 slices, 256 threads), the unstaged tensor-core kernel
-  // (the default before, 2-row bands; and 1 row), the staged one with 1 row, 128 threads and 16-byte staging loads, and
-  // the FMA kernel's default. (Dropped after the H200 runs of 2026-12-01, fifth session: staged 8 and 12 rows, 64
-  // threads.)
+  // through shared memory, the weights copied; docs/performance.md s16, s17, s43), the unstaged tensor-core kernel
+  // (2-row bands, s6; and 1 row), the staged one (s7, s13) with 1 row, 128 threads and 16-byte staging loads, and the
+  // FMA kernel's default.
   const ConvCase g8{.B = 4, .C = 64, .O = 64, .groups = 8, .size = {16, 56, 56}, .k = {3, 3, 3}, .pad = {1, 1, 1}};
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r2", conv_params(f, g8, {{"rows", 2}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_mma_r1", conv_params(f, g8, {{"rows", 1}})});
@@ -258,7 +211,7 @@ void register_conv3d_grouped(harness::Registry& r) {
                        conv_params(f, g8, {{"stage", 1}, {"lm", lm}, {"hb", hb}})});
   }
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_sp", conv_params(f, g8, {{"stage", 1}, {"sp", 1}})});
-  // Output depth slices per work-group (the default 8; 1 before 2026-12-03): 1, 2 and 4, and 4 with 1 or 4 rows,
+  // The staged kernel's output depth slices per work-group (its default 8, s13): 1, 2 and 4, and 4 with 1 or 4 rows,
   // 128 threads, without load_matrix.
   for (const std::int64_t ds : {1, 2, 4}) {
     s.bench.push_back(
@@ -272,25 +225,20 @@ void register_conv3d_grouped(harness::Registry& r) {
       {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_w128", conv_params(f, g8, {{"stage", 1}, {"threads", 128}, {"ds", 4}})});
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_stage_ds4_lm0", conv_params(f, g8, {{"stage", 1}, {"lm", 0}, {"ds", 4}})});
-  // Row units (2026-12-03, twelfth session): the flattened tasks (the default before: 0.0566 ms against 0.0540).
-  // (Dropped after that run: registers capped for 5 work-groups per SM, 48 registers and 28 bytes spilled, 0.0669.)
+  // The staged kernel without its row units (ru 0: the flattened tasks, slower in 3-D, s14).
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_stage_ru0", conv_params(f, g8, {{"stage", 1}, {"ru", 0}})});
-  // The planar kernel (the 16-bit default since 2026-12-03, fourteenth session: 2 rows, 8 depth slices, 128 threads)
-  // against the staged kernel's default (8 slices, 256 threads; the default before) and planar variants, bf16 on the
-  // H200 that day: the default 0.0487 ms, staged 0.0538; 4 slices with 128 threads 0.0508-0.0511; 8 slices with 256
-  // threads 0.0535; 4 rows with 4 slices and 256 threads 0.0528; 4 slices with 2 bands per work-group 0.0669; 2 slices
-  // with 64 threads 0.0556.
+  // The planar kernel (the 16-bit default, s16) against the staged kernel's default (8 slices, 256 threads), and planar
+  // variants.
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_staged", conv_params(f, g8, {{"stage", 1}})});
-  // Outputs stored from the fragments (os = 0: the default before 2026-12-03 fifteenth session; the default now goes
-  // through shared memory).
+  // Outputs stored from the fragments (os = 0; the default goes through shared memory: the fragments' scalar stores
+  // write half sectors, s17).
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_os0", conv_params(f, g8, {{"stage", 2}, {"os", 0}})});
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds4_w128", conv_params(f, g8, {{"stage", 2}, {"ds", 4}, {"threads", 128}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w256_os0",
                      conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 256}, {"os", 0}})});
-  // 8 slices with 64 threads (4 units per warp; the default from 2026-12-03 fifteenth session, with the outputs
-  // through shared memory: 0.0437 ms against 0.0456 with 128 threads and 0.0496 for the former default without the
-  // output stage; until 2026-12-06 fortieth session) and 128 threads; two units interleaved per warp (0.0458).
+  // 8 slices with 64 threads (4 units per warp; the default before the weights' copy, s17 to s43) and 128 threads; two
+  // units interleaved per warp.
   s.bench.push_back(
       {"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w64", conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 64}})});
   s.bench.push_back(

@@ -43,10 +43,10 @@ using harness::param;
 using harness::Params;
 
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
-// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0, not rowlocal) read as
+// the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as
 // 16-byte chunks (L % 8 == 0) whose window the exchange takes and whose batch V16 indexes in u32,
-// else V = 8 (H200, 2026-12-02: O = 4099 bf16 95.5% of copy against 84.5% for V8; f32 V16 with the
-// exchange 74.7% against 92.9%). Measured on CUDA only: OpenCL, Metal and HIP have no native
+// else V = 8 (docs/performance.md s8: each chunk loaded once lifts 16-bit rows of row-shifted groups; f32 loses with
+// the exchange). Measured on CUDA only: OpenCL, Metal and HIP have no native
 // shuffle (legalise exchanges through local memory with barriers); name V = 8 there if it is
 // slower.
 DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
@@ -60,10 +60,8 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
                         bounded_param(p, "dilation", 1, kI32, 0, n),
                         param(p, "bias") != 0,
                         bounded_param(p, "V", 1, 64, 8, n),
-                        p.count("rowlocal") != 0 && param(p, "rowlocal") != 0,
-                        bounded_param(p, "shfl", 0, 1, 0, n) == 1,
-                        bounded_param(p, "wrows", 0, 1, 0, n) == 1};
-  if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2 && !s.row_local) {
+                        bounded_param(p, "shfl", 0, 1, 0, n) == 1};
+  if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2) {
     DepthwiseConv1dSpec e = s;
     e.outputs_per_thread = 16, e.chunk_shuffle = true;
     s.validate();
@@ -101,16 +99,6 @@ Params default_v(Params p) {
   return p;
 }
 
-Params warp_rows(Params p) {
-  p["wrows"] = 1;
-  return p;
-}
-
-Params row_local(Params p) {
-  p["rowlocal"] = 1;
-  return p;
-}
-
 }  // namespace
 
 void register_depthwise_conv1d(harness::Registry& r) {
@@ -119,8 +107,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "rowlocal", "shfl", "wrows", "minb"};
-  s.option_params = {"V", "rowlocal", "shfl", "wrows", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "shfl", "minb"};
+  s.option_params = {"V", "shfl", "minb"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -144,10 +132,6 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_v16_O43", shape(1, 3, 40, 4, 1, 3, 1, false, 16)},       // L % 16 != 0: 8-wide vectors
       {"k4_pad1_v8_L36", shape(2, 2, 36, 4, 1, 1, 1, false, 8)},         // L % 8 != 0: 4-wide (bf16) vectors
       {"k4_pad3_v8_L35_scalar", shape(1, 3, 35, 4, 1, 3, 1, false, 8)},  // odd L: scalar loads
-      // row-local groups with scalar stores (O % V != 0)
-      {"k4_pad3_v8_O35_rowlocal", row_local(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
-      {"k3_s2_pad0_v8_O31_rowlocal", row_local(shape(1, 4, 64, 3, 2, 0, 1, false, 8))},
-      {"k4_pad3_v8_L35_rowlocal", row_local(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
       {"k4_pad3_v8_O35_minb8", with_minb(shape(2, 3, 32, 4, 1, 3, 1, true, 8), 8)},  // launch_bounds(256, 8)
       // chunk exchange: rows shorter than, as long as and longer than a warp's groups, row-shifted
       // groups, strided and dilated windows, 4-wide vectors, tails, a partial last work-group
@@ -166,25 +150,17 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_default_L35", default_v(shape(1, 3, 35, 4, 1, 3, 1, false))},
       {"k3_s2_pad2_default_O33", default_v(shape(2, 3, 64, 3, 2, 2, 1, true))},     // strided, row-shifted
       {"k4_dil81_default_O787", default_v(shape(1, 2, 1024, 4, 1, 3, 81, false))},  // too wide for the exchange
-      // warp-aligned rows: rows of fewer and of more groups than a warp, strided, with the exchange
-      {"k4_pad3_v8_O35_wrows", warp_rows(shape(2, 3, 32, 4, 1, 3, 1, true, 8))},
-      {"k4_pad3_v8_O259_c5_wrows", warp_rows(shape(2, 5, 256, 4, 1, 3, 1, false, 8))},
-      {"k3_s2_pad0_v8_O31_wrows", warp_rows(shape(1, 4, 64, 3, 2, 0, 1, true, 8))},
-      {"k4_pad3_v8_O259_c5_wrows_shfl", warp_rows(chunk_shuffle(shape(2, 5, 256, 4, 1, 3, 1, false, 8)))},
   };
   // The first case per shape takes the kernel's default V (spec_of); the others let one GPU run compare.
   s.bench = {
       {"B8_C4096_L4096_K4_pad3", default_v(shape(8, 4096, 4096, 4, 1, 3, 1, false))},
       {"B4_C512_L65536_K3_s2", default_v(shape(4, 512, 65536, 3, 2, 1, 1, false))},
-      // V8 (the default before 2026-12-02 and the f32 default): 84.5% bf16 against 95.5% for V16 with
-      // the exchange (H200, same call)
+      // V8 (the f32 default; slower than V16 with the exchange in 16-bit, s8)
       {"B8_C4096_L4096_K4_pad3_v8", shape(8, 4096, 4096, 4, 1, 3, 1, false, 8)},
       {"B8_C4096_L4096_K4_pad3_v4", shape(8, 4096, 4096, 4, 1, 3, 1, false, 4)},
       {"B4_C512_L65536_K3_s2_v4", shape(4, 512, 65536, 3, 2, 1, 1, false, 4)},
-      // (V16 without the exchange, capped or not, the row-local variant and warp-aligned rows (wrows)
-      // measured worse, docs/performance.md: dropped.)
       // chunk exchange (shfl): each chunk loaded once, the overlap from the next lanes (V16: the
-      // 16-bit default above; here for f32); stride 2, f32: 98.5% against 89.8% (2026-12-01).
+      // 16-bit default above; here for f32; s5).
       {"B8_C4096_L4096_K4_pad3_v16_shfl", chunk_shuffle(shape(8, 4096, 4096, 4, 1, 3, 1, false, 16))},
       {"B4_C512_L65536_K3_s2_shfl", chunk_shuffle(shape(4, 512, 65536, 3, 2, 1, 1, false, 8))},
   };
@@ -192,8 +168,8 @@ void register_depthwise_conv1d(harness::Registry& r) {
     const auto sp = spec_of(p, t);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
     // Default register cap for 16-bit types: 8 work-groups of 256 per SM (32 registers, no spills for
-    // V <= 8): the O % V != 0 case ran at 72% of copy bandwidth uncapped (40 registers), 83% capped
-    // (H200, bf16 and f16); f32 ran at 99% uncapped and 88% capped, so f32 stays uncapped.
+    // V <= 8): the O % V != 0 case runs faster capped in 16-bit and slower in f32, so f32 stays uncapped
+    // (docs/performance.md s3).
     Params q = p;
     if (!q.count("minb") && t != DType::f32 && sp.outputs_per_thread <= 8) q["minb"] = 8;
     return trace_typed(t, "depthwise_conv1d", q, [&](auto tag, KernelBuilder& k) {

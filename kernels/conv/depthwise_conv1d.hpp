@@ -13,10 +13,9 @@
 // of W = 2, 4 or 8 elements (the widest of 4, 8 or 16 bytes dividing V and L), each element
 // converted once; when L (or V) admits no vector, from scalar loads. Outputs: aligned vector
 // stores of W elements for every group inside its row; when O % V != 0 the groups follow the
-// flat output index aligned to V (ceil(O/V) + 1 groups per row, rounded up to whole warps with
-// wrows) and the row's partial first and last groups use guarded scalar stores. Launch B * C * groups() threads (any
-// group size). Tail threads clamp their index onto thread 0's operands and skip their stores. Accumulates in f32 for
-// every dtype.
+// flat output index aligned to V (ceil(O/V) + 1 groups per row) and the row's partial first and last groups use
+// guarded scalar stores. Launch B * C * groups() threads (any group size). Tail threads clamp their index onto thread
+// 0's operands and skip their stores. Accumulates in f32 for every dtype.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +31,7 @@ struct DepthwiseConv1dSpec {
   std::uint32_t channels, length, ksize, stride, pad, dilation;
   bool bias;
   std::uint32_t outputs_per_thread = 8;  // V, 1..64
-  bool row_local = false;                // O % V != 0: Rows1dGeom::row_local
   bool chunk_shuffle = false;            // Rows1dGeom::chunk_shuffle (needs launch bounds)
-  bool warp_rows = false;                // Rows1dGeom::warp_rows
   [[nodiscard]] std::uint32_t out_len() const;
   // Throws std::invalid_argument for an impossible shape, V outside [1, 64] or rows too long for
   // 32-bit positions.
@@ -43,8 +40,7 @@ struct DepthwiseConv1dSpec {
   // thread count) fit u32 indices.
   void check_batch(std::uint64_t batch) const;
   [[nodiscard]] Rows1dGeom geom() const {
-    return {channels,           length,    out_len(),     ksize,    stride, dilation, pad,
-            outputs_per_thread, row_local, chunk_shuffle, warp_rows};
+    return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread, chunk_shuffle};
   }
   // Threads per (b, c) row; the launch has B * C * groups() threads.
   [[nodiscard]] std::uint32_t groups() const { return geom().groups(); }

@@ -18,7 +18,6 @@
 #include "depthwise_conv2d_nchw.hpp"
 #include "depthwise_conv2d_nchw_mma.hpp"
 #include "depthwise_conv2d_nchw_smem.hpp"
-#include "depthwise_conv2d_nchw_stream.hpp"
 #include "register.hpp"
 
 namespace ingot::kernels {
@@ -41,8 +40,8 @@ using harness::param;
 using harness::Params;
 
 // Absent VH/VW/preload take depthwise_conv2d_default_tile; absent mma: tensor cores for 16-bit
-// windows of 5 or more rows, and for f16 any window, where they apply (7x7 bf16 on the H200, 2026-12-01 fourth
-// session: 34.5% of copy bandwidth against 26.4% for the tiled kernel; 3x3: see mma_default below).
+// windows of 5 or more rows, and for f16 any window, where they apply (docs/performance.md s6; 3x3: see mma_default
+// below).
 DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   // check_depthwise_conv2d_nchw gives the precise limits; this only keeps the values exact in 32 bits
   DepthwiseConv2dTile d =
@@ -60,10 +59,9 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
   const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
   if (smem && shfl != Shuffle::On) shfl = Shuffle::Off;  // (shfl = 1: halos by shuffle from the staged rows)
-  // (Every window where row-pair tiles apply, since 2026-12-03 sixteenth session: 3x3 N32 C384 56x56 on the H200
-  // bf16 84.4% of copy against 78.4% for the 2x8 tile, f16 84.9% against 76.3% for the 16x8 tensor-core tiles; 7x7
-  // 75.4% against 54.6%. Before: windows of 5 or more rows, and f16 any window: 3x3 f16 76.4% against 73.0% for the
-  // 2x8 tile, bf16 76.7% against 78.1%.)
+  // (Every window where row-pair tiles apply: they load each input row once per band and beat the 2x8 tile and the
+  // 16x8 tensor-core tiles for 3x3 and 7x7 alike, docs/performance.md s18; elsewhere windows of 5 or more rows, and
+  // f16 any window, s6 and s17.)
   const bool mma_default = !tiled && dtype_size(t) == 2 &&
                            (depthwise_conv2d_mma_refusal(sp, 2, true).empty() ||
                             ((sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, 2).empty()));
@@ -82,15 +80,14 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
 
 // The tensor-core kernel's schedule where the case names none of imgs, async and mw: 4 warps per
 // work-group (7 rounds of mma chains for a 56x56 plane), A fragments by load_matrix (lm) and, where rows
-// admit vector copies, 4 images' planes through two buffers by asynchronous copies (H200, 2026-12-02 tenth
-// session, 7x7 N32 C384 56x56 bf16: 55.0% of copy bandwidth; 48.7% without lm; 35.8% for the former
-// schedule, 7 warps and one synchronous plane).
+// admit vector copies, 4 images' planes through two buffers by asynchronous copies, so that the next plane's copy
+// overlaps this one's products (docs/performance.md s12).
 bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.mma && !p.count("imgs") && !p.count("async") && !p.count("mw");
 }
 // A fragments by load_matrix in the tensor-core kernel: "lm" (0 or 1; default 1 in the tuned schedule, mma_tuned, else
-// 0: 7x7 bf16 55.0% of copy against 49.0%, H200 2026-12-02 tenth session). Refused unless the case asks for
-// tensor cores (ignored for f32 with mma = 1, like async).
+// 0: one load_matrix in place of four shared loads per fragment, docs/performance.md s12). Refused unless the case
+// asks for tensor cores (ignored for f32 with mma = 1, like async).
 bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("lm") && !tile.mma && !mma_asked) {
@@ -117,11 +114,10 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // Row-pair tiles in the tensor-core kernel (depthwise_conv2d_nchw_mma.hpp): "rp" (0 or 1; implies lm), and "il", the
 // pairs whose mma chains run side by side (default 3, before lq 1 2 for windows under 5 rows; at most the pairs of a
 // band). rp defaults to 1 in the tuned schedule (mma_tuned) unless the case names lm or lmfirst or the taller plane
-// does not fit (H200, 2026-12-03 sixteenth session, N32 C384 56x56: 7x7 bf16 0.0478 ms against 0.0660, 3x3 0.0427
-// against 0.0470; il 1: 0.0494 and 0.0431, il 4: 0.0485 and 0.0474; 7x7 il 3 against 2: 0.0475 / 0.0479 and, with 8
-// images, 0.0460 / 0.0468 and 0.0461 / 0.0466). Refused unless the case asks for tensor cores (ignored for f32 with mma
-// = 1, like lm); il refused without rp. "lq" (0, 1 or 2, default 1): how the rows are loaded (RowPairLoads: pairs,
-// pairs in A's register order, every row's A), refused without rp.
+// does not fit: each layout row loaded once per band, not kh times (docs/performance.md s18; il 3: s19, s20). Refused
+// unless the case asks for tensor cores (ignored for f32 with mma = 1, like lm); il refused without rp. "lq" (0, 1 or
+// 2, default 1): how the rows are loaded (RowPairLoads: pairs, pairs in A's register order, every row's A), refused
+// without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
@@ -131,9 +127,7 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
   const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
-  for (const auto& [key, what] :
-       {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"},
-        std::pair{"rpo", "odd tap rows into odd row pairs"}, std::pair{"rps", "row-pair stores per task"}}) {
+  for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"}}) {
     if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key + " (" + what +
                                   ") applies to row-pair tiles (mma = 1, rp = 1); drop it");
@@ -143,14 +137,10 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
 }
 // The tensor-core kernel's outputs through shared memory, leaving each plane as 16-byte vectors: "os" (0 or 1, default
 // 1 for 16 x 8 tiles of windows of fewer than 5 rows, else 0; applies where P * Q % 8 == 0 and the plane and its
-// outputs fit shared memory). H200, 2026-12-03 fifteenth session, tuned schedule bf16: 3x3 0.0470 ms with os against
-// 0.0677 without (the fragments' 4-byte pair stores write half sectors), 7x7 0.0698 against 0.0658 (95 registers
-// against 78: fewer work-groups per SM). Row pairs store whole 128-byte rows (7x7 with os: 0.0553 ms against 0.0478).
-// Since 2026-12-04 (twenty-second session; shared memory addressed in 32 bits) row pairs of windows of 5 or more rows
-// take os = 1 by default, with launch bounds for 6 work-groups per SM (the launch bounds in s.build): 7x7 bf16
-// 0.0435-0.0438 ms against 0.0448-0.0451 with os = 0 (f16 0.0435 against 0.0449; os = 1 uncapped, 64 registers:
-// 0.0528). (3x3 row pairs stay at os = 0: 0.0420-0.0423 with it against 0.0415-0.0418.) Refused unless the case asks
-// for tensor cores (ignored for f32 with mma = 1, like lm).
+// outputs fit shared memory): the 16 x 8 tiles' 4-byte pair stores write half sectors (docs/performance.md s17), while
+// row pairs store whole 128-byte rows. Row pairs of windows of 5 or more rows take os = 1 too, with launch bounds for
+// 6 work-groups per SM (the launch bounds in s.build; s24); 3x3 row pairs stay at os = 0 (s24). Refused unless the
+// case asks for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
   if (p.count("os") && !tile.mma && !mma_asked && !tile.smem) {
@@ -167,17 +157,6 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
 bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
   return tile.smem && !tile.mma && bounded_param(p, "os", 0, 1, 0, "depthwise_conv2d") == 1;
 }
-// Planes side by side per work-group of the staged-plane kernel, one thread per tile of each: "planes" (1-8, default 1;
-// refused without the staged-plane kernel, and by depthwise_conv2d_smem_layout where the planes' threads exceed 256 or
-// their buffers the shared-memory limit).
-std::uint32_t smem_planes(const DepthwiseConv2dTile& tile, const Params& p) {
-  if (p.count("planes") && !tile.smem) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: planes (planes per work-group, side by side) applies to the staged-plane kernel (smem = 1); "
-        "drop planes");
-  }
-  return tile.smem ? bounded_param(p, "planes", 1, 8, 1, "depthwise_conv2d") : 1;
-}
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool rp = mma_row_pairs(sp, tile, p);
   return mma_tuned(tile, p) &&
@@ -186,9 +165,8 @@ bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const 
 
 // Images per work-group of the tensor-core kernel and of the staged-plane kernel with async: "imgs"
 // (default 1; in the tensor-core kernel's tuned schedule (mma_tuned_async) 4, and with row pairs 2 for windows under 5
-// rows, else 8: H200 2026-12-03 sixteenth session, N32 C384 56x56 bf16, 3x3 85.3% of copy with 2 against 84.1% with 4
-// and 81.3% with 8, 7x7 77.1% with 8 against 75.4% with 4 and 70.2% with 2; without async, 2, 4 and 8 measured 1.6-6x
-// slower on the H200, 2026-12-01 fourth session), at most the batch.
+// rows, else 8, each the fastest measured, docs/performance.md s12 and s18; without async several images per
+// work-group only serialise their planes), at most the batch.
 std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   std::uint32_t dflt = 1;
   if (mma_tuned_async(sp, tile, p)) dflt = !mma_row_pairs(sp, tile, p) ? 4 : sp.ksize[0] < 5 ? 2 : 8;
@@ -239,67 +217,15 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   }
   if (o.rp) {
     const std::uint32_t pb = depthwise_conv2d_mma_plan(sp, 2, o.warps, o.lm, true).pb;
-    // (3: for windows of 5 or more rows 68 registers against 62, faster in four H200 calls, see mma_row_pairs; under 5
-    // rows 2 until lq 1, H200 2026-12-04 eighteenth session: 3x3 bf16 il 3 0.0419 ms against 0.0425 with il 2)
+    // (3: three independent mma chains hide the tensor pipe's latency at a few registers more, docs/performance.md
+    // s19/s20)
     const std::uint32_t il = 3;
     o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
-    // (1: the rows' matrices in A's register order, H200 2026-12-04 eighteenth session, bf16 N32 C384 56x56: 7x7
-    // 0.0446-0.0448 ms against 0.0461-0.0464 with 0, 3x3 0.0425-0.0426 against 0.0427-0.0428; every row's A (2):
-    // 0.0448-0.0450 and 0.0436-0.0437. SASS of the 7x7: 712 instructions (32 MOV) against 784 (80 MOV), 640 with 2.)
+    // (1: the rows' matrices in A's register order, so that half the mma take a load's registers as they are, without
+    // register moves; docs/performance.md s20)
     o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
-    // (rpo 1: the odd tap rows into odd output-row pairs, no register moves for their A: the 7x7 default's 54 moves
-    // beside 49 mma gone, 9 more mma; odd windows only. Off; step 34.)
-    o.odd_pairs = bounded_param(p, "rpo", 0, 1, 0, "depthwise_conv2d") == 1;
-    if (o.odd_pairs && sp.ksize[0] % 2 == 0) {
-      throw std::invalid_argument(
-          "depthwise_conv2d: rpo (odd tap rows into odd output-row pairs) needs an odd window height, not " +
-          std::to_string(sp.ksize[0]) + ": drop rpo");
-    }
-    // (rps 1: each task's store bounds and first output address once, the band's stores at constant offsets from it:
-    // 7x7 bf16 680 SASS instructions against 824, 3x3 568 against 656 and 40 registers against 48, yet slower,
-    // 2026-12-06 thirty-seventh session: H200 7x7 bf16 0.0444-0.0447 ms against 0.0437-0.0441, 3x3 0.0452 against
-    // 0.0418; H100 7x7 0.0601 against 0.0593. Off; step 38.)
-    o.task_stores = bounded_param(p, "rps", 0, 1, 0, "depthwise_conv2d") == 1;
-  }
-  // (Off by default: the copy of the next plane is in flight while a plane is multiplied; pf 2 asks for the one
-  // after it too, one bulk L2 prefetch per round. H200 7x7 bf16, 2026-12-05: pf 2 0.0442 ms, pf 3 0.0469, against
-  // 0.0436 without: slower, docs/performance.md step 26.)
-  o.prefetch = bounded_param(p, "pf", 0, 8, 0, "depthwise_conv2d");
-  if (o.prefetch == 1 || (o.prefetch > 1 && (!o.async || o.images <= o.prefetch))) {
-    throw std::invalid_argument(
-        "depthwise_conv2d: pf (L2 prefetch of the plane pf images ahead) needs async = 1 and "
-        "2 <= pf < imgs (the next plane is copied already); has pf " +
-        std::to_string(o.prefetch) + ", imgs " + std::to_string(o.images) + (o.async ? "" : ", async 0"));
   }
   return o;
-}
-
-// stream = 1: the shared-ring kernel (depthwise_conv2d_nchw_stream.hpp) with VW (columns per thread), NP, NQ, PB and
-// ahead (absent keys: DepthwiseNchwStream's defaults); the other kernels' keys are refused.
-bool streams(const Params& p) {
-  if (bounded_param(p, "stream", 0, 1, 0, "depthwise_conv2d") == 1) return true;
-  for (const char* key : {"NP", "NQ", "PB"}) {
-    if (p.count(key)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
-                                  " applies to the stream kernel: set stream = 1 (or drop it)");
-    }
-  }
-  return false;
-}
-DepthwiseNchwStream stream_of(const Params& p) {
-  for (const char* key : {"VH", "preload", "shfl", "smem", "mma", "imgs", "async", "mw", "lm", "os", "rp", "il", "lq",
-                          "rpo", "rps", "pf", "planes"}) {
-    if (p.count(key)) {
-      throw std::invalid_argument(std::string("depthwise_conv2d: ") + key +
-                                  " does not apply to stream = 1 (its own kernel: VW, NP, NQ, PB, ahead); drop it");
-    }
-  }
-  const DepthwiseNchwStream d;
-  auto get = [&](const char* key, std::int64_t lo, std::int64_t hi, std::uint32_t dflt) {
-    return bounded_param(p, key, lo, hi, dflt, "depthwise_conv2d");
-  };
-  return {get("VW", 1, 16, d.V), get("NP", 1, 64, d.NP), get("NQ", 1, 64, d.NQ), get("PB", 1, 16, d.PB),
-          get("ahead", 1, 8, d.ahead)};
 }
 
 Params with_tile(Params p, std::int64_t vh, std::int64_t vw) {
@@ -324,25 +250,17 @@ void register_depthwise_conv2d(harness::Registry& r) {
   s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
   s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
   s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
-  s.spec_params.emplace_back("planes");   // smem: planes side by side per work-group (one thread per tile of each)
   s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
   s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
   s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
   s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
   s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
   s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
-  s.spec_params.emplace_back("mw");      // tensor cores: warps per work-group (default: the fewest for the least tiles)
-  s.spec_params.emplace_back("rp");      // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
-  s.spec_params.emplace_back("il");      // tensor cores with rp: pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");      // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
-  s.spec_params.emplace_back("rpo");     // tensor cores with rp: 1 = odd tap rows into odd output-row pairs (odd kh)
-  s.spec_params.emplace_back("rps");     // tensor cores with rp: 1 = store bounds and address once per task
-  s.spec_params.emplace_back("pf");      // tensor cores with async: L2 prefetch of the plane pf images ahead (0: none)
-  s.spec_params.emplace_back("minb");    // launch bounds (register.hpp, apply_launch_bounds)
-  s.spec_params.emplace_back("stream");  // 1: rows of NP planes through a shared ring by asynchronous copies
-  s.spec_params.emplace_back("NP");      // stream: planes per work-group
-  s.spec_params.emplace_back("NQ");      // stream: column groups per work-group
-  s.spec_params.emplace_back("PB");      // stream: output rows per work-group
+  s.spec_params.emplace_back("mw");    // tensor cores: warps per work-group (default: the fewest for the least tiles)
+  s.spec_params.emplace_back("rp");    // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
+  s.spec_params.emplace_back("il");    // tensor cores with rp: pairs whose mma chains run side by side
+  s.spec_params.emplace_back("lq");    // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
+  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -462,7 +380,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
   // a stride with 7x8 tiles, and five images three per work-group through two buffers (a buffer reused: its border
   // restored; the last work-group with one image past the batch); two buffers whose plane (25 rows of 26 elements:
   // 4-byte copies) ends off a 16-byte boundary while the stage leaves in 16-byte rows (the second buffer 16-byte
-  // aligned: plane_buffer_stride; the random sweep's draw that found it misaligned, 2026-12-06).
+  // aligned: plane_buffer_stride; a shape the random sweep found misaligned, docs/performance.md s38).
   for (const auto& [name, c, vh, vw, imgs] : std::vector<std::tuple<std::string, ConvCase, int, int, int>>{
            {"c2_13x19_7x7_pad3_bias_smem_os_t7x7",
             {.B = 2, .C = 2, .size = {13, 19}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
@@ -493,39 +411,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       p["async"] = 1;
       p["imgs"] = imgs;
     }
-    s.tests.push_back({name, p});
-  }
-  // Planes side by side per work-group (planes): a channel's images in pairs with the last past the batch (B = 3),
-  // tiles not a multiple of 32 (26 per plane: a plane's threads end inside a warp) with bias and launch bounds; partial
-  // tiles both ways with three images per work-group (one past B); the output stage through each plane's buffer.
-  for (const auto& [name, c, vh, vw, np, os, minb] :
-       std::vector<std::tuple<std::string, ConvCase, int, int, int, int, int>>{
-           {"c5_13x16_7x7_pad3_bias_b3_smem_planes2_minb2_t1x8",
-            {.B = 3, .C = 5, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            1,
-            8,
-            2,
-            0,
-            2},
-           {"c3_11x30_5x5_pad2_b2_smem_planes3_t2x8",
-            {.B = 2, .C = 3, .size = {11, 30}, .k = {5, 5}, .pad = {2, 2}},
-            2,
-            8,
-            3,
-            0,
-            0},
-           {"c2_14x28_7x7_pad3_bias_b3_smem_os_planes2_t7x7",
-            {.B = 3, .C = 2, .size = {14, 28}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            7,
-            7,
-            2,
-            1,
-            0}}) {
-    auto p = with_tile(conv_params(f, c), vh, vw);
-    p["smem"] = 1;
-    p["planes"] = np;
-    if (os) p["os"] = 1;
-    if (minb) p["minb"] = minb;
     s.tests.push_back({name, p});
   }
   // The staged plane with halo columns by shuffle: rows of 2 to 7 tiles (warps span rows), two
@@ -661,90 +546,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
             {{"imgs", 1}, {"lq", 0}}},
            {"c2_11x16_5x5_pad2_bias_b2_rp_lq2",
             {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}}},
-           // the odd tap rows into odd output-row pairs (rpo): 7x7 with bias, one image; the tuned schedule (3 pairs
-           // side by side); one warp with several bands and 3 pairs side by side, 3x3; every row's A, 5x5; the output
-           // stage; 1x1 (no odd tap row)
-           {"c2_13x16_7x7_pad3_bias_rp_rpo",
-            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"rpo", 1}}},
-           {"c2_19x24_7x7_pad3_bias_b9_rp_tuned_rpo",
-            {.B = 9, .C = 2, .size = {19, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"rpo", 1}}},
-           {"c3_23x16_3x3_pad1_b2_rp_mw1_il3_rpo",
-            {.B = 2, .C = 3, .size = {23, 16}, .k = {3, 3}, .pad = {1, 1}},
-            {{"mw", 1}, {"il", 3}, {"rpo", 1}}},
-           {"c2_11x16_5x5_pad2_bias_b2_rp_lq2_rpo",
-            {.B = 2, .C = 2, .size = {11, 16}, .k = {5, 5}, .pad = {2, 2}, .bias = true},
-            {{"lq", 2}, {"rpo", 1}}},
-           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rpo",
-            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rpo", 1}}},
-           {"1x1_batch2_rp_rpo", {.B = 2, .C = 3, .size = {4, 5}, .k = {1, 1}}, {{"imgs", 1}, {"rpo", 1}}},
-           // L2 prefetch of the plane pf images ahead: the tuned schedule (8 images, a group of 1 past them) and 3
-           // images per group with a partial last group
-           {"c2_13x16_7x7_pad3_bias_b9_rp_pf3",
-            {.B = 9, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"pf", 3}}},
-           {"c3_9x20_3x3_pad1_b7_rp_async_imgs3_pf2",
-            {.B = 7, .C = 3, .size = {9, 20}, .k = {3, 3}, .pad = {1, 1}},
-            {{"async", 1}, {"imgs", 3}, {"pf", 2}}},
-           // stores per task (rps): bands that end at P (no row bound: 16 rows in 4 bands of 2 pairs) with Q even and
-           // odd, the tuned schedule and the output stage; odd P (a row bound per store), odd Q with a second strip
-           {"c2_16x24_7x7_pad3_bias_b3_rp_rps_rows_in",
-            {.B = 3, .C = 2, .size = {16, 24}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"rps", 1}}},
-           {"c3_16x17_3x3_pad1_b2_rp_rps_rows_in_qodd",
-            {.B = 2, .C = 3, .size = {16, 17}, .k = {3, 3}, .pad = {1, 1}},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_16x24_3x3_pad1_bias_b5_rp_os_rps_rows_in",
-            {.B = 5, .C = 2, .size = {16, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rps", 1}}},
-           {"c2_13x16_7x7_pad3_bias_rp_rps",
-            {.B = 2, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_9x17_5x4_pad2_rp_rps", {.B = 2, .C = 2, .size = {9, 17}, .k = {5, 4}, .pad = {2, 2}}, {{"rps", 1}}},
-           {"c3_21x72_3x3_pad1_rp_rps",
-            {.B = 1, .C = 3, .size = {21, 72}, .k = {3, 3}, .pad = {1, 1}},
-            {{"imgs", 1}, {"rps", 1}}},
-           {"c2_14x24_3x3_pad1_bias_b5_rp_os_rps",
-            {.B = 5, .C = 2, .size = {14, 24}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {{"os", 1}, {"rps", 1}}}}) {
+            {{"lq", 2}}}}) {
     auto p = conv_params(f, c);
     p["mma"] = 1;
     p["rp"] = 1;
     for (const auto& [key, v] : extra) p[key] = v;
-    s.tests.push_back({name, p});
-  }
-  // stream = 1 (rows of NP planes through a shared ring): a partial last plane block, strips and bands with tails,
-  // strides, dilation, kh != kw, 7x7, bias, one row per band, rows 1-3 ahead, scalar reads (VW 1).
-  for (const auto& [name, c, tl] : std::vector<std::tuple<std::string, ConvCase, std::array<int, 5>>>{
-           {"stream_c3_7x16_3x3_pad1_bias_b3",
-            {.B = 3, .C = 3, .size = {7, 16}, .k = {3, 3}, .pad = {1, 1}, .bias = true},
-            {8, 4, 2, 4, 2}},
-           {"stream_c2_11x24_3x3_pad1_strip_tail",
-            {.B = 2, .C = 2, .size = {11, 24}, .k = {3, 3}, .pad = {1, 1}},
-            {4, 3, 4, 3, 1}},
-           {"stream_c2_16x32_3x5_s2_p1x2",
-            {.B = 2, .C = 2, .size = {16, 32}, .k = {3, 5}, .stride = {2, 2}, .pad = {1, 2}},
-            {4, 2, 2, 3, 2}},
-           {"stream_d2x3_p2x3_b2",
-            {.B = 2, .C = 3, .size = {12, 24}, .k = {3, 3}, .pad = {2, 3}, .dil = {2, 3}, .bias = true},
-            {8, 2, 3, 5, 3}},
-           {"stream_c2_13x16_7x7_pad3_bias",
-            {.B = 1, .C = 2, .size = {13, 16}, .k = {7, 7}, .pad = {3, 3}, .bias = true},
-            {8, 2, 2, 4, 2}},
-           {"stream_c5_9x16_3x3_pad1_pb1",
-            {.B = 1, .C = 5, .size = {9, 16}, .k = {3, 3}, .pad = {1, 1}},
-            {2, 8, 4, 1, 1}},
-           {"stream_c3_8x10_3x2_pad1_vw1",
-            {.B = 2, .C = 3, .size = {8, 10}, .k = {3, 2}, .pad = {1, 1}},
-            {1, 4, 6, 4, 2}},
-           {"stream_c4_6x8_1x1", {.B = 2, .C = 4, .size = {6, 8}, .k = {1, 1}}, {4, 4, 2, 6, 1}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    for (std::size_t i = 0; i < tl.size(); ++i)
-      p[std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i]] = tl[i];
     s.tests.push_back({name, p});
   }
   // The staged-plane kernel with asynchronous copies (every dtype): one image per group, several
@@ -801,9 +607,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["async"] = 1;
     s.tests.push_back({name, p});
   }
-  // Bench: the first case per shape is the default tile (3x3: 2x8 preloaded, 7x7: 2x8 row by row); the variants let
-  // one GPU run compare. (Measured worse and dropped, 2026-11-30 and 2026-12-01, docs/performance.md: 3x8, 4x8 to
-  // 16x8, 8x4, 2x4, 2x16, 4x16, 1x16, register caps, preloading 7x7 rows.)
+  // Bench: the first case per shape is the default; the variants let one GPU run compare (docs/performance.md
+  // s2-s4).
   auto variant = [&](const ConvCase& c, const std::string& shape, int vh, int vw, int preload) {
     auto p = with_tile(conv_params(f, c), vh, vw);
     p["preload"] = preload;
@@ -812,10 +617,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
                            (preload ? "_pre" : "_nopre"),
                        p});
   };
-  variant(b3, "3x3", 1, 8, 0);  // the default before 2026-12-01 (second session)
-  variant(b3, "3x3", 2, 8, 1);  // the bf16 default tile (f16's before 2026-12-03 fifteenth session: tensor cores now)
-  // Halo by shuffle (the f32 default is 1x8 with it). (16-column tiles, with or without the
-  // exchange, and register caps on 2x8 with it measured worse, 2026-12-01 third session: dropped.)
+  variant(b3, "3x3", 1, 8, 0);
+  variant(b3, "3x3", 2, 8, 1);  // the tiled kernel's 16-bit tile (the 16-bit default is the tensor-core kernel, s18)
+  // Halo by shuffle (the f32 default is 1x8 with it, s5).
   for (const int vh : {1, 2}) {
     auto p = with_tile(conv_params(f, b3), vh, 8);
     p["shfl"] = 1;
@@ -824,7 +628,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["minb"] = 5;  // launch_bounds(256, 5): at most 51 registers (60 uncapped)
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_pre_shfl_minb5", p});
   }
-  // Column-group probe (2026-12-04 twentieth session): 64-column planes fill the row-pair tiles' 8 column groups, where
+  // Column-group probe (docs/performance.md s22): 64-column planes fill the row-pair tiles' 8 column groups, where
   // 56 columns leave the 8th computed and thrown away; the same mma count for 14% more bytes says whether the tensor
   // pipe or the bytes set the 7x7's time.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b3, "3x3"}, {b7, "7x7"}}) {
@@ -832,8 +636,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     w.size = {56, 64};
     s.bench.push_back({"N32_C384_56x64_" + shape, conv_params(f, w)});
   }
-  // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes. H200, 2026-12-03: bf16
-  // ~1.3 us per image (87% of the copy ceiling) over a ~5 us intercept.
+  // Fixed cost probe (as depthwise_conv2d_nhwc's): the 3x3 default at other batch sizes, the time per image against
+  // the intercept.
   for (const int n : {28, 36}) {
     ConvCase c = b3;
     c.B = n;
@@ -846,22 +650,21 @@ void register_depthwise_conv2d(harness::Registry& r) {
     p["mma"] = 1;
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_imgs4", p});
-    // The planes copied asynchronously (one buffer; 2, 4 and 8 images through two buffers measured
-    // no better, H200 2026-12-01 fifth session: dropped).
+    // The planes copied asynchronously (one buffer).
     p["async"] = 1;
     p["imgs"] = 1;
     s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_async_imgs1", p});
     // Fewer warps per work-group (more rounds of interleaved mma chains per warp, more work-groups per SM), alone and
     // with the next plane copied during this one's products.
     // The tuned schedule (mma_tuned: 4 warps, load_matrix, 4 images through two buffers), the 7x7 default.
-    if (shape == "3x3") {  // (16 x 8 tiles: the default before 2026-12-03 sixteenth session, row pairs now)
+    if (shape == "3x3") {  // (16 x 8 tiles; the default is row pairs, s18)
       auto q = conv_params(f, c);
       q["mma"] = 1;
       q["rp"] = 0;
       s.bench.push_back({"N32_C384_56x56_3x3_mma", q});
     }
     // (Naming mw, async or imgs leaves lm at 0: {4, 4} is the tuned schedule without load_matrix; {0, 0}: 7 warps, one
-    // synchronous plane, the default before this session.)
+    // synchronous plane, the schedule before s12.)
     for (const auto& [mw, imgs] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {2, 0}, {4, 2}, {4, 4}, {2, 4}}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
@@ -874,9 +677,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
   }
   // The tuned 7x7 schedule with every tile's load_matrix of a tap row first, and with registers capped for 8
-  // work-groups per SM (64 registers against 76; ncu found it bound by shared-memory latency at 24 warps per SM). H200,
-  // 2026-12-03 twelfth session, bf16: 0.0659 and 0.0725 ms against 0.0658. (Dropped after those runs: minb 7 for the
-  // 7x7, 0.0824; the 3x3 default with minb 5, bf16 73.5% and f16 70.8% of copy against 78.2% and 72.8%.)
+  // work-groups per SM (64 registers against 76): neither faster (docs/performance.md s14).
   {
     auto q = conv_params(f, b7);
     q["mma"] = 1;
@@ -887,8 +688,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 8;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_minb8", q});
   }
-  // The tuned tensor-core schedule with its outputs stored directly from the fragments (os = 0: the 7x7 default; for
-  // 3x3, the schedule before 2026-12-03 fifteenth session), 7x7 and 3x3.
+  // The tuned tensor-core schedule of 16 x 8 tiles with its outputs stored directly from the fragments (os = 0; s17),
+  // 7x7 and 3x3.
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     auto q = conv_params(f, c);
     q["mma"] = 1;
@@ -906,10 +707,10 @@ void register_depthwise_conv2d(harness::Registry& r) {
     q["minb"] = 6;
     s.bench.push_back({"N32_C384_56x56_7x7_mma_os1_minb6", q});
   }
-  // Row-pair tiles (rp; the default since 2026-12-03 sixteenth session) in the tuned schedule: 2 rows x 64 columns per
+  // Row-pair tiles (rp; the 16-bit default, s18) in the tuned schedule: 2 rows x 64 columns per
   // mma, each layout row loaded once per band (7x7: 1 load_matrix per 7 mma against 7), il pairs side by side, 2 / 4 /
   // 8 warps (bands of 14 / 7 / 4 pairs), 2 / 4 / 8 / 16 images per work-group (also with il 3), with the output stage
-  // (os 1, the 3x3 default) and without (os 0, the 7x7 default); -1: the default.
+  // (os 1) and without (os 0); -1: the default (os 1 for 7x7, 0 for 3x3, s24).
   for (const auto& [c, shape] : std::vector<std::pair<ConvCase, std::string>>{{b7, "7x7"}, {b3, "3x3"}}) {
     for (const auto& [mw, imgs, il, os] : std::vector<std::tuple<int, int, int, int>>{{0, 0, 0, -1},
                                                                                       {0, 0, 1, -1},
@@ -946,8 +747,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       s.bench.push_back({name, q});
     }
-    // How the rows are loaded (lq 0: pairs, the default before 2026-12-04 eighteenth session; 1: pairs in A's register
-    // order, the default; 2: every row's A).
+    // How the rows are loaded (lq 0: pairs; 1: pairs in A's register order, the default, s20; 2: every row's A).
     for (const int lq : {0, 2}) {
       auto q = conv_params(f, c);
       q["mma"] = 1;
@@ -955,21 +755,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
       q["lq"] = lq;
       s.bench.push_back({"N32_C384_56x56_" + shape + "_mma_rp_lq" + std::to_string(lq), q});
     }
-  }
-  // stream = 1: rows of NP planes through a shared ring, (VW, NP, NQ, PB, ahead). (Measured worse than the register
-  // kernel on the H200, 2026-12-02 ninth session: 3x3 16-bit 64-75% of copy against 78% and 74.5%, f32 63-85% against
-  // 85%; NP 4-32, PB 4-14, ahead 2-4 and 7x7 dropped, these two kept for the record.)
-  for (const auto& [c, shape, tl] : std::vector<std::tuple<ConvCase, std::string, std::array<int, 5>>>{
-           {b3, "3x3", {8, 4, 7, 8, 3}}, {b3, "3x3", {4, 4, 14, 8, 3}}}) {
-    auto p = conv_params(f, c);
-    p["stream"] = 1;
-    std::string name = "N32_C384_56x56_" + shape + "_stream";
-    for (std::size_t i = 0; i < tl.size(); ++i) {
-      const char* key = std::array<const char*, 5>{"VW", "NP", "NQ", "PB", "ahead"}[i];
-      p[key] = tl[i];
-      name += std::string("_") + key + std::to_string(tl[i]);
-    }
-    s.bench.push_back({name, p});
   }
   // One plane per work-group in shared memory.
   for (const auto& [c, shape, vh] : std::vector<std::tuple<ConvCase, std::string, int>>{
@@ -982,16 +767,14 @@ void register_depthwise_conv2d(harness::Registry& r) {
       q["shfl"] = 1;
       s.bench.push_back({"N32_C384_56x56_3x3_t" + std::to_string(vh) + "x8_smem_shfl", q});
     }
-    // Four images' planes through two buffers, copied asynchronously (1x8 and 2, 8 images measured
-    // no better, H200 2026-12-01 fifth session: dropped).
+    // Four images' planes through two buffers, copied asynchronously (s7: an option).
     if (shape != "3x3" || vh != 2) continue;
     p["async"] = 1;
     p["imgs"] = 4;
     s.bench.push_back({"N32_C384_56x56_3x3_t2x8_smem_async_imgs4", p});
   }
-  // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap).
-  // (7x8 with and without the exchange and 4x8 ahead1 capped at 51 registers measured worse, H200
-  // 2026-12-02 eighth session: 67% and 71% of copy against 78%: dropped.)
+  // Tall tiles, rows loaded `ahead` rows ahead of their arithmetic, halos by shuffle (minb: register cap; s4, s6:
+  // refuted, kept for comparison).
   for (const auto& [vh, ahead, shfl, minb] : std::vector<std::tuple<int, int, int, int>>{{4, 1, 1, 0},
                                                                                          {4, 2, 1, 0},
                                                                                          {4, 2, 1, 4},
@@ -1010,8 +793,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
                            (shfl ? "_shfl" : "") + (minb ? "_minb" + std::to_string(minb) : ""),
                        p});
   }
-  // f32 7x7 (seventeenth session): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and the
-  // 7x8 plane with four images through two buffers.
+  // f32 7x7 (docs/performance.md s19): taller tiles from global memory and from a staged plane (VH x 8, 7 x 14), and
+  // the 7x8 plane with four images through two buffers.
   for (const auto& [vh, vw, smem, imgs] : std::vector<std::tuple<int, int, int, int>>{{4, 8, 0, 0},
                                                                                       {7, 8, 0, 0},
                                                                                       {4, 8, 1, 0},
@@ -1046,30 +829,16 @@ void register_depthwise_conv2d(harness::Registry& r) {
   variant(b3, "3x3", 1, 8, 1);
   variant(b3, "3x3", 2, 8, 0);
   variant(b7, "7x7", 1, 8, 0);
-  variant(b7, "7x7", 2, 8, 0);  // the 7x7 default before tensor cores (2026-12-01, fourth session)
+  variant(b7, "7x7", 2, 8, 0);  // the tiled kernel's 16-bit 7x7 tile (the default is the tensor-core kernel, s6)
   s.build = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
     sp.check_batch(static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)));
-    if (streams(p)) {
-      const DepthwiseNchwStream st = stream_of(p);
-      return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
-        using T = typename decltype(tag)::type;
-        apply_launch_bounds(k, p, depthwise_nchw_stream_layout(sp, st, sizeof(T)).G, true);
-        depthwise_conv2d_nchw_stream<T>(k, sp, st);
-      });
-    }
     const auto tile = tile_of(t, sp, p);
     (void)plane_async(sp, tile, p);    // refuses async without the tensor-core or staged-plane kernel
     (void)mma_warps(tile, p);          // refuses mw without the tensor-core kernel
     (void)mma_load_matrix(tile, p);    // refuses lm without the tensor-core kernel
     (void)mma_lm_first(tile, p);       // refuses lmfirst without load_matrix
     (void)mma_row_pairs(sp, tile, p);  // refuses rp without the tensor-core kernel, il without rp
-    (void)smem_planes(tile, p);        // refuses planes without the staged-plane kernel
-    if (p.count("pf") && !tile.mma && !(p.count("mma") && param(p, "mma") == 1)) {
-      throw std::invalid_argument(
-          "depthwise_conv2d: pf (L2 prefetch of planes ahead) applies to the tensor-core kernel with async (mma = 1, "
-          "f16/bf16); drop pf");
-    }
     return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 2) {
@@ -1077,9 +846,8 @@ void register_depthwise_conv2d(harness::Registry& r) {
           // With minb, bounds of the work-group it launches (4 warps in the tuned schedule), so that the registers fit
           // minb of those work-groups per multiprocessor; without, 256 threads (ptxas gives the tuned 7x7 schedule 76
           // registers under those bounds, the ones measured, and 64 with 16 bytes spilled under 128-thread bounds).
-          // Row pairs of windows of 5 or more rows default to minb 6 (with their default output stage, os = 1: 72
-          // registers against 64 uncapped, H200 2026-12-04 twenty-second session 7x7 bf16 0.0435-0.0438 ms against
-          // 0.0528; minb 5 0.0440, minb 7 0.0438).
+          // Row pairs of windows of 5 or more rows default to minb 6: with their default output stage (os = 1) the
+          // registers fit 6 work-groups per SM, where uncapped they fit fewer (docs/performance.md s24).
           const DepthwiseMmaOptions o = mma_options(sp, tile, p);
           Params bounds = p;
           if (o.rp && sp.ksize[0] >= 5 && !bounds.count("minb")) bounds["minb"] = 6;
@@ -1091,12 +859,11 @@ void register_depthwise_conv2d(harness::Registry& r) {
       }
       // (shuffles and mma need declared bounds; minb of the staged-plane kernel counts its own work-groups)
       const std::uint32_t bounds_group =
-          tile.smem && p.count("minb") ? depthwise_conv2d_smem_layout(sp, tile, sizeof(T), smem_planes(tile, p)).group
-                                       : 256u;
+          tile.smem && p.count("minb") ? depthwise_conv2d_smem_layout(sp, tile, sizeof(T)).group : 256u;
       apply_launch_bounds(k, p, bounds_group, tile.may_shuffle() || tile.mma);
       if (tile.smem) {
         depthwise_conv2d_nchw_smem<T>(k, sp, tile, mma_images(sp, tile, p), plane_async(sp, tile, p),
-                                      smem_output_stage(tile, p), smem_planes(tile, p));
+                                      smem_output_stage(tile, p));
       } else {
         depthwise_conv2d_nchw<T>(k, sp, tile);
       }
@@ -1104,13 +871,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
   };
   s.geometry = [f](DType t, const Params& p) {
     const ConvSpec sp = conv_spec(f, p);
-    if (streams(p)) {
-      const DepthwiseNchwStream st = stream_of(p);
-      const auto es = static_cast<std::uint32_t>(dtype_size(t));
-      const std::uint32_t G = depthwise_nchw_stream_layout(sp, st, es).G;
-      return runtime::grid_1d(depthwise_nchw_stream_groups(sp, st, es, static_cast<std::uint64_t>(param(p, "B"))) * G,
-                              G);
-    }
     const DepthwiseConv2dTile tile = tile_of(t, sp, p);
     const auto planes = static_cast<std::uint64_t>(param(p, "B")) * sp.in_channels;
     if (tile.mma) {
@@ -1122,10 +882,9 @@ void register_depthwise_conv2d(harness::Registry& r) {
           group);
     }
     if (tile.smem) {
-      const std::uint32_t np = smem_planes(tile, p);
-      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t), np).group;
+      const std::uint32_t group = depthwise_conv2d_smem_layout(sp, tile, dtype_size(t)).group;
       return runtime::grid_1d(depthwise_conv2d_smem_groups(sp, static_cast<std::uint64_t>(param(p, "B")),
-                                                           mma_images(sp, tile, p), plane_async(sp, tile, p), np) *
+                                                           mma_images(sp, tile, p), plane_async(sp, tile, p)) *
                                   group,
                               group);
     }

@@ -62,15 +62,11 @@ struct DepthwiseConv2dTile {
   [[nodiscard]] bool may_shuffle() const { return halo_shuffle != Shuffle::Off; }
 };
 
-// The default tile for a window of kh rows and elements of elem_bytes: for kh < 5, 2x8 with every
-// input row preloaded in 16-bit types (3x3 bf16 on the H200: 69-77% of copy bandwidth against
-// 70% for 1x8 row by row), 1x8 preloaded with halo columns by shuffle where that applies in f32
-// (85.1 and 85.5% in two runs against 76%, 2026-12-01, third session); for kh >= 5, 2x8 row by
-// row (7x7 bf16: 0.139 ms against 0.151 ms with 1x8; preloading 8 rows of 14 columns needs ~145
-// registers), and in f32 7x8 from the plane staged in shared memory (smem; 7x7 N32 C384 56x56 on the
-// H200, 2026-12-03 seventeenth session: 60.5% of copy against 43.5% for 2x8 row by row) — where the
-// plane fits, which the caller checks (depthwise_conv2d_smem_layout; else 2x8 row by row).
-// Measurements: docs/performance.md.
+// The default tile for a window of kh rows and elements of elem_bytes (docs/performance.md s2-s5, s19): for kh < 5,
+// 2x8 with every input row preloaded in 16-bit types, 1x8 preloaded with halo columns by shuffle where that applies in
+// f32 (each halo column loaded once per warp); for kh >= 5, 2x8 row by row (preloading 8 rows of 14 columns needs ~145
+// registers), and in f32 7x8 from the plane staged in shared memory (smem: every input element read from global
+// memory once) — where the plane fits, which the caller checks (depthwise_conv2d_smem_layout; else 2x8 row by row).
 inline DepthwiseConv2dTile depthwise_conv2d_default_tile(std::uint32_t kh, std::size_t elem_bytes) {
   if (kh < 5 && elem_bytes >= 4) return {1u, 8u, true, 0u, DepthwiseConv2dTile::Shuffle::WhereItApplies};
   if (elem_bytes >= 4) return {7u, 8u, false, 0u, DepthwiseConv2dTile::Shuffle::Off, true};

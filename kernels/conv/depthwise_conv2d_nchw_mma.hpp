@@ -28,12 +28,7 @@
 // contiguous columns: whole 128-byte stores. Column groups past Q read the last group's columns (stores skipped).
 // By default (lq 1, RowPairLoads) a load's four matrices come in A's register order, (R, k 0-7), (R + 1, k 0-7),
 // (R, k 8-15), (R + 1, k 8-15), so the pairs (R, R + 1) with R even take its registers as they are (7x7: 32 moves in
-// the SASS against 80). With rpo 1 the odd tap rows multiply such aligned pairs into the odd output-row pairs instead
-// (row_pair_products' odd_pairs): no moves, (kh - 1) / 2 more mma per band (step 34).
-// Row-pair stores: by default each store computes its own bounds and address. With rps 1 a task's store predicate
-// (image live, columns in the plane and, unless every band's rows are output rows, the row) and its first output's
-// address are computed once, each of the band's stores at a constant offset from it: the 7x7 bf16 default's 824 SASS
-// instructions become 680 (70 registers against 72), yet it ran 1.4-2.3% slower on the H200 (the 3x3 8%; step 38).
+// the SASS against 80). Each row-pair store computes its own bounds and address.
 #pragma once
 
 #include <algorithm>
@@ -61,8 +56,7 @@ namespace ingot::kernels {
 // load_matrix per row R in that order, A of (R, R + 1) for every R (twice the loads, no assembly).
 enum class RowPairLoads : std::uint32_t { pairs = 0, pairs_in_a_order = 1, quads = 2 };
 
-// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq, rpo, rps,
-// pf).
+// The kernel's choices (depthwise_conv2d's spec parameters imgs, async, mw, lm, lmfirst, os, rp, il, lq).
 struct DepthwiseMmaOptions {
   std::uint32_t images = 1;  // planes of one channel per work-group
   bool async = false;        // planes through two buffers by asynchronous copies
@@ -73,9 +67,6 @@ struct DepthwiseMmaOptions {
   bool rp = false;           // row-pair tiles (implies lm)
   std::uint32_t il = 1;      // rp: pairs whose mma chains are interleaved
   RowPairLoads loads = RowPairLoads::pairs_in_a_order;  // rp: how the rows are loaded (lq)
-  std::uint32_t prefetch = 0;  // async: each round prefetches into L2 the plane this many images ahead (0: none; pf)
-  bool odd_pairs = false;      // rp: the odd tap rows into odd output-row pairs (row_pair_products; odd kh; rpo)
-  bool task_stores = false;    // rp: each task's store bounds and first address computed once (rps)
 };
 
 struct DepthwiseMmaPlan {
@@ -303,25 +294,15 @@ inline dsl::Val<u32> row_pair_column(const RowPairLanes& lanes, const dsl::Val<u
 // at row 2i + 1.
 // loads: how the rows are loaded (RowPairLoads; the lanes' addresses in `at` must follow row_pair_lanes of the same).
 // row_at (optional): this lane's load_matrix address for R instead of at + R ws (rows in a ring, say).
-// odd_pairs (odd kh only; the caller refuses even kh): the odd tap rows multiply aligned row pairs into the odd output
-// pairs (2i - 1, 2i), i = 0 .. pb, whose rows -1 and 2 pb are thrown away, and each lane adds its two accumulators of a
-// row (it holds both: d_2, d_3 of odd pair i and d_0, d_1 of even pair i are the same columns of row 2i). Without it an
-// odd tap row's A takes two words of each of two row-pair loads, and the mma's A operand, four consecutive registers,
-// needs four register moves; with it (kh - 1) / 2 more mma per band (each odd tap row's extra pair), four adds per
-// pair, no moves. Reads the same layout rows (0 .. 2 pb + kh - 2).
 template <class T>
 void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const dsl::Val<u32>& at, std::uint32_t ws,
                        std::uint32_t pb, std::uint32_t il, const std::vector<std::array<dsl::Val<f32>, 4>>& b,
                        const dsl::Val<f32>& init,
                        const std::function<void(std::uint32_t, const std::array<dsl::Val<f32>, 4>&)>& done,
                        RowPairLoads loads = RowPairLoads::pairs,
-                       const std::function<dsl::Val<u32>(std::uint32_t)>& row_at = {}, bool odd_pairs = false) {
+                       const std::function<dsl::Val<u32>(std::uint32_t)>& row_at = {}) {
   using namespace ingot::dsl;
   const auto KH = static_cast<std::uint32_t>(b.size());
-  if (odd_pairs && KH % 2 == 0) {
-    throw std::invalid_argument("row_pair_products: odd output pairs need an odd number of tap rows, not " +
-                                std::to_string(KH));
-  }
   const auto load_at = [&](std::uint32_t R) {
     if (row_at) return load_matrix(xs, row_at(R));
     return load_matrix(xs, R == 0 ? at : Val<u32>(at + R * ws));
@@ -358,41 +339,13 @@ void row_pair_products(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const ds
     }
     return a;
   };
-  if (!odd_pairs || KH == 1) {
-    for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
-      const std::uint32_t n = std::min(il, pb - i0);
-      std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
-      for (std::uint32_t ky = 0; ky < KH; ++ky) {
-        for (std::uint32_t j = 0; j < n; ++j) acc[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky), b[ky], acc[j]);
-      }
-      for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
-    }
-    return;
-  }
-  // Odd pairs: even pair i (rows 2i, 2i + 1) takes the even tap rows (A rows 2i + ky), odd pair i (rows 2i - 1, 2i) the
-  // odd ones (A rows 2i - 1 + ky, even); a group of il even pairs i0 .. i0 + n - 1 needs the odd pairs i0 .. i0 + n,
-  // the first of which the group before computed (carried).
-  std::optional<std::array<Val<f32>, 4>> carried;
-  const Val<f32> zero = 0.0f;
   for (std::uint32_t i0 = 0; i0 < pb; i0 += il) {
     const std::uint32_t n = std::min(il, pb - i0);
-    std::vector<std::array<Val<f32>, 4>> even(n, {init, init, init, init});
-    const std::uint32_t first_odd = carried ? 1 : 0;  // odd pairs i0 + first_odd .. i0 + n computed here
-    std::vector<std::array<Val<f32>, 4>> odd(n + 1, {zero, zero, zero, zero});
-    if (carried) odd[0] = *carried;
+    std::vector<std::array<Val<f32>, 4>> acc(n, {init, init, init, init});
     for (std::uint32_t ky = 0; ky < KH; ++ky) {
-      if (ky % 2 == 0) {
-        for (std::uint32_t j = 0; j < n; ++j) even[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky), b[ky], even[j]);
-      } else {
-        for (std::uint32_t j = first_odd; j <= n; ++j)
-          odd[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky - 1), b[ky], odd[j]);
-      }
+      for (std::uint32_t j = 0; j < n; ++j) acc[j] = mma_m16n8k16<T>(k, a_of(2 * (i0 + j) + ky), b[ky], acc[j]);
     }
-    for (std::uint32_t j = 0; j < n; ++j) {
-      done(i0 + j,
-           {even[j][0] + odd[j][2], even[j][1] + odd[j][3], even[j][2] + odd[j + 1][0], even[j][3] + odd[j + 1][1]});
-    }
-    carried = odd[n];
+    for (std::uint32_t j = 0; j < n; ++j) done(i0 + j, acc[j]);
   }
 }
 
@@ -464,14 +417,15 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   const std::uint32_t col0 = L.off - PW - plan.s;
   // The tiles of one plane read from xs[buf ..): image_live says whether its stores happen.
   // Every round's tile is set up first, then the products run tap row by tap row across the rounds
-  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (On the H200 ptxas
-  // re-serialises each tile's mma chain in the SASS whatever this order, 2026-12-02 tenth session: the
-  // order alone measured no faster; the tuned schedule's gains come from fewer warps, async planes and
-  // load_matrix.)
-  // D's two values v0, v1 at y[at], y[at + 1] (ys with os): one 4-byte store under ok(0) where Q is even, else each
-  // value e under ok(e).
-  const auto store_pair_at = [&](const Val<u32>& at, const std::function<Val<bool>(std::uint32_t)>& ok,
-                                 const Val<f32>& v0, const Val<f32>& v1) {
+  // (each tile's accumulation order is unchanged: ky = 0 .. kh-1), the stores last. (ptxas re-serialises each tile's
+  // mma chain whatever this order; the tuned schedule's gains come from fewer warps, async planes and load_matrix,
+  // docs/performance.md s12.)
+  // D's two values of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if live and
+  // in the plane: one 4-byte store where Q is even, else each value under its own column bound.
+  const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
+                              const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
+    auto at = k.let(tag, y_plane + p * Q + q0);
+    const auto ok = [&](std::uint32_t e) { return live && p < P && (Q % 2 == 0 ? q0 : q0 + e) < Q; };
     if (Q % 2 == 0) {
       if_(ok(0), [&] {
         const std::vector<Val<f32>> pair{v0, v1};
@@ -492,14 +446,6 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         }
       });
     }
-  };
-  // D's two values of output row p, columns q0, q0 + 1 (to ys with os, at the plane's offset y_plane = 0), if live and
-  // in the plane.
-  const auto store_pair = [&](const Val<bool>& live, const Val<u32>& y_plane, const Val<u32>& p, const Val<u32>& q0,
-                              const Val<f32>& v0, const Val<f32>& v1, const std::string& tag) {
-    store_pair_at(
-        k.let(tag, y_plane + p * Q + q0),
-        [&](std::uint32_t e) { return live && p < P && (Q % 2 == 0 ? q0 : q0 + e) < Q; }, v0, v1);
   };
   // With os, after every warp's stores to ys: the plane leaves in 16-byte chunks.
   const auto leave_stage = [&](const Val<bool>& image_live, const Val<u32>& y_plane_in) {
@@ -589,16 +535,6 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto x0 = k.let(rt + "x0", (task % plan.ns) * 64u);
       auto at = k.let(rt + "a", (y0 + lanes.row) * L.ws + row_pair_column(lanes, x0, plan.tw) + col0 + buf);
       auto q0 = k.let(rt + "q", x0 + gl * 8u + tl * 2u);
-      // With task stores (rps): whether column q0 (+ 1) is stored, and output (y0, q0)'s address, once per task; the
-      // row bound only where a band reaches past P (bands x 2 pb rows > P: P odd or the pairs not split evenly).
-      const bool rows_in = (plan.tasks / plan.ns) * 2 * plan.pb <= P;
-      std::array<std::optional<Val<bool>>, 2> cols_ok;
-      std::optional<Val<u32>> y_task;
-      if (o.task_stores) {
-        y_task = k.let(rt + "yt", y_plane + y0 * Q + q0);
-        for (std::uint32_t e = 0; e < (Q % 2 == 0 ? 1u : 2u); ++e)
-          cols_ok[e] = k.let(rt + "ok" + std::to_string(e), live && q0 + e < Q);
-      }
       // d_0, d_1: output row y0 + 2i, columns q0, q0 + 1; d_2, d_3: row y0 + 2i + 1.
       row_pair_products<T>(
           k, xs, at, L.ws, plan.pb, o.il, bfrag, init,
@@ -608,16 +544,10 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
               auto p = k.let(pt + "p" + std::to_string(e), y0 + (2 * i + e));
               const Val<f32>& v0 = d[std::size_t{2} * e];
               const Val<f32>& v1 = d[std::size_t{2} * e + 1];
-              if (!o.task_stores) {
-                store_pair(live, y_plane, p, q0, v0, v1, pt + "y" + std::to_string(e));
-                continue;
-              }
-              store_pair_at(
-                  k.let(pt + "y" + std::to_string(e), *y_task + (2 * i + e) * Q),
-                  [&](std::uint32_t c) { return rows_in ? *cols_ok[c] : Val<bool>(*cols_ok[c] && p < P); }, v0, v1);
+              store_pair(live, y_plane, p, q0, v0, v1, pt + "y" + std::to_string(e));
             }
           },
-          o.loads, {}, o.odd_pairs);
+          o.loads);
     });
     leave_stage(image_live, y_plane_in);
   };
@@ -640,8 +570,7 @@ void depthwise_conv2d_nchw_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         [&](const Val<u32>& img, const Val<u32>& buf) {
           const auto cur = plane_of(img);
           plane_work(cur.first, k.let("y_plane", cur.second * (P * Q)), buf);
-        },
-        o.prefetch);
+        });
     return;
   }
 

@@ -14,17 +14,11 @@
 // next plane copied while this one is read, the weights and the border set up once).
 // With os: every tile of the plane in one round, then the outputs through the plane's buffer (at a bank-friendly
 // row stride) and out as 16-byte vectors (for tiles whose rows are not whole vectors: 7x7).
-// With planes > 1: work-group g takes channel g % C of `planes` images side by side, each plane in its own buffer,
-// by its own `tiles` threads (one tile each: thread lid takes image (g / C) * planes + lid / tiles, tile lid % tiles),
-// so a work-group of planes x tiles threads has no idle lanes where a plane's tiles are not a multiple of 32 (1x28
-// tiles of a 56x56 plane: 112 threads, two planes in 224), and the weights (one channel) stay uniform; one barrier
-// serves every plane.
 // Layout: the row stride with the fewest bank conflicts for the tiles' row reads (smem_banks.hpp), the plane copied
 // in row-aligned rounds (plane_smem.hpp).
-// Measured (H200, 2026-12-01, fourth session): slower than the register kernel for 3x3 (bf16 2x8: 69.8% of copy
-// against 75.3%) — shared-memory wavefronts (L1/TEX 92%) and ~23 instructions per output. 2026-12-03 seventeenth
-// session, f32 7x7 N32 C384 56x56: 7x8 tiles 60.5% of copy against 43.5% for the register kernel's 2x8 — the f32
-// default for windows of 5 or more rows where the plane fits; 7x7 tiles with os 58.5%. docs/performance.md.
+// Slower than the register kernel for 3x3 (shared-memory wavefronts and ~23 instructions per output;
+// docs/performance.md s6), faster for f32 7x7 with 7x8 tiles (s19): the f32 default for windows of 5 or more rows where
+// the plane fits.
 #pragma once
 
 #include <algorithm>
@@ -50,22 +44,18 @@ namespace ingot::kernels {
 // The staged plane and the work-group of the kernel (trace-time, from the spec and the tile).
 struct DepthwiseSmemLayout {
   PlaneSmem plane;
-  std::uint32_t wv = 1;            // compute chunk width (tile_columns.hpp Wv)
-  std::uint32_t base = 0;          // a tile's columns are relative to cbase = ow0*SW - base (tile_columns.hpp)
-  std::uint32_t group = 0;         // G: threads per work-group (a multiple of 32 where planes = 1; at most 256)
-  std::uint32_t planes = 1;        // planes side by side per work-group ("planes")
-  std::uint32_t per_plane = 0;     // threads per plane: G, or with planes > 1 the plane's tiles (one each)
-  std::uint64_t plane_stride = 0;  // elements from one plane's buffer to the next (16-byte multiples)
-  std::uint64_t tiles = 0;         // tiles per plane
+  std::uint32_t wv = 1;     // compute chunk width (tile_columns.hpp Wv)
+  std::uint32_t base = 0;   // a tile's columns are relative to cbase = ow0*SW - base (tile_columns.hpp)
+  std::uint32_t group = 0;  // G: threads per work-group (a multiple of 32, at most 256)
+  std::uint64_t tiles = 0;  // tiles per plane
   // The output stage (os): output (oh, ow) at oh * ows of the plane's buffer once every tile has read it, leaving as
   // vectors of ov elements; ows = 0 where it does not apply (more tiles than threads, or the outputs do not fit).
   std::uint32_t ows = 0, ov = 1;
 };
 
-// Throws std::invalid_argument (check_depthwise_conv2d_nchw's, the padded planes exceeding kPlaneSmemBytes, or
-// planes > 1 with more than 256 threads).
+// Throws std::invalid_argument (check_depthwise_conv2d_nchw's, or the padded plane exceeding kPlaneSmemBytes).
 inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const DepthwiseConv2dTile& t,
-                                                        std::size_t elem_bytes, std::uint32_t planes = 1) {
+                                                        std::size_t elem_bytes) {
   check_depthwise_conv2d_nchw(s, t);
   const auto es = static_cast<std::uint32_t>(elem_bytes);
   const auto P = static_cast<std::int64_t>(s.out_len(0)), Q = static_cast<std::int64_t>(s.out_len(1));
@@ -84,41 +74,21 @@ inline DepthwiseSmemLayout depthwise_conv2d_smem_layout(const ConvSpec& s, const
       plane_smem_layout(s.name + ": smem = 1 (depthwise_conv2d)", H, Wd, elem_bytes, -PH, row_hi, col_lo, col_hi, L.wv);
   L.tiles = static_cast<std::uint64_t>(TH * TW);
   L.group = static_cast<std::uint32_t>(std::min<std::uint64_t>(256, (L.tiles + 31) / 32 * 32));
-  L.planes = std::max<std::uint32_t>(1, planes);
-  L.per_plane = L.group;
-  if (L.planes > 1) {
-    if (L.tiles * L.planes > 256) {
-      throw std::invalid_argument(s.name + ": planes = " + std::to_string(L.planes) +
-                                  " (depthwise_conv2d smem) gives each plane's tiles a thread of one work-group of at "
-                                  "most 256: " +
-                                  std::to_string(L.tiles) + " tiles per plane allow planes <= " +
-                                  std::to_string(std::max<std::uint64_t>(1, 256 / L.tiles)) +
-                                  "; use fewer planes or a larger tile");
-    }
-    L.per_plane = static_cast<std::uint32_t>(L.tiles);
-    L.group = L.per_plane * L.planes;
-  }
   // The row stride with the fewest bank conflicts for the tiles' row reads (a warp's 32 tiles span rows of tiles:
   // with 64 elements per row, 7-column tiles of 4 tile rows hit each bank 4 times; 72 makes it conflict-free), within
   // the shared-memory limit; copies in row-aligned rounds.
-  const auto ws_max = static_cast<std::uint32_t>(kPlaneSmemBytes / L.planes / (elem_bytes * L.plane.rows));
+  const auto ws_max = static_cast<std::uint32_t>(kPlaneSmemBytes / (elem_bytes * L.plane.rows));
   const std::uint32_t ws = bank_friendly_row_stride(
       L.plane.ws, ws_max, std::max(L.plane.vc, L.wv), es, L.wv * es, L.tiles, static_cast<std::uint32_t>(TW),
       static_cast<std::uint64_t>(t.vh * SH), static_cast<std::uint64_t>(t.vw * SW));
   L.plane = with_row_stride(L.plane, ws, elem_bytes);
   L.plane.row_rounds = true;
-  L.plane_stride = plane_buffer_stride(L.plane, elem_bytes);
-  if (L.planes > 1 && L.plane_stride * L.planes * elem_bytes > kPlaneSmemBytes) {
-    throw std::invalid_argument(s.name + ": planes = " + std::to_string(L.planes) + " (depthwise_conv2d smem) stages " +
-                                std::to_string(L.planes) + " planes of " + std::to_string(L.plane.bytes) +
-                                " bytes, more than " + std::to_string(kPlaneSmemBytes) + " in all; use fewer planes");
-  }
   // The output stage: rows of whole vectors of ov (the widest of 16, 8 or 4 bytes dividing Q), the stride with the
   // fewest conflicts for the tiles' scalar stores.
   L.ov = row_vector_width(es, static_cast<std::uint32_t>(Q), static_cast<std::uint32_t>(Q));
   const auto q_vec = static_cast<std::uint32_t>((Q + L.ov - 1) / L.ov * L.ov);
   const auto ows_max = static_cast<std::uint32_t>(L.plane.elements() / static_cast<std::uint64_t>(P));
-  if (L.tiles <= L.per_plane && q_vec <= ows_max) {
+  if (L.tiles <= L.group && q_vec <= ows_max) {
     L.ows = bank_friendly_row_stride(q_vec, ows_max, L.ov, es, es, L.tiles, static_cast<std::uint32_t>(TW),
                                      static_cast<std::uint64_t>(t.vh), static_cast<std::uint64_t>(t.vw));
   }
@@ -135,31 +105,19 @@ inline bool depthwise_conv2d_smem_fits(const ConvSpec& s, const DepthwiseConv2dT
   }
 }
 
-// Work-groups for a batch of `batch` images: one per plane, with planes > 1 one per channel and `planes` images side by
-// side, or with async one per channel and `images` images one after another.
+// Work-groups for a batch of `batch` images: one per plane, or with async one per channel and `images` images one
+// after another.
 inline std::uint64_t depthwise_conv2d_smem_groups(const ConvSpec& s, std::uint64_t batch, std::uint32_t images,
-                                                  bool async, std::uint32_t planes = 1) {
-  if (planes > 1) return static_cast<std::uint64_t>(s.in_channels) * ((batch + planes - 1) / planes);
+                                                  bool async) {
   if (!async) return batch * s.in_channels;
   return static_cast<std::uint64_t>(s.in_channels) * ((batch + images - 1) / images);
 }
 
 template <class T>
 void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const DepthwiseConv2dTile& tile,
-                                std::uint32_t images = 1, bool async = false, bool output_stage = false,
-                                std::uint32_t planes = 1) {
+                                std::uint32_t images = 1, bool async = false, bool output_stage = false) {
   using namespace ingot::dsl;
-  const DepthwiseSmemLayout L = depthwise_conv2d_smem_layout(s, tile, sizeof(T), planes);
-  if (L.planes > 1 && async) {
-    throw std::invalid_argument(s.name +
-                                ": planes > 1 (side by side, depthwise_conv2d smem) copies each plane "
-                                "once; async = 1 (planes one after another) is its own schedule: drop one");
-  }
-  if (L.planes > 1 && tile.halo_shuffle == DepthwiseConv2dTile::Shuffle::On) {
-    throw std::invalid_argument(s.name +
-                                ": planes > 1 (depthwise_conv2d smem) puts a plane's tiles at any lane of a "
-                                "warp; the halo shuffle needs each warp's lanes in one plane: use shfl = 0");
-  }
+  const DepthwiseSmemLayout L = depthwise_conv2d_smem_layout(s, tile, sizeof(T));
   if (output_stage && L.ows == 0) {
     throw std::invalid_argument(s.name +
                                 ": os = 1 (depthwise_conv2d smem) stages a plane's outputs in its buffer "
@@ -171,7 +129,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const std::uint32_t C = s.in_channels, H = s.in_size[0], Wd = s.in_size[1], P = u(s.out_len(0)), Q = u(s.out_len(1));
   const std::uint32_t KH = s.ksize[0], KW = s.ksize[1], SH = s.stride[0], SW = s.stride[1];
   const std::uint32_t PW = s.pad[1], DH = s.dilation[0], DW = s.dilation[1];
-  const std::uint32_t VH = tile.vh, VW = tile.vw, TW = (Q + VW - 1) / VW, G = L.group, G1 = L.per_plane;
+  const std::uint32_t VH = tile.vh, VW = tile.vw, TW = (Q + VW - 1) / VW, G = L.group;
   const std::uint32_t Wo = row_vector_width(sizeof(T), VW, Q);  // output vector width
 
   const auto prm = declare_dense_conv_params<T>(k, s);  // batch, x, w [C, kh, kw], bias, y
@@ -184,7 +142,7 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
                                 std::to_string(Wd) + " elements admit none; use async = 0");
   }
   const std::uint32_t buffers = async && images > 1 ? 2 : 1;
-  const std::uint64_t xs_elements = plane_buffers_elements(L.plane, sizeof(T), std::max(L.planes, buffers));
+  const std::uint64_t xs_elements = plane_buffers_elements(L.plane, sizeof(T), buffers);
   if (buffers > 1 && xs_elements * sizeof(T) > kPlaneSmemBytes) {
     throw std::invalid_argument(s.name + ": async = 1 with " + std::to_string(images) +
                                 " images (depthwise_conv2d smem) stages two planes of " +
@@ -194,25 +152,12 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   auto xs = k.shared<T>("xs", u(xs_elements));
 
   // Without async: group g takes plane g (a group past the planes, from a launch larger than the
-  // geometry, takes plane 0's operands and stores nothing; every thread reaches the barrier). With planes > 1: channel
-  // g % C of images (g / C) * planes + lid / G1 (one channel: the weights stay uniform over the work-group), thread lid
-  // as its plane's thread tl = lid % G1, in the buffer at (lid / G1) * plane_stride; a plane past the batch stores
-  // nothing. With async: channel g % C, images (g / C) * images ...
+  // geometry, takes plane 0's operands and stores nothing; every thread reaches the barrier). With async: channel
+  // g % C, images (g / C) * images ...
   auto g = k.let("g", k.group_id(0));
   auto lid = k.let("lid", k.local_id(0));
-  Val<u32> tl = lid, pidx = g, pbuf(0u);
-  Val<bool> plane_ok(true);
-  if (L.planes > 1) {
-    auto sub = k.let("sub", lid / G1);
-    tl = k.let("tl", lid % G1);
-    auto img = k.let("img", (g / C) * L.planes + sub);
-    plane_ok = k.let("plane_ok", img < batch);
-    pidx = k.let("pidx", img * C + g % C);
-    pbuf = k.let("pbuf", sub * u(L.plane_stride));
-  } else {
-    plane_ok = k.let("plane_ok", g < batch * C);
-  }
-  auto c = async || L.planes > 1 ? k.let("c", g % C) : k.let("c", select(plane_ok, pidx, 0u) % C);
+  auto plane_ok = k.let("plane_ok", g < batch * C);
+  auto c = async ? k.let("c", g % C) : k.let("c", select(plane_ok, g, 0u) % C);
 
   const auto weights = depthwise_channel_weights(k, prm, s, c);  // no structured binding: lambdas use them
   const std::vector<Val<f32>>& wv = weights.first;
@@ -242,10 +187,10 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
   const auto uses = tile_row_uses(VH, KH, SH, DH);
   const std::uint32_t tiles = u(L.tiles);
   const auto plane_tiles = [&](const Val<bool>& live_plane, const Val<u32>& y_plane, const Val<u32>& buf) {
-    for_group_rounds(k, tl, G1, tiles, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
+    for_group_rounds(k, lid, G, tiles, "t", false, [&](const Val<u32>& t, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = live_plane;
-      if ((r + 1) * G1 > tiles) live = k.let(rt + "live", live_plane && tl + r * G1 < tiles);
+      if ((r + 1) * G > tiles) live = k.let(rt + "live", live_plane && lid + r * G < tiles);
       auto oh0 = k.let(rt + "oh0", (t / TW) * VH);
       auto ow0 = k.let(rt + "ow0", (t % TW) * VW);
       TileColumns tc = tile_column_layout(VW, KW, SW, DW, PW, L.wv, sizeof(T));
@@ -315,12 +260,12 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
         }
       });
     };
-    if (G1 >= per_row) {
-      for_row_rounds(k, tl, G1, P, per_row, "oc", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
-        out(row0 + r * (G1 / per_row), ch);
+    if (G >= per_row) {
+      for_row_rounds(k, lid, G, P, per_row, "oc", [&](const Val<u32>& row0, const Val<u32>& ch, std::uint32_t r) {
+        out(row0 + r * (G / per_row), ch);
       });
     } else {
-      for_group_rounds(k, tl, G1, P * per_row, "oc", true,
+      for_group_rounds(k, lid, G, P * per_row, "oc", true,
                        [&](const Val<u32>& c, std::uint32_t) { out(c / per_row, c % per_row); });
     }
     if (async && images > 2) {  // the buffer's border, zeroed once by for_planes_async, is read again: restore it
@@ -343,9 +288,9 @@ void depthwise_conv2d_nchw_smem(dsl::KernelBuilder& k, const ConvSpec& s, const 
         });
     return;
   }
-  auto plane = k.let("plane", select(plane_ok, pidx, L.planes > 1 ? c : Val<u32>(0u)));
-  stage_plane(k, x, xs, L.plane, k.let("x_plane", plane * (H * Wd)), tl, G1, pbuf);
-  plane_tiles(plane_ok, k.let("y_plane", plane * (P * Q)), pbuf);
+  auto plane = k.let("plane", select(plane_ok, g, 0u));
+  stage_plane(k, x, xs, L.plane, k.let("x_plane", plane * (H * Wd)), lid, G);
+  plane_tiles(plane_ok, k.let("y_plane", plane * (P * Q)), Val<u32>(0u));
 }
 
 }  // namespace ingot::kernels

@@ -76,21 +76,20 @@ struct DepthwiseNhwcTiling {
   bool preload = true;
   // Consecutive threads take CL consecutive channel vectors of one pixel (the largest power of two
   // <= CL dividing C/VC; 0 or >= C/VC: all of them), then the next row group: with CL*VC < C a
-  // work-group covers a column of pixels of CL*VC channels (measured no faster on the H200 for
-  // C = 384, so the default is 0: every channel of a pixel, then the next row group).
+  // work-group covers a column of pixels of CL*VC channels (less L2 traffic, no faster: docs/performance.md s4;
+  // so the default is 0: every channel of a pixel, then the next row group).
   std::uint32_t CL = 0;
   // With preload: 0 loads every row first; n > 0 loads each row n rows ahead of its arithmetic
   // (tall tiles: rows u .. u + n in flight while row u is multiplied).
   std::uint32_t ahead = 0;
 };
 // The register kernel's default tiling (the library's default is the stream kernel where it applies,
-// depthwise_conv2d_nhwc_stream.hpp; this one runs for an odd C or stream = 0). Narrow windows: V = 4
-// columns x VC = 2 channels x VH = 8 rows per thread, each input row loaded two rows before its arithmetic (3x3 on the
-// H200, 2026-12-02 eighth session: bf16 0.0456 ms, 79% of copy, f32 85%, against 64% and 83% for the earlier V2 VC2 VH4
-// preloaded, issue-bound in 16-bit at 33 PTX instructions per output; the tall tile needs 23, and with rows one ahead
-// it is latency-bound (33% of warps active, long-scoreboard stalls): 74%; three ahead 70%, VH 6-16 64-72%). Wide
-// windows (kw >= 5, FMA-bound): 8 columns x 2 channels x 1 row, rows loaded one at a time (7x7 bf16: 0.19 ms;
-// preloading its 7 rows needs 159 registers, 0.29 ms). None depends on the element type, so neither does the launch.
+// depthwise_conv2d_nhwc_stream.hpp; this one runs for an odd C or a case naming its tiling). Narrow windows: V = 4
+// columns x VC = 2 channels x VH = 8 rows per thread, each input row loaded two rows before its arithmetic
+// (docs/performance.md s10: the earlier V2 VC2 VH4 preloaded was issue-bound in 16-bit at 33 PTX instructions per
+// output, the tall tile needs 23; with rows one ahead it is latency-bound). Wide windows (kw >= 5, FMA-bound): 8
+// columns x 2 channels x 1 row, rows loaded one at a time (preloading 7 rows needs 159 registers). None depends on the
+// element type, so neither does the launch.
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcDefaultTiling{4, 2, 8, true, 0, 2};
 inline constexpr DepthwiseNhwcTiling kDepthwiseNhwcWideDefaultTiling{8, 2, 1, false};
 inline constexpr DepthwiseNhwcTiling depthwise_nhwc_default_tiling(std::uint32_t kw) {

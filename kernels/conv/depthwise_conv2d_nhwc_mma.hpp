@@ -20,28 +20,19 @@
 //    stage leaves as 16-byte vectors: whole 32-byte sectors where CB = 16.
 // Planes: channel ch of the block at plane 2 (ch % 8) + ch / 8 (CB = 16; ch where CB = 8), plane stride ps = 32 mod
 // 64 elements, so the fill's two 8-channel halves of 16 pixels store to disjoint banks.
-// Measured (H200, 2026-12-03 sixteenth session, N32 C384 56x56 bf16): 7x7 0.1113 ms, no faster than the FMA stream
-// kernel (0.1121); 3x3 0.0831 against 0.0435. Per 128 outputs the memory instructions cost about as many shared-memory
-// and L1 cycles as the FMAs did: ~6 scalar stores of the fill, 8 wavefronts of D's 4-way-conflicted stores, 1.4-2.5
-// load_matrix, and global accesses of 32 bytes per pixel (16 lines per warp instruction). Not the default then; what
-// would change it: wider channel blocks (more than 48 KB of shared memory), the fill by asynchronous copies and
-// load_matrix_trans, D through a conflict-free layout.
-// Options since 2026-12-04 (nineteenth session): lq (the row loads in A's order, the default: 0.1087 ms against
-// 0.1113 with the old order). (A fill by channel pairs, 0.1092, and an output stage over the planes, 16-row bands in
-// 48 KB, 0.1096: 22% fewer instructions but 128 registers, latency-bound on the fill's global loads, were measured and
-// removed: docs/performance.md, step 21.)
+// With one band per work-group it is no faster than the FMA stream kernel (docs/performance.md s18): per 128 outputs
+// the memory instructions cost about as many shared-memory and L1 cycles as the FMAs did (the fill's scalar stores,
+// D's conflicted stores, global accesses of 32 bytes per pixel). What makes it the default for windows of 5 or more
+// rows is the ring of bands below (s21), which copies only each band's new rows, and the conflict-free output stage.
+// lq: the row loads in A's order (the default).
 // Bands (mb > 1): a work-group walks mb bands in a run-time loop; the planes hold a ring of rr layout rows; the first
 // band is filled as above, each later band's 2 pb new rows are copied asynchronously (NHWC, as they lie) into a stage
 // while the band before multiplies, then transposed into the ring (shared-to-shared, 4-byte channel pairs); the
 // block's weights are read from shared memory each band, as packed tap pairs (mwp 1, the ring default's: two 4-byte
 // loads per tap row) or the taps (four 2-byte loads and four selects per tap row), or held in each warp's registers
-// across the loop (mwr 1, the ring default's where each warp has one task, since step 33). mrf: the new rows through
-// registers instead of the stage (refuted, step 33); mcg: those loads streamed, coherent, so that ptxas cannot sink
-// them past a barrier (step 34). mop: the odd tap rows into odd output-row pairs, no register moves (step 34). msm: the
-// shared memory allowed (KB; CUDA's dynamic shared memory above 48). H200 7x7 bf16: mr 4 mb 14 (the default for 16-bit
-// windows of 5 or more rows, depthwise_conv2d_nhwc.cpp) with the pairs 0.0830 ms, with the taps 0.0932; mr 8 mb 7 (msm
-// 112: 80 KB) with the pairs 0.0898 (docs/performance.md, step 30; step 21: the FMA stream kernel 0.1122); with the
-// rotated stage 0.0753 (step 32's), with mwr 0.0686 (step 33).
+// across the loop (mwr 1, the ring default's where each warp has one task, s33). msm: the shared memory allowed (KB;
+// CUDA's dynamic shared memory above 48). The default for 16-bit windows of 5 or more rows (depthwise_conv2d_nhwc.cpp)
+// is mr 4 with every band of the image, the pairs, the rotated stage and mwr (s30, s32, s33).
 //
 // Contract (the library's rules): launch depthwise_nhwc_mma_groups(spec, layout, B) work-groups of layout.G threads
 // (launch bounds declare it); batch is a run-time u32 scalar, every other size a specialisation constant; a
@@ -82,61 +73,23 @@ struct DepthwiseNhwcMma {
   // ring (clamped to the image's bands).
   std::uint32_t bands = 1;
   std::uint64_t smem_bytes = kPlaneSmemBytes;  // the shared memory the kernel may take (CUDA: dynamic above 48 KB)
-  // With bands: while band j multiplies (and band j + 1's rows are copied), band j + 2's new rows are prefetched into
-  // L2, one hint of the block's CB channels per pixel inside the input (prefetch()). Measured slower (H200 7x7 bf16,
-  // 2026-12-05: 0.1196 ms against 0.0933 without).
-  bool prefetch = false;
   // With bands: the block's weights in shared memory as packed tap pairs (mma_band_weights_from_pairs: per band and
   // channel, two 4-byte loads per tap row), else as the taps (four 2-byte loads and four selects per tap row). The ring
-  // default's since step 30 (H200 7x7 bf16 0.0830 ms against 0.0932). (The pairs take 2.4 KB more: with the planes'
-  // unread row (odd kh) dropped on 2026-12-05, the 16-bit 7x7 default's OpenCL print with its legalised exchanges takes
-  // 48064 bytes with them, within the 48 KB of NVIDIA's OpenCL; 50112 before.)
+  // default's (s30). (The pairs take 2.4 KB more: without the planes' unread row (odd kh, s29) the 16-bit 7x7 default's
+  // OpenCL print with its legalised exchanges still fits the 48 KB of NVIDIA's OpenCL with them.)
   bool weight_pairs = false;
   // The output stage's four 4-byte words of each 16-byte chunk rotated by the chunk's pixel p, word w of channel pair
   // cp % 4 at (cp % 4 + (p / 4 + p / 16)) % 4, and the stage read out as words: with the chunks' XOR permutation D's
   // 4-byte stores and the read-out's word loads are conflict-free for 56-pixel rows (bank model: 64 + 56 wavefronts
   // per band of 4 rows x 56 pixels x 16 channels against 256 + 56; at most 2-way for other widths), at the cost of
-  // four loads in place of one 16-byte load per chunk read out. Measured within noise while each store computed its
-  // own rotation and bounds (H200 7x7 bf16 with the pairs 0.0828 ms against 0.0830, step 30); with the stage's rows 64
-  // pixels apart (qs), computed once per lane: H100 7x7 bf16 0.0773-0.0779 against 0.0828-0.0839 (step 32), the ring
-  // default's (depthwise_conv2d_nhwc.cpp).
+  // four loads in place of one 16-byte load per chunk read out. With the stage's rows 64 pixels apart (qs) the rotation
+  // is computed once per lane, which is what makes it pay (s32); the ring default's (depthwise_conv2d_nhwc.cpp).
   bool rotated_stage = false;
-  // With bands: the NHWC stage's 16-byte chunks swizzled (nhwc_mma_band_stage_chunk), so that the transposition's
-  // 16-byte reads of pixel pairs are conflict-free (2-way without: H100 ncu, 2026-12-05, 59 wavefronts per band and
-  // read against 30); the copies' writes stay conflict-free. Off by default (H100 7x7 bf16, step 32: 0.0802 ms against
-  // 0.0830 alone, but slower with the rotated output stage, the ring default's, than either alone).
-  bool stage_swizzle = false;
   // With bands: each warp's B fragments (its two channels' tap rows) loaded once before the band loop and held in
   // registers (28 for 7 tap rows), not read from shared memory every band: the weights are a quarter of a band's
-  // shared-memory wavefronts (224 of ~850 ideal for the 7x7 default, H100 ncu, step 32). Needs one task per warp. H200
-  // 7x7 bf16 (step 33): 0.0686 ms with 3 work-groups of 80 registers per SM against 0.0753 without, 0.0870 with 4 (it
-  // spills); the ring default's where it applies.
+  // shared-memory wavefronts (s32). Needs one task per warp. 3 work-groups of 80 registers per SM (with 4 it spills;
+  // s33); the ring default's where it applies.
   bool weights_in_registers = false;
-  // With bands: each later band's new rows go from global memory through registers into the ring: every thread loads
-  // its pixel pair's 8 channels (two 16-byte loads) when the band before starts multiplying and stores them as channel
-  // pairs (4-byte stores, one wavefront per warp store) after the band's products, where the asynchronous copies went
-  // through an NHWC stage (16-byte copies, 16-byte reads and 4-byte stores: 188 wavefronts per band of the 7x7
-  // default in the bank model, 351 measured, H100 ncu step 32, against 56 this way). No NHWC stage (8 KB less shared
-  // memory for the 7x7 default) and one barrier less per band; the loaded values are held in registers across the
-  // products. 1: the stores after the band's products (H100 7x7 bf16, step 33: 0.0828 ms against 0.0755 with mwr:
-  // ptxas sinks the read-only loads past the products into the stores' branch, so every band waits for them); 2: the
-  // stores amid the products, after each warp's first channel (the new rows' ring rows are not the band's: needs a ring
-  // of at least the band's rows and the next band's new rows).
-  std::uint32_t register_fill = 0;
-  // With register_fill: its loads streamed (load_vec_streamed; CUDA ld.global.cg, coherent through L2), which ptxas
-  // may not move past a barrier as it moved the read-only loads (step 34): 1 issued after the band's first barrier (as
-  // without), 2 before it (the loads then wait out that barrier and the products).
-  std::uint32_t streamed_fill = 0;
-  // The odd tap rows into odd output-row pairs (row_pair_products' odd_pairs; odd kh): no register moves to assemble
-  // their A (48 of the 7x7 default's 144 product instructions per warp and band), 3 more mma and 16 adds (step 34).
-  bool odd_pairs = false;
-  // With bands (and the NHWC stage): each thread copies the two 16-byte chunks it later transposes (the pixel pair's
-  // columns 2 jp, 2 jp + 1), so that its own async_wait makes them visible to it and the barrier between the copies'
-  // wait and the transposition goes: two barriers per band, not three (the band's products end with a barrier, after
-  // which no thread reads the ring rows the transposition overwrites). Each warp's copies then read every other pixel
-  // of 16 (whole 32-byte sectors where CB = 16, as before). H100 7x7 bf16 with mwr (step 33): 0.0752 ms against 0.0758,
-  // within 1%; not yet measured on the H200.
-  bool own_copies = false;
 };
 
 // The geometry of a spec and options (trace time).
@@ -180,8 +133,8 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   L.tw = (Q + 7) / 8;
   L.ns = (Q + 63) / 64;
   L.pb = std::max<std::uint32_t>(o.rows / 2, 1);
-  // (A band reads layout rows 0 .. 2 pb + kh - 2; row_pair_products loads them in pairs (R, R + 1), R even. Until
-  // 2026-12-05 the planes held 2 pb + kh rows, one never read for odd kh: 2 KB of the 7x7 default's shared memory.)
+  // (A band reads layout rows 0 .. 2 pb + kh - 2; row_pair_products loads them in pairs (R, R + 1), R even: for odd kh
+  // no row past those, so the planes hold no row that is never read, s29.)
   L.nrl = 2 * L.pb + s.ksize[0] - s.ksize[0] % 2;
   const std::uint64_t width = std::max<std::uint64_t>(std::uint64_t{L.off} + s.in_size[1], 8ull * (L.tw - 1) + 16);
   L.ws = static_cast<std::uint32_t>((width + 7) / 8 * 8);
@@ -194,11 +147,10 @@ inline NhwcMmaLayout depthwise_nhwc_mma_geometry(const ConvSpec& s, std::size_t 
   // The stage's rows are qs = ns * 64 pixels apart (the strips' columns, Q rounded up to 64: a row is whole groups of
   // 8 chunks, so the chunks' permutation and the rotated words do not depend on the row, and every lane of a strip
   // stores without a bounds check), or Q pixels apart where that does not fit (each of D's stores then computes its
-  // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's; every stage was so
-  // until 2026-12-05). (Whole groups of 8 chunks either way: the permutation moves a chunk within its group.)
+  // permuted address and tests its row and column: ~14 instructions each, a quarter of the band's). (Whole groups of 8
+  // chunks either way: the permutation moves a chunk within its group.)
   // nbw > 1: one stage of a band's 2 pb new rows; the block's weights
-  // (register_fill: no stage, the rows go through registers)
-  L.st = L.nbw > 1 && !o.register_fill ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
+  L.st = L.nbw > 1 ? std::uint64_t{2} * L.pb * L.ws * L.CB : 0;
   const std::uint64_t weights = L.nbw == 1       ? 0
                                 : o.weight_pairs ? mma_band_pair_elements(L.CB, s.ksize[0], s.ksize[1])
                                                  : std::uint64_t{L.CB} * s.ksize[0] * s.ksize[1];
@@ -241,17 +193,6 @@ U nhwc_mma_stage_word(const U& p, const U& j, bool rotated) {
   return (j + p / 4u + p / 16u) % 4u;
 }
 
-// The NHWC stage of a band's new rows (bands): chunk c = (u * ws + j) * H8 + h (row u, layout column j, channels 8h ..
-// + 8) at chunk nhwc_mma_band_stage_chunk(c) of the stage. Swizzled, bit 0 (H8 = 1) or 1 (H8 = 2) of c flips where bit
-// 3 is set: a quarter warp of the transposition reads the chunks of columns 2 jp (and then 2 jp + 1) for 4 (H8 = 2) or
-// 8 (H8 = 1) consecutive jp, which land on 8 distinct chunks of 128 bytes mod 8, no longer 4; a chunk stays within its
-// 8-chunk group (ws is a multiple of 8). For u32 and for dsl::Val<u32>.
-template <class U>
-U nhwc_mma_band_stage_chunk(const U& c, std::uint32_t H8, bool swizzle) {
-  if (!swizzle) return c;
-  return c ^ (((c / 8u) % 2u) * H8);
-}
-
 // Why the kernel cannot run spec s (a valid depthwise NHWC spec) with options o ("" when it can).
 inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t elem_bytes, const DepthwiseNhwcMma& o) {
   if (elem_bytes != 2) return "needs f16 or bf16 elements";
@@ -281,33 +222,6 @@ inline std::string depthwise_nhwc_mma_refusal(const ConvSpec& s, std::size_t ele
   const std::string two_bands =
       "needs 2 or more bands per work-group (mb, clamped to the image's bands of mr rows: " + std::to_string(nbw) +
       " here)";
-  if (o.register_fill > 2) return "takes mrf 0, 1 or 2, not " + std::to_string(o.register_fill);
-  if (o.register_fill && nbw < 2) return "fills the ring of later bands through registers (mrf): " + two_bands;
-  if (o.odd_pairs && s.ksize[0] % 2 == 0) {
-    return "multiplies the odd tap rows into odd output-row pairs (mop), which needs an odd window height, not " +
-           std::to_string(s.ksize[0]) + ": drop mop";
-  }
-  if (o.streamed_fill > 2) return "takes mcg 0, 1 or 2, not " + std::to_string(o.streamed_fill);
-  if (o.streamed_fill && !o.register_fill) {
-    return "streams the loads of the fill through registers (mcg), which needs that fill: set mrf 1 or 2, or drop mcg";
-  }
-  if (o.own_copies && nbw < 2) return "copies each thread's own chunks of the NHWC stage of bands (mtc): " + two_bands;
-  if (o.own_copies && o.register_fill) {
-    return "copies each thread's own chunks of the NHWC stage of bands (mtc), which the fill through registers (mrf) "
-           "does not have: drop one";
-  }
-  if (o.register_fill && o.prefetch) {
-    return "prefetches the band after next (mpf) in the copies' loop, which the fill through registers (mrf) does not "
-           "run: drop one";
-  }
-  if (o.register_fill && o.stage_swizzle) {
-    return "swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not have: drop one";
-  }
-  if (o.register_fill == 2 && L.rr < L.nrl + 2 * L.pb) {
-    return "stores the next band's rows amid the products (mrf 2): needs a ring of " +
-           std::to_string(L.nrl + 2 * L.pb) + " rows (the band's and the next band's new rows), has " +
-           std::to_string(L.rr) + "; allow more shared memory (msm) or use mrf 1";
-  }
   if (o.weights_in_registers) {
     if (nbw < 2) return "holds the weights in registers across bands (mwr): " + two_bands;
     if (L.tasks > L.warps) {
@@ -408,9 +322,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   // weights_in_registers: the warp's B fragments of its channels 2 cp + e (e = 0, 1), loaded before the band loop
   std::optional<std::array<std::vector<std::array<Val<f32>, 4>>, 2>> held;
   // ring0 (nbw > 1): the ring position of the band's layout row 0 (layout row R at ring row (ring0 + R) % rr).
-  // mid (register_fill 2): emitted once, after each warp's first channel of its first task
-  const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0,
-                            const std::function<void()>& mid = {}) {
+  const auto products = [&](const Val<u32>& y0, const std::optional<Val<u32>>& ring0) {
     for_group_rounds(k, warp, L.warps, L.tasks, "task", false, [&](const Val<u32>& task, std::uint32_t r) {
       const std::string rt = "r" + std::to_string(r) + "_";
       Val<bool> live = img_ok;
@@ -445,8 +357,7 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
         }
         row_pair_products<T>(
             k, xs, at, L.ws, L.pb, o.il, bfrag, init,
-            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at, o.odd_pairs);
-        if (mid && r == 0 && e == 0) mid();
+            [&](std::uint32_t i, const std::array<Val<f32>, 4>& acc) { d[e][i] = acc; }, o.loads, row_at);
       }
       // 3a. D to the stage: pixel (row 2i + e, column q0 + f) at stage pixel row * qs + q0 + f, channels 2 cp and
       // 2 cp + 1 as one 4-byte store. With the padded stage (qs = ns * 64) the lane's two columns' offsets are computed
@@ -547,37 +458,8 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
   if (L.st > 0) st = k.shared<T>("st", static_cast<std::uint32_t>(L.st));
   auto y_run = k.let("y_run", run * (L.nbw * 2 * L.pb));       // output row of the run's first band
   const std::uint32_t fresh = 2 * L.pb, kept = L.nrl - fresh;  // a band's new rows, and those of the band before
-  // The transposition's items, it = (u * wp + jp) * H8 + h over the wp = ws / 2 column pairs of `rows` stage rows:
-  // stage row u, columns 2 jp and 2 jp + 1, channels 8h .. + 8, whose chunks are `from` and from + H8. (own_copies:
-  // the copies take the same items, so that a thread copies the very chunks it transposes.)
-  struct PairItem {
-    Val<u32> h, jp, u, from;
-  };
-  const std::uint32_t wp = L.ws / 2;
-  const auto pair_items = [&](std::uint32_t rows, const std::string& tag,
-                              const std::function<void(const PairItem&, const std::string&)>& body) {
-    for_group_rounds(k, lid, G, rows * wp * H8, tag, true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = tag + std::to_string(r) + "_";
-      auto h = k.let(rt + "h", it % H8);
-      auto jp = k.let(rt + "jp", (it / H8) % wp);
-      auto u = k.let(rt + "u", it / (H8 * wp));
-      body({h, jp, u, k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h)}, rt);
-    });
-  };
   // Stage rows [0, rows) <- the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a).
   const auto copy_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
-    if (o.own_copies) {  // (the transposition's items: this thread copies the chunks of columns 2 jp and 2 jp + 1)
-      pair_items(rows, "cp", [&](const PairItem& pi, const std::string& rt) {
-        auto ih = k.let(rt + "ih", y_run + a0 + pi.u - PH);
-        for (std::uint32_t f = 0; f < 2; ++f) {
-          const std::string ft = rt + std::to_string(f);
-          const auto [ok, src] = pixel(ih, k.let(ft + "iw", pi.jp * 2u + f - L.off), pi.h, ft);
-          copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(pi.from + f * H8, H8, o.stage_swizzle) * 8u, x, src, 8,
-                     ok);
-        }
-      });
-      return;
-    }
     for_group_rounds(k, lid, G, rows * L.ws * H8, "cp", true, [&](const Val<u32>& it, std::uint32_t r) {
       const std::string rt = "c" + std::to_string(r) + "_";
       auto h = k.let(rt + "h", it % H8);
@@ -586,83 +468,27 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
       auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
       auto iw = k.let(rt + "iw", j - L.off);
       const auto [ok, src] = pixel(ih, iw, h, rt);
-      copy_async(*st, nhwc_mma_band_stage_chunk<Val<u32>>(it, H8, o.stage_swizzle) * 8u, x, src, 8, ok);
+      copy_async(*st, it * 8u, x, src, 8, ok);
     });
   };
   // Stage rows [0, rows) into the ring rows (a0 + u) % rr: columns 2 jp and 2 jp + 1 (16-byte reads of 8 channels) as
-  // channel pairs (4 bytes).
+  // channel pairs (4 bytes). Items it = (u * wp + jp) * H8 + h over the wp = ws / 2 column pairs of the stage rows:
+  // stage row u, columns 2 jp and 2 jp + 1, channels 8h .. + 8, whose chunks are `from` and from + H8.
+  const std::uint32_t wp = L.ws / 2;
   const auto transpose = [&](const Val<u32>& a0, std::uint32_t rows) {
-    pair_items(rows, "tr", [&](const PairItem& pi, const std::string& rt) {
-      const auto& [h, jp, u, from] = pi;
-      const auto v0 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from, H8, o.stage_swizzle) * 8u, 8);
-      const auto v1 = load_vec(*st, nhwc_mma_band_stage_chunk<Val<u32>>(from + H8, H8, o.stage_swizzle) * 8u, 8);
+    for_group_rounds(k, lid, G, rows * wp * H8, "tr", true, [&](const Val<u32>& it, std::uint32_t r) {
+      const std::string rt = "tr" + std::to_string(r) + "_";
+      auto h = k.let(rt + "h", it % H8);
+      auto jp = k.let(rt + "jp", (it / H8) % wp);
+      auto u = k.let(rt + "u", it / (H8 * wp));
+      auto from = k.let(rt + "from", (u * L.ws + jp * 2u) * H8 + h);
+      const auto v0 = load_vec(*st, from * 8u, 8);
+      const auto v1 = load_vec(*st, (from + H8) * 8u, 8);
       auto at = k.let(rt + "at", ((a0 + u) % L.rr) * L.ws + jp * 2u);
       for (std::uint32_t i = 0; i < 8; ++i)
         store_vec(xs, at + plane_of(h, i) * L.ps, std::vector<Val<T>>{v0[i], v1[i]});
     });
   };
-  // register_fill: the layout columns 2 jp, 2 jp + 1 of the pairs jp in [jlo, jhi) hold the input's columns (the rest
-  // is the zero border, written once); item it = (u * np + jp - jlo) * H8 + h of a band's new rows.
-  const std::uint32_t jlo = L.off / 2, jhi = (L.off + Wd + 1) / 2, np = jhi - jlo, fill_items = fresh * np * H8;
-  // One round's loads of the next band's new rows (the pixels of columns 2 jp - off and + 1, row a0 + u, channels
-  // 8h .. + 8; clamped to the last item in a partial round, whose store is skipped).
-  struct HeldRows {
-    Val<u32> idx, u, jp, h;
-    Val<bool> ok0, ok1;
-    std::vector<Val<T>> v0, v1;
-  };
-  const auto load_rows = [&](const Val<u32>& a0) {
-    std::vector<HeldRows> rows;
-    for (std::uint32_t r = 0; r * G < fill_items; ++r) {
-      const std::string rt = "g" + std::to_string(r) + "_";
-      auto idx = k.let(rt + "idx", lid + r * G);
-      const Val<u32> it = (r + 1) * G <= fill_items ? idx : k.let(rt + "it", min(idx, fill_items - 1));
-      auto h = k.let(rt + "h", it % H8);
-      auto jp = k.let(rt + "jp", (it / H8) % np + jlo);
-      auto u = k.let(rt + "u", it / (H8 * np));
-      auto ih = k.let(rt + "ih", y_run + a0 + u - PH);
-      auto iw = k.let(rt + "iw", jp * 2u - L.off);
-      const auto [ok0, src0] = pixel(ih, iw, h, rt + "a");
-      const auto [ok1, src1] = pixel(ih, k.let(rt + "iw1", iw + 1u), h, rt + "b");
-      const auto get = [&](const Val<u32>& src) {
-        return o.streamed_fill ? load_vec_streamed(x, src, 8) : load_vec(x, src, 8);
-      };
-      rows.push_back({idx, u, jp, h, ok0, ok1, get(src0), get(src1)});
-    }
-    return rows;
-  };
-  // The held rows into the ring rows (a0 + u) % rr as channel pairs (4 bytes).
-  const auto store_rows = [&](const Val<u32>& a0, const std::vector<HeldRows>& rows) {
-    for (std::uint32_t r = 0; r < rows.size(); ++r) {
-      const HeldRows& hr = rows[r];
-      const auto put = [&] {
-        auto at = k.let("g" + std::to_string(r) + "_at", ((a0 + hr.u) % L.rr) * L.ws + hr.jp * 2u);
-        for (std::uint32_t i = 0; i < 8; ++i) {
-          store_vec(
-              xs, at + plane_of(hr.h, i) * L.ps,
-              std::vector<Val<T>>{select(hr.ok0, hr.v0[i], Val<T>(0.0f)), select(hr.ok1, hr.v1[i], Val<T>(0.0f))});
-        }
-      };
-      if ((r + 1) * G <= fill_items) {
-        put();
-      } else {
-        if_(hr.idx < fill_items, put);
-      }
-    }
-  };
-  if (o.register_fill && L.rr > L.nrl) {
-    // the zero border of the ring rows the first band's fill does not write (nrl .. rr - 1; the columns outside
-    // [2 jlo, 2 jhi): the register fill writes the rest)
-    const std::uint32_t left = 2 * jlo, border = left + (L.ws - 2 * jhi), zero_items = CB * (L.rr - L.nrl) * border;
-    for_group_rounds(k, lid, G, zero_items, "zb", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = "z" + std::to_string(r) + "_";
-      auto bc = k.let(rt + "bc", it % border);
-      auto j = k.let(rt + "j", select(bc < left, bc, bc - left + 2 * jhi));
-      auto row = k.let(rt + "row", (it / border) % (L.rr - L.nrl) + L.nrl);
-      auto plane = k.let(rt + "pl", it / (border * (L.rr - L.nrl)));
-      store(xs, plane * L.ps + row * L.ws + j, Val<T>(0.0f));
-    });
-  }
   if (o.weight_pairs) {  // (read after the loop's first barrier)
     wpt = k.shared<T>("wpt", mma_band_pair_elements(CB, KH, KW));
     pairs = mma_band_pairs(k, gl, tl, KW, L.s);
@@ -684,49 +510,18 @@ void depthwise_conv2d_nhwc_mma(dsl::KernelBuilder& k, const ConvSpec& s, const D
     }
   }
   fill(y_run);  // the first band's rows, ring rows 0 .. nrl - 1, as with one band
-  // Prefetch of the run's layout rows a0 .. a0 + rows (input rows y_run - PH + a), the pixels inside the input.
-  const auto prefetch_rows = [&](const Val<u32>& a0, std::uint32_t rows) {
-    for_group_rounds(k, lid, G, rows * Wd, "pf", true, [&](const Val<u32>& it, std::uint32_t r) {
-      const std::string rt = "p" + std::to_string(r) + "_";
-      auto ih = k.let(rt + "ih", y_run + a0 + it / Wd - PH);  // u32: a row above 0 wraps past H
-      if_(ih < H, [&] { prefetch(x, k.let(rt + "at", x_img + (ih * Wd + it % Wd) * C), CB); });
-    });
-  };
-  if (o.register_fill) {
-    // Band jb: the next band's new rows are loaded into registers, band jb multiplies (its products end with a
-    // barrier, after which no thread reads its ring rows), the held rows go into the ring, and the stage leaves; the
-    // next band's first barrier publishes the new rows.
-    for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
-      auto nxt = k.let("nxt", jb + 1u);
-      auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
-      std::vector<HeldRows> held_rows;
-      if (o.streamed_fill == 2) held_rows = load_rows(a_new);  // (before the barrier: it may not move past it)
-      k.barrier();  // the band's rows are in the ring; every thread is done with ys
-      if (o.streamed_fill != 2) held_rows = load_rows(a_new);
-      const auto put = [&] { if_(nxt < L.nbw, [&] { store_rows(a_new, held_rows); }); };
-      products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr),
-               o.register_fill == 2 ? std::function<void()>(put) : std::function<void()>{});
-      if (o.register_fill == 1) put();
-      copy_out(k.let("y0_out", y_run + jb * fresh));
-    });
-    return;
-  }
   for_(k.constant<u32>(0), L.nbw, [&](const Val<u32>& jb) {
     k.barrier();  // the band's rows are in the ring; the stage is free; every thread is done with ys
     auto nxt = k.let("nxt", jb + 1u);
     auto a_new = k.let("a_new", nxt * fresh + kept);  // the next band's first new row
     if_(nxt < L.nbw, [&] { copy_rows(a_new, fresh); });
     async_commit(k);  // (an empty group after the last band)
-    if (o.prefetch && L.nbw > 2) {
-      auto after = k.let("pf_band", jb + 2u);
-      if_(after < L.nbw, [&] { prefetch_rows(k.let("a_pf", after * fresh + kept), fresh); });
-    }
     products(k.let("y0", y_run + jb * fresh), k.let("ring0", (jb * fresh) % L.rr));
     copy_out(k.let("y0_out", y_run + jb * fresh));
     async_wait(k, 0);
-    // the new rows have landed for every thread (own_copies: this thread's, which it alone reads); every thread is done
-    // with the band's ring rows (the products' barrier)
-    if (!o.own_copies) k.barrier();
+    // the new rows have landed for every thread; every thread is done with the band's ring rows (the products'
+    // barrier)
+    k.barrier();
     if_(nxt < L.nbw, [&] { transpose(a_new, fresh); });
   });
 }

@@ -1,6 +1,6 @@
 // kernels/conv/depthwise_conv2d_nhwc_stream.hpp — depthwise 2-D convolution, NHWC, input rows
-// streamed through a work-group's shared ring by asynchronous copies (depthwise_conv2d_nhwc with
-// stream = 1).
+// streamed through a work-group's shared ring by asynchronous copies (depthwise_conv2d_nhwc's default where it
+// applies).
 //
 //   x [B, H, W, C], w [C, kh, kw], optional bias [C] -> y [B, P, Q, C] (as depthwise_conv2d_nhwc.hpp).
 //
@@ -23,14 +23,10 @@
 // row u in slot u % S, element (column j, channel c) at slot*IWS*CBC + j*CBC + c. Each row is
 // IWS * CBC/cw copies of cw elements (the largest power of two dividing CBC, up to 16 bytes), spread
 // over the G threads; a copy outside the input writes zeros. The copies, waits and barriers follow
-// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row). With pf, once the first
-// `ahead` rows are issued, the work-group asks for the band's later rows to be prefetched into L2 (prefetch(): one
-// hint per pixel of CBC channels inside the input, spread over the threads), so that their copies wait less
-// (measured slower, H200 3x3 2026-12-05: bf16 0.0495 ms against 0.0429 without, f16 0.0464 against 0.0429).
+// row_ring.hpp (rows `ahead` ahead of their arithmetic, one barrier per row).
 // With we (the default wherever ring and weights fit), the block's CBC x taps weights are copied into shared memory
 // in row 0's commit group and each thread reads its own after row 0's barrier. (Loaded from global memory, ptxas moves
-// most of those loads past that barrier: H100 N32 C384 56x56, 3x3 bf16 0.0564 ms with the copy against 0.0569, f32
-// 0.1092 against 0.1117, 7x7 f32 0.1315 against 0.1366.)
+// most of those loads past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 //
 // Contract (the library's rules):
 // - launch depthwise_nhwc_stream_groups(spec, B) work-groups of depthwise_nhwc_stream_group(...)
@@ -40,8 +36,8 @@
 //   outputs past P (band) or Q (strip) are not stored;
 // - f32 accumulation (fused multiply-add, taps in row-major order), rounded once to T on the
 //   store: the same values as the register kernel;
-// - std::invalid_argument for a spec or tiling it does not take: V or PB outside [1, 16], bad VC,
-//   no vector copy (of 2 or more channels and 4 or more bytes: an odd C), a ring over kStreamSmemBytes or
+// - std::invalid_argument for a spec or tiling it does not take: bad VC, no vector copy (of 2 or more channels and 4 or
+// more bytes: an odd C), a ring over kStreamSmemBytes or
 //   more than 1024 threads.
 #pragma once
 
@@ -76,7 +72,6 @@ struct DepthwiseNhwcStream {
   std::uint32_t NQ = 2;     // column groups per work-group
   std::uint32_t PB = 8;     // output rows per work-group (and per thread)
   std::uint32_t ahead = 2;  // rows whose copies are in flight while one row is read
-  std::uint32_t pf = 0;     // 1: at the start, the band's rows past the first `ahead` are prefetched into L2
   // 1: the block's weights (CBC x taps) copied into shared memory with the band's first row and read from there after
   // its barrier (else each thread loads its own from global memory; ptxas moves most of those loads past the first
   // barrier, where every work-group then waits for them: the grouped kernels' "we", step 40).
@@ -93,17 +88,10 @@ struct NhwcStreamLayout {
   std::uint64_t bytes = 0;                        // the ring (and the weights)
 };
 
-// The default (H200, 2026-12-02 ninth session, N32 C384 56x56): narrow windows (kw < 5) 4 columns x 2 channels x 8 rows
-// per thread, rows copied three ahead; in 16-bit 64 channel vectors x 1 column group per work-group (3x3 bf16 83.6% of
-// copy bandwidth, f16 83.6%, against 79% and 76% for the register kernel), in f32 32 x 2 (90.5% against 85%). Wide
-// windows: 4 columns x 1 channel x 14 rows, 32 x 2, two ahead (7x7 bf16 32% against 19%, f32 53% against 31%). Since
-// shared memory is addressed in 32 bits (2026-12-04 twenty-first session), 16-bit narrow windows take 6 rows per
-// thread: 3x3 bf16 0.0425 ms against 0.0437 with 8 (in 2026-12-02's code 6 and 8 rows measured alike, 83.5-84.0%);
-// f32 takes 4 rows, two ahead: 0.0806-0.0808 ms in four runs against 0.0821-0.0824 with 8 rows three ahead (2026-12-04
-// twenty-second session; PB 5 or 6 two ahead 0.0808, PB 4 three ahead 0.0807). f32 wide windows take 10 rows, four
-// ahead: 7x7 0.1273 ms in two calls (2026-12-05, twenty-sixth session and step 30) against 0.1286-0.1290 three ahead
-// and 0.1325-0.1328 with 14 rows two ahead (twenty-fifth and twenty-sixth sessions; PB 7, 9, 11, 12 and 16 slower;
-// 16-bit wide windows, whose default is the tensor-core kernel, keep 14 rows).
+// The default tiling per window and element size, the fastest measured (docs/performance.md s11, s23, s24, s28,
+// s30): narrow windows (kw < 5) 4 columns x 2 channels per thread, in 16-bit 64 channel vectors x 1 column group per
+// work-group and 6 rows per thread copied three ahead, in f32 32 x 2 and 4 rows two ahead; wide windows 4 columns x 1
+// channel, 32 x 2, in f32 10 rows four ahead, in 16-bit (whose default is the tensor-core kernel) 14 rows two ahead.
 inline DepthwiseNhwcStream depthwise_nhwc_stream_default(std::uint32_t kw, std::size_t elem_bytes) {
   if (kw >= 5)
     return elem_bytes == 4 ? DepthwiseNhwcStream{4, 1, 32, 2, 10, 4} : DepthwiseNhwcStream{4, 1, 32, 2, 14, 2};
@@ -115,12 +103,8 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
                                                      std::uint32_t elem_bytes) {
   check_depthwise_nhwc(s, {t.V, t.VC, 1});
   auto fail = [&](const std::string& why) {
-    throw std::invalid_argument(s.name + ": stream = 1 (depthwise_conv2d_nhwc) " + why);
+    throw std::invalid_argument(s.name + ": the stream kernel (depthwise_conv2d_nhwc_stream.hpp) " + why);
   };
-  if (t.PB < 1 || t.PB > 16) fail("PB (output rows per work-group) = " + std::to_string(t.PB) + " must be in [1, 16]");
-  if (t.NQ < 1 || t.NQ > 32)
-    fail("NQ (column groups per work-group) = " + std::to_string(t.NQ) + " must be in [1, 32]");
-  if (t.ahead < 1 || t.ahead > 8) fail("ahead = " + std::to_string(t.ahead) + " must be in [1, 8]");
   NhwcStreamLayout L;
   const std::uint32_t C = s.in_channels;
   L.VC = channel_vector_width("depthwise_conv2d_nhwc", C, t.VC);
@@ -133,7 +117,7 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (L.cw < 2 || L.cw * elem_bytes < 4) {
     fail("copies vectors of 2 or more channels and 4 or more bytes of a pixel: CL*VC = " + std::to_string(L.CBC) +
          " channels of " + std::to_string(elem_bytes) + " bytes (C = " + std::to_string(C) + ") allow only " +
-         std::to_string(L.cw) + "-channel copies; use stream = 0 or an even C");
+         std::to_string(L.cw) + "-channel copies");
   }
   const auto P = static_cast<std::uint32_t>(s.out_len(0)), Q = static_cast<std::uint32_t>(s.out_len(1));
   L.QS = t.NQ * t.V;
@@ -159,7 +143,7 @@ inline NhwcStreamLayout depthwise_nhwc_stream_layout(const ConvSpec& s, const De
   if (L.bytes > kStreamSmemBytes) {
     fail("ring of " + std::to_string(L.S) + " rows x " + std::to_string(L.IWS) + " columns x " + std::to_string(L.CBC) +
          " channels" + (t.we ? std::string(" and the block's weights") : std::string()) + " = " +
-         std::to_string(L.bytes) + " bytes exceeds " + std::to_string(kStreamSmemBytes) + ": lower ahead, NQ, V or CL");
+         std::to_string(L.bytes) + " bytes exceeds " + std::to_string(kStreamSmemBytes));
   }
   return L;
 }
@@ -305,24 +289,12 @@ void depthwise_conv2d_nhwc_stream(dsl::KernelBuilder& k, const ConvSpec& s, cons
     });
   };
 
-  // pf: rows ahead .. NR-1 of the band, IWS pixels each, one prefetch of CBC channels per pixel inside the input.
-  auto prefetch_rows = [&] {
-    if (t.pf == 0 || t.ahead >= L.NR) return;
-    for_group_rounds(k, lid, G, (L.NR - t.ahead) * IWS, "pfm", true, [&](const Val<u32>& m, std::uint32_t r) {
-      const auto rt = std::to_string(r);
-      auto ih = k.let("pfh" + rt, rbase + (m / IWS + t.ahead) - PH);  // u32: a row above 0 wraps past H
-      auto iw = k.let("pfw" + rt, col0 + m % IWS - PW);
-      if_(ih < H && iw < W, [&] { prefetch(x, k.let("pfa" + rt, xb + (ih * W + iw) * C), CBC); });
-    });
-  };
-
   const auto uses = tile_row_uses(L.PB, KH, SH, s.dilation[0]);
-  const auto issue_first_rows_then_prefetch = [&](std::uint32_t u) {
+  const auto issue_rows = [&](std::uint32_t u) {
     if (u == 0 && ws) copy_range_async(k, *ws, w, cb * L.ws, L.ws, L.wcw, lid, G);  // in row 0's commit group
     issue_row(u);
-    if (u + 1 == t.ahead) prefetch_rows();  // after the first rows' copies, before the first wait
   };
-  for_ring_rows(k, L.NR, t.ahead, issue_first_rows_then_prefetch, [&](std::uint32_t u) {
+  for_ring_rows(k, L.NR, t.ahead, issue_rows, [&](std::uint32_t u) {
     if (u == 0 && ws) load_weights(*ws, k.let("wb", cl * (VC * taps)));  // (row 0's wait brought them)
     if (uses[u].empty()) return;
     const std::uint32_t slot = (u % S) * SL;

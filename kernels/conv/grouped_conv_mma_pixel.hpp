@@ -28,20 +28,20 @@
 // 16 seg + gl (+8): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0,
 // the default) four stores into ys, the band's outputs as they lie in y (channel c's R x Q run at c * OCS); after the
 // band's products a barrier, then the work-group stores ys as 16-byte vectors, chunks of rows past P skipped (the
-// scalar stores write half sectors: 0.0593 ms against 0.0439 with os, H200 2026-12-03, docs/performance.md step 17).
+// scalar stores write half sectors, docs/performance.md s17).
 // Units past the last (more warps than units) are clamped: every lane reaches every mma and load_matrix, a repeated
 // unit stores nothing. Barriers per band: after the copies' wait, after the transposition, after the products (with
 // os, or before the next band's transposition).
 // Launch grid_1d(batch * grouped_conv_mma_pixel_groups_per_batch() * threads, threads) with launch bounds `threads`.
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
-// memory, ptxas moves them past that barrier: H100 3x3 g32 bf16 0.0433 ms with the copy against 0.0467.)
+// memory, ptxas moves them past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 // With skip_past ("skip", the default) a band past P — the last block's, where the bands are not a multiple of bw — is
 // neither transposed, multiplied nor stored (one branch on the work-group's band; the barriers stay outside it).
 // With ya (the default where it applies: the output stage, bw <= 2, a stage no larger than a buffer) the output stage
 // lies at the start of band bi's planar buffer (bi % 2), free once the band's transposition has read it; no array of
 // its own (3x3 g32 N32 56x56 with one band per work-group: 20.8 KB and 10 work-groups per SM against 28.1 KB and 8;
-// H100 0.0416-0.0418 ms against 0.0424-0.0426, docs/performance.md step 42).
+// docs/performance.md s40).
 #pragma once
 
 #include <algorithm>
@@ -190,19 +190,18 @@ inline void check_grouped_conv_mma_pixel_batch(const ConvSpec& s, std::uint32_t 
 
 // The pixel-stage kernel's options (the registry's keys): output rows per band, threads per work-group, bands per
 // work-group (bw), the output stage (os), the weights' copy (early_weights, "we"), skipping a band past the last
-// output row (skip_past, "skip"), the output stage in the band's buffer (ya) and row lanes for the stage's copies
-// (row_lanes, "rl").
+// output row (skip_past, "skip") and the output stage in the band's buffer (ya).
 struct PixelMmaOptions {
   std::uint32_t rows = 8;
   std::uint32_t threads = kStagedMmaGroup;
   std::uint32_t bw = 1;
-  bool os = true, early_weights = false, skip_past = true, ya = false, row_lanes = false;
+  bool os = true, early_weights = false, skip_past = true, ya = false;
 };
 
 template <class T>
 void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const PixelMmaOptions& o) {
   const std::uint32_t rows = o.rows, threads = o.threads, bw = o.bw;
-  const bool os = o.os, early_weights = o.early_weights, skip_past = o.skip_past, ya = o.ya, row_lanes = o.row_lanes;
+  const bool os = o.os, early_weights = o.early_weights, skip_past = o.skip_past, ya = o.ya;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the pixel-stage tensor-core kernel multiplies f16 or bf16");
   const PixelMmaPlan pl = grouped_conv_mma_pixel_plan(s, sizeof(T), rows, bw, os, early_weights, ya);
@@ -249,8 +248,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const Pixe
   const auto issue_band = [&](std::uint32_t bi) {
     const std::string bt = "b" + std::to_string(bi);
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - static_cast<std::int32_t>(PH));
-    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS, 0, row_lanes}, row0, od, x_group, live,
-                           lid, NG, bt);
+    copy_planar_band_async(k, xs, x, dm, {1, RS, CS, (bi % pl.buffers) * 8 * CS}, row0, od, x_group, live, lid, NG, bt);
     if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, KH * KW, lid, NG);  // with band 0's rows
     async_commit(k);
   };
@@ -317,8 +315,7 @@ void grouped_conv_mma_pixel(dsl::KernelBuilder& k, const ConvSpec& s, const Pixe
     std::vector<std::vector<std::array<Val<f32>, 2>>> wv(KH, std::vector<std::array<Val<f32>, 2>>(KW));
     if (ws) {
       // From the shared copy, after band 0's wait and barrier. (Global loads here are ld.global.nc, which ptxas moves
-      // past the first barrier, where every work-group then waits for them: 4.3% of the stall samples, H100 ncu, step
-      // 40.)
+      // past the first barrier, where every work-group then waits for them: docs/performance.md s40.)
       const auto v = lane_group_weights(k, *ws, gl, tl, KH * KW, tag);
       for (std::uint32_t ky = 0; ky < KH; ++ky) {
         for (std::uint32_t kx = 0; kx < KW; ++kx) {

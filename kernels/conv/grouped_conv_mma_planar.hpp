@@ -9,10 +9,9 @@
 // Why: the staged kernel (grouped_conv_mma_smem.hpp) interleaves the channels while staging (8 loads and the packing
 // per pixel pair) and runs one m16n8k16 step per pair of taps with its own A fragment. Here the stage is a plain copy
 // (asynchronous 16-byte copies: 8 pixels of one channel row each) and one A fragment serves every tap column.
-// Measured (H200, 2026-12-03, docs/performance.md step 16): the 16-bit default for grouped 3-D (1.10x the staged
-// kernel); in 2-D 1.12x slower than the staged kernel, with a third fewer instructions but latency-bound on the
-// queue that its shuffles and matrix loads share (MIO throttle); the 2-D default is the pixel-stage kernel
-// (grouped_conv_mma_pixel.hpp).
+// The 16-bit default for grouped 3-D, faster than the staged kernel (docs/performance.md s16); in 2-D slower than the
+// staged kernel, with a third fewer instructions but latency-bound on the queue that its shuffles and matrix loads
+// share (MIO throttle); the 2-D default is the pixel-stage kernel (grouped_conv_mma_pixel.hpp).
 //
 // Mapping. A work-group (`threads` threads; the registry's default 128) takes image b, group g, output depth
 // slices od .. od + ds - 1 (ds = 1 in 2-D) and a band of R output rows (R even). It copies the input they read —
@@ -31,8 +30,8 @@
 // shifted column: 4 selects, 4 shuffles and 4 adds. D's lanes hold output channels 2tl (+1) at column 8jo + gl of rows
 // y (+1): four scalar stores each, rows past P and columns past Q skipped — or with os (where Q % 8 == 0) four stores
 // into the unit's slot of ys (its 8 channels x 2Q elements, as they lie in y); after each round of units a barrier,
-// then the work-group stores the round's slots as 16-byte vectors (the scalar stores write half sectors: 2-D 0.0593 ms
-// against 0.0439 for the pixel-stage kernel, 3-D 0.0496 against 0.0456 here, H200 2026-12-03) and, where another
+// then the work-group stores the round's slots as 16-byte vectors (the scalar stores write half sectors,
+// docs/performance.md s17) and, where another
 // round follows, a barrier before it writes the slots again. The weights are loaded once per unit (once
 // per warp where a group has 8 output channels). Every lane reaches every mma and load_matrix (units are clamped; a
 // repeated unit stores nothing).
@@ -43,14 +42,7 @@
 // Launch grid_1d(batch * grouped_conv_mma_planar_groups_per_batch() * threads, threads) with launch bounds `threads`.
 // With early_weights ("we", the default where it fits; 8 output channels per group) the group's weights are copied
 // into shared memory with band 0's rows, and each lane reads its own after band 0's barrier. (Loaded from global
-// memory, ptxas moves them past that barrier: H100 3x3x3 g8 bf16 0.0400 ms with the copy against 0.0451.)
-// With wy (and we and the output stage) the weights' copy lies at the start of the output stage, not in an array of its
-// own: a barrier after the lanes have read their weights, before any unit writes its outputs there (3x3x3 g8 with 4
-// output slices and 128 threads: 30336 bytes of shared memory against 33792, 7 work-groups per SM instead of 6 where
-// the registers allow it, minb = 7).
-// With pipe (one band, several rounds over different depth slices) the stage is copied in one commit group per round
-// that reads new slices, and each round waits for its own. With row_lanes each thread copies one channel's 16-byte
-// column of every staged row it takes (copy_planar_band_async).
+// memory, ptxas moves them past that barrier, where every work-group then waits for them: docs/performance.md s40.)
 #pragma once
 
 #include <algorithm>
@@ -126,9 +118,8 @@ struct PlanarMmaPlan {
   std::uint32_t ys_cs = 0;     // elements per channel of a slot (2 Q, 8 modulo 32)
   std::uint64_t ys_elems = 0;
   std::uint64_t ws_elems = 0;  // the group's weights (early_weights: 64 kd kh kw)
-  bool ws_in_ys = false;       // the weights' copy lies at the start of the output stage (read before any output)
   [[nodiscard]] std::uint64_t bytes(std::size_t elem_bytes) const {
-    return (xs_elems + ys_elems + (ws_in_ys ? 0 : ws_elems)) * elem_bytes;
+    return (xs_elems + ys_elems + ws_elems) * elem_bytes;
   }
 };
 
@@ -147,10 +138,10 @@ inline GroupedBands grouped_even_bands(std::uint32_t P, std::uint32_t rows, std:
 }
 
 // ys_slots: units per round (warps x il) whose outputs go through shared memory (16-byte stores; where Q % 8 == 0,
-// else none). weights_in_ys: the weights' copy (early_weights) at the start of the output stage, where it fits there.
+// else none).
 inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::uint32_t rows, std::uint32_t ds = 1,
                                                       std::uint32_t bw = 1, std::uint32_t ys_slots = 0,
-                                                      bool early_weights = false, bool weights_in_ys = false) {
+                                                      bool early_weights = false) {
   PlanarMmaPlan pl;
   pl.dm = grouped_mma_dims(s);
   const GroupedMmaDims& d = pl.dm;
@@ -176,19 +167,16 @@ inline PlanarMmaPlan grouped_conv_mma_planar_geometry(const ConvSpec& s, std::ui
     pl.ys_elems = 8ull * pl.ys_cs * ys_slots;
   }
   if (early_weights) pl.ws_elems = 64ull * pl.vt * d.KW;
-  pl.ws_in_ys = weights_in_ys && early_weights && pl.ys_elems >= pl.ws_elems;
   return pl;
 }
 
 // Why the planar kernel cannot run spec s with elements of elem_bytes, `rows` and ds ("" when it can).
 // smem_limit: the shared memory the kernel may take (bytes; the portable 48 KB by default, more on CUDA's dynamic
 // shared memory: the printer carves the arrays from it and the runtime raises the function's limit).
-// weights_in_ys: the weights' copy in the output stage (wy), which needs both and room for the weights there.
 inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                    std::uint32_t ds = 1, std::uint32_t bw = 1,
                                                    std::uint32_t ys_slots = 0, bool early_weights = false,
-                                                   std::uint64_t smem_limit = kPlaneSmemBytes,
-                                                   bool weights_in_ys = false) {
+                                                   std::uint64_t smem_limit = kPlaneSmemBytes) {
   if (std::string why = grouped_conv_mma_refusal(s, elem_bytes); !why.empty()) return why;
   if (early_weights) {
     if (std::string why = grouped_early_weights_refusal(s, "units"); !why.empty()) return why;
@@ -201,22 +189,12 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
            "= " +
            std::to_string(d.PW) + ", kw = " + std::to_string(d.KW) + ")";
   }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights, weights_in_ys);
-  if (weights_in_ys && !pl.ws_in_ys) {
-    if (!early_weights || pl.ys_slots == 0) {
-      return "places the weights' copy in the output stage (wy = 1), which needs both: the weights' copy (we = 1, 8 "
-             "output channels per group) and the output stage (os = 1, Q % 8 == 0; Q = " +
-             std::to_string(d.Q) + "); remove wy";
-    }
-    return "places the weights' copy (" + std::to_string(pl.ws_elems) +
-           " elements) in the output stage (wy = 1), which holds " + std::to_string(pl.ys_elems) +
-           " (more units per round, or wy = 0)";
-  }
+  const PlanarMmaPlan pl = grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
   if (const std::uint64_t b = pl.bytes(elem_bytes); b > smem_limit) {
     return "stages " + (pl.bw > 1 ? std::to_string(pl.bw) + " bands x " : std::string()) + "8 channels x " +
            std::to_string(pl.slices) + " slice(s) x " + std::to_string(pl.rs) + " rows x " + std::to_string(d.W) +
            " columns" + (pl.ys_slots > 0 ? std::string(" and the outputs of a round of units") : std::string()) +
-           (early_weights && !pl.ws_in_ys ? std::string(" and the group's weights") : std::string()) +
+           (early_weights ? std::string(" and the group's weights") : std::string()) +
            " in shared memory: " + std::to_string(b) + " bytes, more than " + std::to_string(smem_limit) +
            " (fewer rows per band" + (pl.bw > 1 ? std::string(", bands (bw)") : "") +
            (pl.ds > 1 ? std::string(", depth slices (ds)") : std::string()) +
@@ -230,8 +208,7 @@ inline std::string grouped_conv_mma_planar_refusal(const ConvSpec& s, std::size_
 inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t elem_bytes, std::uint32_t rows,
                                                   std::uint32_t ds = 1, std::uint32_t bw = 1,
                                                   std::uint32_t ys_slots = 0, bool early_weights = false,
-                                                  std::uint64_t smem_limit = kPlaneSmemBytes,
-                                                  bool weights_in_ys = false) {
+                                                  std::uint64_t smem_limit = kPlaneSmemBytes) {
   s.validate();
   if (rows < 2 || rows > 64 || rows % 2 != 0) {
     throw std::invalid_argument(s.name + ": rows = " + std::to_string(rows) +
@@ -242,12 +219,12 @@ inline PlanarMmaPlan grouped_conv_mma_planar_plan(const ConvSpec& s, std::size_t
   if (bw < 1 || bw > 8) {
     throw std::invalid_argument(s.name + ": bw (bands per work-group) = " + std::to_string(bw) + " must be in [1, 8]");
   }
-  if (const std::string why = grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights,
-                                                              smem_limit, weights_in_ys);
+  if (const std::string why =
+          grouped_conv_mma_planar_refusal(s, elem_bytes, rows, ds, bw, ys_slots, early_weights, smem_limit);
       !why.empty()) {
     throw std::invalid_argument(s.name + ": the planar tensor-core kernel (stage = 2) " + why + "; use stage = 1 or 0");
   }
-  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights, weights_in_ys);
+  return grouped_conv_mma_planar_geometry(s, rows, ds, bw, ys_slots, early_weights);
 }
 
 // Work-groups per image: groups x blocks of ds output depth slices x blocks of bw bands.
@@ -266,21 +243,17 @@ inline void check_grouped_conv_mma_planar_batch(const ConvSpec& s, std::uint32_t
 
 // Where a band's planar stage lies: channel ci's staged slice sl, row sr, column c at
 // at + ci * cs + (sl * rs + sr) * W + c (W = the input width, a multiple of 8). A copy takes `slices` staged slices
-// from slice `first` on; row_lanes: how its copies are spread over the threads (copy_planar_band_async).
+// (from slice 0 on).
 struct PlanarStage {
-  std::uint32_t slices = 1, rs = 0, cs = 0, at = 0, first = 0;
-  bool row_lanes = false;
+  std::uint32_t slices = 1, rs = 0, cs = 0, at = 0;
 };
 
 // Issues one band's asynchronous copies into its planar stage: (channel ci, slice sl, row sr, tile j) of 8 elements
-// (sl from st.first, st.slices of them) from input row row0 + sr of slice od + sl - pad_d of the group at x_group,
+// (sl < st.slices) from input row row0 + sr of slice od + sl - pad_d of the group at x_group,
 // zeros outside the input (and where live is false), spread over the work-group's `threads` threads (lid: local id);
 // tag prefixes the names. The caller commits.
 // Spread: copy c = lid + r * threads in round r, c decomposed into (ci, sl, sr, j) — four divisions and the bounds
-// per copy. With st.row_lanes (and threads >= 8 W / 8, the copies of one staged row of every channel) a thread keeps
-// one (ci, j) in every round and takes rows rsub, rsub + S, .. (S = threads / (W / 8 * 8), rsub = lid / (W / 8 * 8);
-// the threads past S of them copy nothing): its source and destination bases are computed once, and with S = 1 every
-// round's row, slice and bounds are constants of the trace.
+// per copy.
 template <class T, class X>
 void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, const X& x, const GroupedMmaDims& dm,
                             const PlanarStage& st, const dsl::Val<i32>& row0, const dsl::Val<u32>& od,
@@ -288,9 +261,9 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
                             std::uint32_t threads, const std::string& tag) {
   using namespace ingot::dsl;
   const std::uint32_t NTi = dm.W / 8, plane = dm.D * dm.H * dm.W, Wd = dm.W, H = dm.H;
-  const std::uint32_t copies = 8 * st.slices * st.rs * NTi, NI = 8 * NTi;
-  // One copy of staged slice sl (st.first included), row sr, column offset col (8 j) of the channel whose source and
-  // destination bases are src_ci (x_group + ci * plane) and dst_ci (ci * cs): both spreads below.
+  const std::uint32_t copies = 8 * st.slices * st.rs * NTi;
+  // One copy of staged slice sl, row sr, column offset col (8 j) of the channel whose source and
+  // destination bases are src_ci (x_group + ci * plane) and dst_ci (ci * cs).
   const auto row_copy = [&](const Val<u32>& src_ci, const Val<u32>& dst_ci, const Val<u32>& col, const Val<u32>& sl,
                             const Val<u32>& sr, const std::string& rt) {
     auto ih = k.let("ch" + rt, row0 + cast<i32>(sr));
@@ -306,48 +279,11 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
     auto src = k.let("csrc" + rt, src_ci + slice + select(cok, cast<u32>(ih), 0u) * Wd + col);
     copy_async(xs, dst_ci + (sl * st.rs + sr) * Wd + col + st.at, x, src, 8, cok);
   };
-  if (st.row_lanes && threads >= NI) {
-    const std::uint32_t S = threads / NI, rows = st.slices * st.rs;
-    const auto lanes = [&] {
-      auto inner = k.let(tag + "li", lid % NI);
-      auto ci = k.let(tag + "lc", inner / NTi);
-      auto j = k.let(tag + "lj", inner % NTi);
-      auto src_ci = k.let(tag + "lsrc", x_group + ci * plane);
-      auto dst_ci = k.let(tag + "ldst", ci * st.cs);
-      auto col = k.let(tag + "lcol", j * 8u);
-      std::optional<Val<u32>> rsub;
-      if (S > 1) rsub = k.let(tag + "lr", lid / NI);
-      for (std::uint32_t q = 0; q * S < rows; ++q) {
-        const std::string rt = tag + "l" + std::to_string(q);
-        if (S == 1) {  // row q: constants
-          row_copy(src_ci, dst_ci, col, Val<u32>(q / st.rs + st.first), Val<u32>(q % st.rs), rt);
-          continue;
-        }
-        auto row = k.let("cw" + rt, *rsub + q * S);
-        const auto run = [&] {
-          row_copy(src_ci, dst_ci, col, k.let("cs" + rt, row / st.rs + st.first), k.let("cr" + rt, row % st.rs), rt);
-        };
-        if ((q + 1) * S <= rows) {
-          run();
-        } else {
-          if_(row < rows, run);
-        }
-      }
-    };
-    if (S * NI < threads) {
-      if_(lid < S * NI, lanes);
-    } else {
-      lanes();
-    }
-    return;
-  }
   for_group_rounds(k, lid, threads, copies, tag + "cp", true, [&](const Val<u32>& c, std::uint32_t r) {
     const std::string rt = tag + std::to_string(r);
     auto j = k.let("cj" + rt, c % NTi);
     auto sr = k.let("cr" + rt, (c / NTi) % st.rs);
-    Val<u32> slr = (c / (NTi * st.rs)) % st.slices;
-    if (st.first > 0) slr = slr + st.first;
-    auto sl = k.let("cs" + rt, slr);
+    auto sl = k.let("cs" + rt, (c / (NTi * st.rs)) % st.slices);
     auto ci = k.let("cc" + rt, c / (NTi * st.rs * st.slices));
     row_copy(x_group + ci * plane, ci * st.cs, j * 8u, sl, sr, rt);
   });
@@ -355,25 +291,19 @@ void copy_planar_band_async(dsl::KernelBuilder& k, const dsl::Shared<T>& xs, con
 
 // The planar kernel's options (the registry's keys): output rows per band, threads per work-group, output depth slices
 // (ds) and bands (bw) per work-group, units interleaved per warp (il), the output stage (os), the weights' copy
-// (early_weights, "we"), the shared memory it may take (bytes), one commit group per round of units (pipe) and row
-// lanes for the stage's copies (row_lanes, "rl"), input tiles whose mma chains a unit emits side by side (tp) and the
-// weights' copy at the start of the output stage (wy).
+// (early_weights, "we") and the shared memory it may take (bytes).
 struct PlanarMmaOptions {
   std::uint32_t rows = 2;
   std::uint32_t threads = kStagedMmaGroup;
   std::uint32_t ds = 1, bw = 1, il = 1;
   bool os = false, early_weights = false;
   std::uint64_t smem_limit = kPlaneSmemBytes;
-  bool pipe = false, row_lanes = false;
-  std::uint32_t tp = 1;
-  bool wy = false;
 };
 
 template <class T>
 void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const PlanarMmaOptions& o) {
   const std::uint32_t rows = o.rows, threads = o.threads, ds = o.ds, bw = o.bw, il = o.il;
-  const bool os = o.os, early_weights = o.early_weights, pipe = o.pipe, row_lanes = o.row_lanes;
-  const std::uint32_t TP = o.tp;
+  const bool os = o.os, early_weights = o.early_weights;
   const std::uint64_t smem_limit = o.smem_limit;
   using namespace ingot::dsl;
   static_assert(sizeof(T) == 2, "the planar tensor-core kernel multiplies f16 or bf16");
@@ -382,12 +312,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
     throw std::invalid_argument(s.name + ": il (units interleaved per warp) = " + std::to_string(il) +
                                 " must be in [1, 4]");
   }
-  if (TP < 1 || TP > 4) {
-    throw std::invalid_argument(s.name + ": tp (input tiles whose mma chains are emitted side by side) = " +
-                                std::to_string(TP) + " must be in [1, 4]");
-  }
-  const PlanarMmaPlan pl = grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0,
-                                                        early_weights, smem_limit, o.wy);
+  const PlanarMmaPlan pl =
+      grouped_conv_mma_planar_plan(s, sizeof(T), rows, ds, bw, os ? threads / 32 * il : 0, early_weights, smem_limit);
   const GroupedMmaDims& dm = pl.dm;
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::uint32_t O = s.out_channels, Og = s.out_per_group(), G = s.groups, NG = threads;
@@ -399,29 +325,6 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   const std::uint32_t IL = il, YCS = pl.ys_cs, YSLOT = 8 * pl.ys_cs;
   const std::uint32_t plane = D * H * Wd, per_batch = G * DB * BB, OPQ = OD * P * Q;
   const std::uint32_t RP = R / 2, units = DS * NBc * RP, warps = NG / 32;
-  // Commit groups of the stage: one (per band) without pipe; with pipe, one per round of units that reads staged
-  // slices no earlier round reads: group i copies slices ends[i - 1] .. ends[i] - 1, and round r waits for group
-  // group_of[r] only.
-  std::vector<std::uint32_t> ends, group_of;
-  for (std::uint32_t r = 0; r * warps * IL < units; ++r) {
-    const std::uint32_t last = std::min((r + 1) * warps * IL, units) - 1;  // the round's last unit
-    const std::uint32_t need = pipe ? std::min(SL, last / (NBc * RP) + dm.KD) : SL;
-    if (ends.empty() || need > ends.back()) ends.push_back(need);
-    group_of.push_back(static_cast<std::uint32_t>(ends.size() - 1));
-  }
-  if (pipe && BW > 1) {
-    throw std::invalid_argument(s.name + ": pipe = 1 splits one band's stage into a commit group per round of units; " +
-                                "with bw = " + std::to_string(BW) +
-                                " each band is a commit group already (remove pipe or bw)");
-  }
-  if (pipe && ends.size() < 2) {
-    throw std::invalid_argument(
-        s.name + ": pipe = 1 splits the staged depth slices between rounds of units, but every round reads all " +
-        std::to_string(SL) + " (" + std::to_string(units) + " unit(s) of " + std::to_string(DS) +
-        " output depth slice(s) in rounds of " + std::to_string(warps * IL) +
-        "; more slices (ds) or fewer threads make several rounds; remove pipe)");
-  }
-  const auto groups = static_cast<std::uint32_t>(ends.size());
 
   k.launch_bounds(NG);
   const auto prm = declare_dense_conv_params<T>(k, s);
@@ -435,8 +338,8 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   // rows, 2Q contiguous elements per channel, as in y); after a barrier the work-group stores them as 16-byte vectors.
   std::optional<Shared<T>> ys;
   if (pl.ys_slots > 0) ys = k.shared<T>("ys", static_cast<std::uint32_t>(pl.ys_elems));
-  std::optional<Shared<T>> ws;  // early_weights: the group's weights, copied with band 0's rows (wy: into ys)
-  if (early_weights) ws = pl.ws_in_ys ? *ys : k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
+  std::optional<Shared<T>> ws;  // early_weights: the group's weights, copied with band 0's rows
+  if (early_weights) ws = k.shared<T>("ws", static_cast<std::uint32_t>(pl.ws_elems));
 
   // Work-group: block of BW bands fastest, then the block of DS output depth slices from od, then b * G + g.
   auto wg = k.let("wg", k.group_id(0));
@@ -449,19 +352,14 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   auto lid = k.let("lid", k.local_id(0));
   auto x_group = k.let("x_group", bg * (8u * plane));
 
-  // Band i's stage (buffer i): every band's copies are issued first, one commit group each (with pipe, one band: one
-  // commit group per run of slices, the weights with the first).
+  // Band i's stage (buffer i): every band's copies are issued first, one commit group each (the weights with the
+  // first).
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
     auto row0 = k.let(bt + "row0", cast<i32>((band0 + bi) * R) - i32c(PH));  // input row of staged row 0
-    for (std::uint32_t gi = 0; gi < groups; ++gi) {
-      const std::uint32_t first = gi == 0 ? 0 : ends[gi - 1];
-      const std::string gt = bt + (gi > 0 ? "g" + std::to_string(gi) : "");
-      copy_planar_band_async(k, xs, x, dm, {ends[gi] - first, RS, CS, bi * XB, first, row_lanes}, row0, od, x_group,
-                             live, lid, NG, gt);
-      if (bi == 0 && gi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
-      async_commit(k);
-    }
+    copy_planar_band_async(k, xs, x, dm, {SL, RS, CS, bi * XB}, row0, od, x_group, live, lid, NG, bt);
+    if (bi == 0 && ws) copy_group_weights_async(k, *ws, w, g, VT * KW, lid, NG);
+    async_commit(k);
   }
 
   auto warp = k.let("warp", lid / 32u);
@@ -575,31 +473,21 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
     return it->second + o0;
   };
   // Input tile j's accumulators per tap column (the unshifted one starts from the bias); tiles outside the input are
-  // zeros. With TP > 1, tiles j .. j + TP - 1 (those in the input) are computed together, their steps' matrix loads
-  // and mma chains side by side (KW x TP independent chains instead of KW).
+  // zeros.
   const std::array<Val<f32>, 4> zero{Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f), Val<f32>(0.0f)};
   const auto tile_acc = [&](UnitState& u, std::int64_t j, std::uint32_t kx) -> std::array<Val<f32>, 4> {
     if (j < 0 || j >= static_cast<std::int64_t>(NTi)) return shifts[kx].s == 0 ? u.bias_c : zero;
     auto it = u.acc.find(j);
     if (it == u.acc.end()) {
-      std::vector<std::int64_t> js;  // (tiles are computed in order: none past j is there yet)
-      for (std::int64_t t = j; t < j + TP && t < static_cast<std::int64_t>(NTi); ++t) js.push_back(t);
-      std::vector<std::vector<std::array<Val<f32>, 4>>> a(js.size(), std::vector<std::array<Val<f32>, 4>>(KW));
-      for (auto& at : a) {
-        for (std::uint32_t c = 0; c < KW; ++c) at[c] = shifts[c].s == 0 ? u.bias_c : zero;
-      }
+      std::vector<std::array<Val<f32>, 4>> a(KW);
+      for (std::uint32_t c = 0; c < KW; ++c) a[c] = shifts[c].s == 0 ? u.bias_c : zero;
       for (std::uint32_t p = 0; p < S; ++p) {
-        std::vector<std::array<Val<f32>, 8>> av(js.size());
-        for (std::size_t t = 0; t < js.size(); ++t) {
-          const auto m = load_matrix_trans(xs, step_row(u, p) + static_cast<std::uint32_t>(8 * js[t]));
-          for (std::uint32_t i = 0; i < 8; ++i) av[t][i] = cast<f32>(m[i]);
-        }
-        for (std::uint32_t c = 0; c < KW; ++c) {
-          for (std::size_t t = 0; t < js.size(); ++t) a[t][c] = mma_m16n8k16<T>(k, av[t], u.b[c][p], a[t][c]);
-        }
+        std::array<Val<f32>, 8> av;
+        const auto m = load_matrix_trans(xs, step_row(u, p) + static_cast<std::uint32_t>(8 * j));
+        for (std::uint32_t i = 0; i < 8; ++i) av[i] = cast<f32>(m[i]);
+        for (std::uint32_t c = 0; c < KW; ++c) a[c] = mma_m16n8k16<T>(k, av, u.b[c][p], a[c]);
       }
-      for (std::size_t t = 0; t < js.size(); ++t) u.acc.emplace(js[t], std::move(a[t]));
-      it = u.acc.find(j);
+      it = u.acc.emplace(j, std::move(a)).first;
     }
     return it->second[kx];
   };
@@ -670,23 +558,13 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
   };
   for (std::uint32_t bi = 0; bi < BW; ++bi) {
     const std::string bt = BW > 1 ? "b" + std::to_string(bi) : "";
-    // band bi's copies, or with pipe the first round's group (this thread's), then everyone's
-    async_wait(k, BW - 1 - bi + groups - 1);
+    // band bi's copies (this thread's), then everyone's
+    async_wait(k, BW - 1 - bi);
     k.barrier();
-    if (bi == 0 && ws) {
-      b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
-      if (pl.ws_in_ys) k.barrier();       // every lane has its weights before any unit writes its outputs over them
-    }
+    if (bi == 0 && ws) b_held = load_b(Val<u32>(0u), "");  // (band 0's copies brought the weights)
     // Rounds of IL units per warp: unit warp + (r * IL + i) * warps (clamped: every lane reaches every mma; a repeated
     // unit stores nothing), the IL units' tiles emitted interleaved.
     for (std::uint32_t r = 0; r * warps * IL < units; ++r) {
-      // pipe: a round that reads a later group's slices waits for it (and, without the output stage's barrier before
-      // it, synchronises here)
-      const bool waits = r > 0 && group_of[r] != group_of[r - 1];
-      if (waits && !ys) {
-        async_wait(k, groups - 1 - group_of[r]);
-        k.barrier();
-      }
       std::vector<UnitState> us;
       for (std::uint32_t i = 0; i < IL; ++i) {
         const std::uint32_t n = r * IL + i;
@@ -715,10 +593,7 @@ void grouped_conv_mma_planar(dsl::KernelBuilder& k, const ConvSpec& s, const Pla
       if (ys) {
         k.barrier();  // the round's slots are written
         round_stores(r, static_cast<std::uint32_t>(us.size()), bi, bt);
-        if ((r + 1) * warps * IL < units) {  // read before the next round writes them
-          if (group_of[r + 1] != group_of[r]) async_wait(k, groups - 1 - group_of[r + 1]);  // (pipe)
-          k.barrier();
-        }
+        if ((r + 1) * warps * IL < units) k.barrier();  // read before the next round writes them
       }
     }
   }

@@ -52,8 +52,8 @@
 namespace ingot::kernels {
 
 struct GroupedConvTile {
-  // The default, 8 output channels x 1 row x 8 columns: f32 on the H200 (2026-12-02, eighth session,
-  // the fixed timer) 3x3 g32 0.123 ms and 3x3x3 g8 0.158 ms against 0.162 and 0.195 for 2 x 4 x 8.
+  // The default, 8 output channels x 1 row x 8 columns: faster than 2 x 4 x 8 in f32 in 2-D and 3-D
+  // (docs/performance.md s10).
   std::uint32_t oc = 8;          // output channels per thread (capped at O/groups)
   std::uint32_t vh = 1, vw = 8;  // outputs per thread and channel: VH rows x VW columns
 };

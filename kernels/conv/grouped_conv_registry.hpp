@@ -41,9 +41,8 @@ inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Pa
   return grouped_conv_mma_refusal(sp, dtype_size(t)).empty();
 }
 
-// "rows" (default 4 in 2-D, 2 in 3-D: 3x3x3 g8 bf16 on the H200, 2026-12-01 fourth session, 0.189 ms
-// against 0.260 ms with 4-row bands) and "mmatx" (default 1 where kw <= 4: 3x3 g32 bf16, 0.108 ms
-// against 0.114 ms with channels across lanes, the same run).
+// "rows" (default 4 in 2-D, 2 in 3-D: a 3-D band's depth taps multiply its staged rows, docs/performance.md s6) and
+// "mmatx" (default 1 where kw <= 4: tap columns over lanes beat channels across lanes, s5).
 inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const harness::Params& p) {
   const std::int64_t tx_default = sp.rank() >= 2 && sp.ksize[sp.rank() - 1] <= 4 ? 1 : 0;
   const std::uint32_t rows_default = sp.rank() == 3 ? 2u : GroupedConvMmaTile{}.rows;
@@ -52,10 +51,8 @@ inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const har
 }
 
 // Output rows per band of the staged kernel by default: in 2-D the largest of 8, 4, 2 and 1 whose stage fits
-// (dtype t, staging vector vec), 2 in 3-D (H200, bf16. 2026-12-03 eleventh session: 3x3 g32 0.0556 ms with 8 rows
-// against 0.0623 with 4 and 0.0708 with 2; 3x3x3 g8 with 4 output depth slices 4 rows 0.0556 against 0.0617 with
-// 2, the same as 8 slices with 2 rows, 0.0560, the default. 2026-12-02 eighth session: 3x3x3 g8 with one slice
-// 2 rows 0.095 ms against 0.146 with 1).
+// (dtype t, staging vector vec): taller bands share more staged rows between output rows; 2 in 3-D, where the output
+// depth slices (grouped_conv_stage_depth_of) share them instead (docs/performance.md s10, s13).
 inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp, DType t, std::uint32_t vec) {
   if (sp.rank() == 3) return 2u;
   for (const std::uint32_t r : {8u, 4u, 2u, 1u}) {
@@ -71,11 +68,9 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
 
 // How the staged kernel feeds its products and stores: "lm" (A by load_matrix), "hb" (B held in registers
 // where a group has 8 output channels), "sp" (pair stores where Q is even), each 0 or 1. Defaults: lm in 3-D
-// only, hb 1, sp 0 (H200, 2026-12-03 eleventh session, bf16: 3x3x3 g8 0.0897 ms with lm against 0.0948 without;
-// 3x3 g32 0.0640 with lm against 0.0624 without; B held or not within 1.5%; pair stores 2% slower in both).
-// "ru": tasks of whole band rows where the geometry allows (0 = flattened 16-pixel tiles); default in 3-D only (H200,
-// 2026-12-03 twelfth session, bf16: 3x3x3 g8 0.0540 ms with row units against 0.0566 without; 3x3 g32 0.0601 with
-// them (83 registers against 54) against 0.0553 without, 0.0572 with load_matrix).
+// only, hb 1, sp 0 (docs/performance.md s13: load_matrix pays in 3-D only; B held within noise; pair stores slower).
+// "ru": tasks of whole band rows where the geometry allows (0 = flattened 16-pixel tiles); default in 3-D only (s14:
+// in 2-D the row units' registers cost more than they save).
 inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harness::Params& p) {
   return {bounded_param(p, "lm", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
           bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
@@ -84,8 +79,8 @@ inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harnes
 }
 
 // Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 8,
-// 4 and 2 whose stage fits with `rows` and staging vector `vec`, else 1 (H200, 2026-12-03 eleventh session:
-// 3x3x3 g8 bf16 0.0560 ms with 8, 0.0617 with 4, 0.0699 with 2, 0.0897 with 1); 1 in 2-D.
+// 4 and 2 whose stage fits with `rows` and staging vector `vec`, else 1 (each slice more shares the staged input
+// slices, docs/performance.md s13); 1 in 2-D.
 inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                  std::uint32_t rows, std::uint32_t vec) {
   std::uint32_t dflt = 1;
@@ -105,8 +100,8 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 // asks first; 0 neither). It applies to 16-bit dtypes only (f32 runs the FMA kernel); with "mma = 0" it is refused.
 // Absent "stage" (and where neither the planar kernel (3-D) nor the pixel-stage kernel (2-D) is the default), the
 // staged kernel is the 16-bit default wherever it applies with 2-row bands — but for cases that name the unstaged
-// tensor-core kernel's parameters (rows, mmatx) or mma = 0: 1.59x the unstaged kernel in 2-D and 2.20x in 3-D in bf16
-// (H200, 2026-12-01 fifth session, one call at f15851c, docs/performance.md).
+// tensor-core kernel's parameters (rows, mmatx) or mma = 0: the band staged once beats every warp reading its rows
+// through L1 (docs/performance.md s7).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
   const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
   if (p.count("stage")) {
@@ -124,9 +119,8 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 }
 
 // The planar kernel's band height ("rows", even, default 8 in 2-D and 2 in 3-D) and output depth slices per
-// work-group ("ds", default in 3-D 4 where its stage fits, else 2, else 1: with the weight copy and 128 threads, 3x3x3
-// g8 bf16 on an H100 0.0345 ms with 4 slices, 0.0354 with 8, 0.0525 with 2, 2026-12-06 fortieth session, step 43;
-// before, 8: the H200 2026-12-03, 128 threads, 0.0487 ms with 8 slices, 0.0508 with 4); bands per
+// work-group ("ds", default in 3-D 4 where its stage fits, else 2, else 1: with the weight copy and 128 threads, 4
+// slices leave room for 6 work-groups per SM, docs/performance.md s43); bands per
 // work-group ("bw", 1-8, default 1: each band in its own buffer, all copies issued before the first band's products);
 // units interleaved per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
@@ -136,16 +130,13 @@ inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 8, 1, "grouped convolution tile");
 }
 // Whether the pixel-stage and planar kernels stage their outputs in shared memory and store 16-byte vectors ("os",
-// default 1; applies where Q % 8 == 0, else scalar stores: 3x3 g32 N32 56x56 bf16 on the H200, 2026-12-03 fifteenth
-// session: the pixel-stage kernel 0.0439 ms against 0.0593 without: the fragments' scalar stores write half sectors).
+// default 1; applies where Q % 8 == 0, else scalar stores: the fragments' scalar stores write half sectors,
+// docs/performance.md s17).
 inline bool grouped_conv_output_stage_of(const harness::Params& p) {
   return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
 }
-// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128 (in 3-D since 2026-12-06,
-// fortieth session, with 4 output depth slices: 3x3x3 g8 N4 16x56x56 on an H100, bf16 0.0345-0.0347 ms against
-// 0.0404 for 64 threads and 8 slices, f16 0.0344 against 0.0403: 6 work-groups of 4 warps per SM against 5 of 2;
-// docs/performance.md step 43. Before, 64: the H200, 2026-12-03 fifteenth session, without the weight copy: 0.0437 ms
-// with 64 threads against 0.0456 with 128).
+// Threads per work-group of the planar and pixel-stage kernels: "threads", default 128 (in 3-D with 4 output depth
+// slices: 6 work-groups of 4 warps per SM against 5 of 2 with 64 threads and 8 slices, docs/performance.md s43).
 inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
   return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
 }
@@ -158,9 +149,8 @@ inline std::uint64_t grouped_conv_planar_smem_of(const harness::Params& p) {
 }
 // Whether the planar kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or 1),
 // as the pixel-stage kernel does (grouped_conv_pixel_early_weights_of); 8 output channels per group. Default 1 where it
-// fits with the case's rows, ds, bw and output stage (3x3x3 g8 N4 16x56x56 on an H100, 2026-12-06 thirty-eighth
-// session: bf16 0.0398-0.0402 ms against 0.0451-0.0452 with the weights loaded from global memory, f16 0.0400-0.0401
-// against 0.0451).
+// fits with the case's rows, ds, bw and output stage: loaded from global memory, ptxas moves the weights' loads past
+// the first barrier, where every work-group then waits for them (docs/performance.md s40).
 inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                  std::uint32_t rows, std::uint32_t ds, std::uint32_t bw,
                                                  std::uint32_t slots) {
@@ -168,37 +158,6 @@ inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, co
                                                                                true, grouped_conv_planar_smem_of(p))
                                                    .empty();
   return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
-}
-// Whether the planar kernel splits its stage into one commit group per round of units that reads new depth slices
-// ("pipe", 0 or 1, default 0), so that a round's products begin when its own slices have arrived, the later rounds'
-// still in flight; 3-D, one band per work-group (bw 1), several rounds over different slices. (3x3x3 g8 N4 16x56x56
-// bf16 on an H100, 2026-12-06 forty-first session, step 44: 8 slices with 128 threads 0.0344 ms against 0.0352
-// without, with 64 threads 0.0370 against 0.0402; the single-round default, which it cannot split, 0.0341.)
-inline bool grouped_conv_planar_pipe_of(const harness::Params& p) {
-  return bounded_param(p, "pipe", 0, 1, 0, "grouped convolution tile") == 1;
-}
-// How the planar and pixel-stage kernels spread their stage's copies over the threads ("rl", 0 or 1, default 0):
-// 1 keeps each thread on one channel and 16-byte column of the staged rows across its copies (row lanes: bases once,
-// no divisions per copy; copy_planar_band_async), 0 decomposes every copy's flat index. (H100, 2026-12-06 forty-first
-// session, step 45: 3x3x3 g8 bf16 12% fewer instructions, 0.0342 ms with minb 6 against 0.0344; 3x3 g32 bf16 0.0437
-// against 0.0422: default 0.)
-inline bool grouped_conv_row_lanes_of(const harness::Params& p) {
-  return bounded_param(p, "rl", 0, 1, 0, "grouped convolution tile") == 1;
-}
-// Input tiles (8 columns each) whose load_matrix_trans and mma chains a unit of the planar kernel emits side by side:
-// "tp", 1-4, default 1 (KW x tp independent accumulator chains where 1 has KW; more live accumulators). (3x3x3 g8 N4
-// 16x56x56 on an H100, 2026-12-06 forty-second session, step 46: bf16 tp 2 0.0340-0.0342 ms against 0.0342, tp 3
-// 0.0351; ptxas already overlaps the default's tiles.)
-inline std::uint32_t grouped_conv_planar_tiles_together_of(const harness::Params& p) {
-  return bounded_param(p, "tp", 1, 4, 1, "grouped convolution tile");
-}
-// Whether the planar kernel's weights' copy (we) lies at the start of its output stage ("wy", 0 or 1, default 0), with
-// a barrier once every lane has read its weights: less shared memory per work-group (3x3x3 g8, 4 output slices, 128
-// threads: 30336 bytes against 33792, so 7 work-groups per SM fit where 6 did). (H100, 2026-12-06 forty-second session,
-// step 47: bf16 0.0348 ms with minb 7, 7 per SM, against 0.0346; minb 7 alone 0.0358: the register cap costs what the
-// seventh work-group gives.)
-inline bool grouped_conv_planar_weights_in_ys_of(const harness::Params& p) {
-  return bounded_param(p, "wy", 0, 1, 0, "grouped convolution tile") == 1;
 }
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
@@ -251,11 +210,9 @@ inline std::optional<bool> grouped_conv_named_stage(const ConvSpec& sp, DType t,
 // Whether case p runs the planar tensor-core kernel (grouped_conv_mma_planar.hpp): spec parameter "stage" = 2, for
 // 16-bit dtypes (f32 runs the FMA kernel). Absent "stage", it is the 16-bit default in 3-D wherever it applies — but
 // for cases that name another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm,
-// hb, sp, ru: the staged one): 3x3x3 g8 bf16 0.0487 ms (8 output depth slices, 128 threads) against the staged
-// kernel's 0.0538 (H200, 2026-12-03 fourteenth session, run 3; 4 slices 0.0508-0.0511 in three runs); with the outputs
-// through shared memory and 64 threads 0.0437 (fifteenth session); with the weights copied, 4 slices and 128 threads
-// 0.0345 against 0.0404 (H100, fortieth session). In 2-D the pixel-stage kernel is the default
-// (grouped_conv_uses_pixel; 3x3 g32 bf16 planar 0.0616-0.0619 ms, staged 0.0552-0.0554 without output stages).
+// hb, sp, ru: the staged one): a plain copy of the band and one A fragment for every tap column beat the staged
+// kernel in 3-D (docs/performance.md s16, s17, s43). In 2-D the pixel-stage kernel is the default
+// (grouped_conv_uses_pixel; the planar kernel is latency-bound there, s16).
 inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness::Params& p) {
   if (const auto named = grouped_conv_named_stage(sp, t, p, 2, 3, {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru"})) {
     return *named;
@@ -267,20 +224,16 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
       .empty();
 }
 
-// The pixel-stage kernel's bands per work-group ("bw", 1-64, default 1 since 2026-12-06, thirty-ninth session: with
-// the output stage in the band's buffer (ya) 3x3 g32 N32 56x56 on an H100 0.0415-0.0417 ms in bf16 against
-// 0.0427-0.0430 with bw 2, f16 0.0416-0.0418 against 0.0427-0.0429 (10 work-groups per SM against 6; bw 1 without ya
-// 0.0424-0.0426, 8 per SM). Before: 2, H200 2026-12-03 fifteenth session, without ya and the weight copy: 0.0415 ms
-// with 2, 0.0423 with 4, 0.0407 with 7 (one work-group per image and group), 0.0439 with 1) and whether it stages a
-// band's outputs in shared memory and stores 16-byte vectors ("os", default 1; applies where Q % 8 == 0, else scalar
-// stores: 0.0439 ms against 0.0593 without).
+// The pixel-stage kernel's bands per work-group ("bw", 1-64, default 1: with the output stage in the band's buffer
+// (ya) one band per work-group leaves room for 10 work-groups per SM against 6 with two, docs/performance.md s40) and
+// whether it stages a band's outputs in shared memory and stores 16-byte vectors ("os", default 1; applies where Q % 8
+// == 0, else scalar stores, which write half sectors: s17).
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
   return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
 }
 // Whether the pixel-stage kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or
 // 1), so that no global load waits after the first barrier (grouped_conv_mma_pixel.hpp; 8 output channels per group).
-// Default 1 where it applies with the case's rows, bw and os (3x3 g32 N32 56x56 on an H100, 2026-12-06 thirty-eighth
-// session: bf16 0.0433 ms against 0.0467 with the weights loaded from global memory, f16 0.0432 against 0.0468).
+// Default 1 where it applies with the case's rows, bw and os (docs/performance.md s40).
 inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                 std::uint32_t rows, std::uint32_t bw, bool os, bool ya) {
   const bool fits =
@@ -290,9 +243,8 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
 
 // Whether the pixel-stage kernel skips the transposition, products and stores of a band past the last output row
 // ("skip", 0 or 1, default 1; such a band exists where the bands are not a multiple of bw: 56 rows in 8-row bands, two
-// per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores, as before (3x3 g32 N32
-// 56x56 on an H100, 2026-12-06 thirty-ninth session: bf16 0.0428-0.0430 ms against 0.0434, f16 0.0427-0.0431 against
-// 0.0434).
+// per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores (docs/performance.md
+// s40).
 inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
   return bounded_param(p, "skip", 0, 1, 1, "grouped convolution tile") == 1;
 }
@@ -300,8 +252,8 @@ inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
 // Whether the pixel-stage kernel's output stage lies in the planar buffer its band was copied into ("ya", 0 or 1): 7.3
 // KB less shared memory per work-group for 8-row bands of 56 columns (one band per work-group: 28.1 KB to 20.8 KB and
 // ptxas's 58 registers to 48, 10 work-groups per SM against 8; two: 37.2 KB to 29.9 KB, 7 against 6). Needs the output
-// stage, at most 2 bands per work-group and a stage no larger than a buffer; default 1 where it applies (measured with
-// bw above; with two bands per work-group, H100, 0.0428-0.0432 ms with it against 0.0425-0.0430 without).
+// stage, at most 2 bands per work-group and a stage no larger than a buffer; default 1 where it applies (the shared
+// memory it saves lets one band per work-group fit more work-groups per SM, bw above; docs/performance.md s40).
 inline bool grouped_conv_pixel_output_alias_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                std::uint32_t rows, std::uint32_t bw, bool os) {
   const bool fits = grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, false, true).empty();
@@ -312,8 +264,8 @@ inline bool grouped_conv_pixel_output_alias_of(const ConvSpec& sp, DType t, cons
 // 16-bit dtypes (f32 runs the FMA kernel). Parameters: "rows" (even, default 8), "threads" (default 128), "bw", "os".
 // Absent "stage", it is the 16-bit default in 2-D wherever it applies with those defaults — but for cases that name
 // another kernel's parameters (mma = 0; rows or mmatx: the unstaged tensor-core kernel; sv, lm, hb, sp, ru, il, ds:
-// the staged and planar ones): 3x3 g32 N32 56x56 bf16 0.0415 ms (2 bands per work-group) against the staged kernel's
-// 0.0556 in the same run (H200, 2026-12-03 fifteenth session).
+// the staged and planar ones): the band transposed once into pixels feeds every output row's products with one
+// load_matrix per pair of rows, and its output stage writes whole sectors (docs/performance.md s17).
 inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::Params& p) {
   if (const auto named =
           grouped_conv_named_stage(sp, t, p, 3, 2, {"rows", "mmatx", "sv", "lm", "hb", "sp", "ru", "il", "ds"})) {
@@ -325,8 +277,7 @@ inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::
 }
 
 // Threads per work-group of the staged kernel: "threads" (32, 64, 128 or 256), default 128 in 2-D
-// and 256 in 3-D (2-row bands on the H200, 2026-12-01 fifth session: 3x3 g32 0.072-0.089 ms with 128
-// against 0.083 with 256 and 0.12-0.13 with 64; 3x3x3 g8 0.098-0.103 ms with 256 against 0.18 with 128).
+// and 256 in 3-D (the fastest measured for each, docs/performance.md s7).
 inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const harness::Params& p) {
   const std::uint32_t dflt = sp.rank() == 3 ? 256u : kStagedMmaGroup;
   return bounded_param(p, "threads", 32, 256, dflt, "grouped convolution tile");
@@ -364,9 +315,8 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key :
-       {"OC", "VH",   "VW", "mma", "rows", "mmatx", "stage", "threads", "sv",  "lm",   "hb", "sp", "ds",
-        "ru", "minb", "bw", "il",  "os",   "we",    "skip",  "ya",      "msm", "pipe", "rl", "tp", "wy"})
+  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
+                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
     s.spec_params.emplace_back(key);
   for (const auto& tc : tiled_tests)
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
@@ -391,32 +341,18 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                     key);
       }
     }
-    // The planar kernel's own keys, named for another kernel.
-    for (const auto& [key, what] :
-         std::vector<std::pair<const char*, const char*>>{{"msm", "shared memory allowed, KB"},
-                                                          {"pipe", "a commit group per round of units"},
-                                                          {"tp", "input tiles side by side"},
-                                                          {"wy", "the weights' copy in the output stage"}}) {
-      if (p.count(key) && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
-        throw std::invalid_argument(sp.name + ": " + key + " (" + what +
-                                    ") applies to the planar tensor-core kernel only (stage = 2), not to this case's "
-                                    "kernel; remove " +
-                                    key + " or name stage = 2");
-      }
-    }
-    if (p.count("rl") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p) &&
-        !grouped_conv_uses_pixel(sp, t, p)) {
+    // The planar kernel's own key, named for another kernel.
+    if (p.count("msm") && dtype_size(t) == 2 && !grouped_conv_uses_planar(sp, t, p)) {
       throw std::invalid_argument(sp.name +
-                                  ": rl (row lanes for the stage's copies) applies to the planar and pixel-stage "
-                                  "tensor-core kernels only (stage = 2 or 3), not to this case's kernel; remove rl");
+                                  ": msm (shared memory allowed, KB) applies to the planar tensor-core kernel only "
+                                  "(stage = 2), not to this case's kernel; remove msm or name stage = 2");
     }
     if (grouped_conv_uses_planar(sp, t, p)) {
       const std::uint32_t rows = grouped_conv_planar_rows_of(sp, p);
       const std::uint32_t ds = grouped_conv_planar_depth_of(sp, t, p, rows), bw = grouped_conv_planar_bands_of(p);
       const std::uint32_t slots = grouped_conv_planar_slots_of(p);
       const bool we = grouped_conv_planar_early_weights_of(sp, t, p, rows, ds, bw, slots);
-      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p),
-                                   grouped_conv_planar_weights_in_ys_of(p));
+      grouped_conv_mma_planar_plan(sp, dtype_size(t), rows, ds, bw, slots, we, grouped_conv_planar_smem_of(p));
       const std::uint32_t threads = grouped_conv_planar_threads_of(p);
       check_grouped_conv_mma_planar_batch(sp, rows, static_cast<std::uint64_t>(param(p, "B")), threads, ds, bw);
       return trace_typed(t, f.name, p, [&](auto tag, KernelBuilder& k) {
@@ -430,11 +366,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                       .il = grouped_conv_planar_interleave_of(p),
                                       .os = grouped_conv_output_stage_of(p),
                                       .early_weights = we,
-                                      .smem_limit = grouped_conv_planar_smem_of(p),
-                                      .pipe = grouped_conv_planar_pipe_of(p),
-                                      .row_lanes = grouped_conv_row_lanes_of(p),
-                                      .tp = grouped_conv_planar_tiles_together_of(p),
-                                      .wy = grouped_conv_planar_weights_in_ys_of(p)});
+                                      .smem_limit = grouped_conv_planar_smem_of(p)});
         }
         apply_launch_bounds(k, p, threads, true);
       });
@@ -456,8 +388,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
                                      .os = os,
                                      .early_weights = we,
                                      .skip_past = grouped_conv_pixel_skip_past_of(p),
-                                     .ya = ya,
-                                     .row_lanes = grouped_conv_row_lanes_of(p)});
+                                     .ya = ya});
         }
         apply_launch_bounds(k, p, threads, true);
       });

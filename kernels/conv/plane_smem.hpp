@@ -297,15 +297,13 @@ void copy_plane_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
 // second at plane_buffer_stride; one buffer when images == 1), in a run-time loop: both borders are zeroed once, plane
 // 0 is copied first, and each round starts the copy of the next plane into the other buffer (copy_plane_async) before
 // it waits for its own plane, puts a barrier, runs body(image, buffer offset) and puts a barrier (the buffer is free
-// for the copy after next). plane_at(image) gives the image's first input element x[..]. With prefetch_ahead (>= 2),
-// each round's thread 0 also asks for the plane that many images ahead to be prefetched into L2 (a hint, prefetch();
-// the copy of the next plane is already in flight). Every thread of the work-group must run it.
+// for the copy after next). plane_at(image) gives the image's first input element x[..]. Every thread of the
+// work-group must run it.
 template <class T, dsl::Access A>
 void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const dsl::Shared<T>& xs, const PlaneSmem& L,
                       const dsl::Val<u32>& lid, std::uint32_t G, std::uint32_t images,
                       const std::function<dsl::Val<u32>(const dsl::Val<u32>&)>& plane_at,
-                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body,
-                      std::uint32_t prefetch_ahead = 0) {
+                      const std::function<void(const dsl::Val<u32>&, const dsl::Val<u32>&)>& body) {
   using namespace ingot::dsl;
   const std::uint32_t buffers = images > 1 ? 2 : 1;
   const auto elems = static_cast<std::uint32_t>(plane_buffer_stride(L, sizeof(T)));
@@ -319,10 +317,6 @@ void for_planes_async(dsl::KernelBuilder& k, const dsl::Buffer<T, A>& x, const d
         copy_plane_async(k, x, xs, L, k.let("x_next", plane_at(nxt)), lid, G, k.let("next_buf", (nxt % 2u) * elems));
       });
       async_commit(k);  // (an empty group past the last image)
-      if (prefetch_ahead >= 2 && prefetch_ahead < images) {
-        auto ahead = k.let("pf_img", img + prefetch_ahead);
-        if_(lid == 0u && ahead < images, [&] { prefetch(x, k.let("pf_plane", plane_at(ahead)), L.H * L.W); });
-      }
       async_wait(k, 1);
     } else {
       async_wait(k, 0);

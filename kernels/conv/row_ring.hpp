@@ -1,5 +1,5 @@
 // kernels/conv/row_ring.hpp — the schedule of a shared ring of input rows filled by asynchronous
-// copies (the stream kernels: depthwise_conv2d_nhwc_stream.hpp, depthwise_conv2d_nchw_stream.hpp).
+// copies (the NHWC stream kernel, depthwise_conv2d_nhwc_stream.hpp).
 //
 // Rows 0 .. ahead-1 are issued first (each its own commit group); step u issues row u + ahead,
 // waits for row u (async_wait of the groups committed after it: min(ahead, rows-1-u)), passes a

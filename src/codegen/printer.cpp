@@ -641,19 +641,6 @@ class Printer {
         break;
       }
       case ir::StmtKind::LoadMatrix: load_matrix(s, ind, os); break;
-      case ir::StmtKind::Prefetch: {
-        if (d_.prefetch.empty()) {
-          os << ind << "// prefetch of " << mem_name(s.mem) << " (none in " << d_.name << ")\n";
-          break;
-        }
-        if (!d_.prefetch_helper.empty()) helpers_used_.insert(d_.prefetch_helper);
-        std::string line = replace_all(d_.prefetch, "{p}", "&" + mem_name(s.mem) + "[" + expr(s.a) + "]");
-        line = replace_all(line, "{n}", std::to_string(s.count));
-        os << ind
-           << replace_all(line, "{bytes}", std::to_string(std::uint64_t{s.count} * dtype_size(k_.mem_type(s.mem))))
-           << "\n";
-        break;
-      }
       case ir::StmtKind::AsyncCommit: os << ind << d_.async_commit << "\n"; break;
       case ir::StmtKind::AsyncWait:
         os << ind << replace_all(d_.async_wait, "{n}", std::to_string(s.count)) << "\n";
@@ -783,9 +770,7 @@ class Printer {
          << shared_call(d_.shared_load_words, static_cast<std::uint32_t>(words), s.mem, s.a, "") << ";\n";
     } else {
       const std::string p = word_pointer(s, words, true);
-      os << ind << "const " << word_type(words) << " " << v << " = "
-         << (s.streamed && !d_.load_words_streamed.empty() ? replace_all(d_.load_words_streamed, "{p}", p) : "*" + p)
-         << ";\n";
+      os << ind << "const " << word_type(words) << " " << v << " = *" << p << ";\n";
     }
     for (std::size_t j = 0; j < s.vars.size(); ++j) {
       if (!var_read_[s.vars[j]]) continue;

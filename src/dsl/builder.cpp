@@ -116,20 +116,14 @@ void check_vec_width(const ir::Kernel& k, ir::MemRef m, std::size_t width) {
 }
 }  // namespace
 
-std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width,
-                                                     bool streamed) {
+std::vector<ir::ExprId> KernelBuilder::emit_load_vec(ir::MemRef m, ir::ExprId index, std::uint32_t width) {
   check_vec_width(k_, m, width);
-  if (streamed && m.space != ir::Space::Global) {
-    throw TraceError("kernel '" + k_.name + "': load_vec_streamed of shared array '" + k_.mem_name(m) +
-                     "': the hint is for global buffers; use load_vec");
-  }
   const DType t = k_.mem_type(m);
   const std::string& hint = m.space == ir::Space::Global ? k_.params[m.id].name : k_.shared[m.id].hint;
   ir::Stmt s;
   s.kind = ir::StmtKind::LoadVec;
   s.mem = m;
   s.a = index;
-  s.streamed = streamed;
   std::vector<ir::ExprId> out;
   for (std::uint32_t j = 0; j < width; ++j) {
     s.vars.push_back(new_var(t, false, hint));
@@ -176,20 +170,6 @@ void KernelBuilder::emit_copy_async(ir::MemRef dst, ir::ExprId dst_index, ir::Me
   s.b = src_index;
   s.c = ok;
   s.count = width;
-  push(std::move(s));
-}
-
-void KernelBuilder::emit_prefetch(ir::MemRef m, ir::ExprId index, std::uint32_t count) {
-  if (m.space != ir::Space::Global) {
-    throw TraceError("kernel '" + k_.name + "': prefetch of the shared array '" + k_.mem_name(m) +
-                     "': only global buffers are prefetched");
-  }
-  if (count == 0) throw TraceError("kernel '" + k_.name + "': prefetch of no elements of '" + k_.mem_name(m) + "'");
-  ir::Stmt s;
-  s.kind = ir::StmtKind::Prefetch;
-  s.mem = m;
-  s.a = index;
-  s.count = count;
   push(std::move(s));
 }
 

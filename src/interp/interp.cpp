@@ -599,23 +599,6 @@ class GroupRunner {
         }
         break;
       case ir::StmtKind::AsyncWait: exec_async_wait(s, mask); break;
-      case ir::StmtKind::Prefetch: {  // a hint: no value changes, but the whole range must lie in the buffer
-        Memory& m = mem(s.mem);
-        const std::uint64_t* idx = eval(s.a, mask);
-        const DType it = k_.exprs[s.a].type;
-        for (std::size_t l = 0; l < lanes_; ++l) {
-          if (!mask[l]) continue;
-          const std::int64_t first = ir::int_of_bits(it, idx[l]);
-          if (first < 0 || static_cast<std::uint64_t>(first) >= m.count) {
-            fail("out-of-range prefetch", l, m.name, first, m.count);
-          }
-          if (static_cast<std::uint64_t>(first) + s.count > m.count) {
-            fail("out-of-range prefetch", l, m.name, first + static_cast<std::int64_t>(s.count) - 1, m.count,
-                 "the last of its " + std::to_string(s.count) + " elements");
-          }
-        }
-        break;
-      }
       case ir::StmtKind::SharedAlloc: {
         const auto& sh = k_.shared[s.shared];
         shared_data_[s.shared] = poison_bytes(sh.type, sh.count);

@@ -92,7 +92,6 @@ std::string_view stmt_kind_name(StmtKind k) {
     case StmtKind::AsyncCommit: return "async_commit";
     case StmtKind::AsyncWait: return "async_wait";
     case StmtKind::LoadMatrix: return "load_matrix";
-    case StmtKind::Prefetch: return "prefetch";
   }
   return "?";
 }
@@ -222,7 +221,6 @@ struct Digest {
       add(st.lanes);
       add(st.count);
       add(st.transpose);
-      add(st.streamed);
       add(static_cast<std::uint64_t>(st.elem));
       add(st.vars.size());
       for (VarId v : st.vars) add(v);

@@ -76,9 +76,8 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       std::string out = "let (";
       for (std::size_t j = 0; j < s.vars.size(); ++j) out += (j ? ", " : "") + var_name(k, s.vars[j]);
       const std::string t = s.vars.empty() ? std::string("?") : type_of_var(s.vars[0]);
-      return out + "): " + t + "x" + std::to_string(s.vars.size()) +
-             (s.streamed ? " = load_vec_streamed " : " = load_vec ") + k.mem_name(s.mem) + "[" + print_expr(k, s.a) +
-             "]";
+      return out + "): " + t + "x" + std::to_string(s.vars.size()) + " = load_vec " + k.mem_name(s.mem) + "[" +
+             print_expr(k, s.a) + "]";
     }
     case StmtKind::Mma: {
       std::string out = "let (";
@@ -106,8 +105,6 @@ std::string print_stmt_line(const Kernel& k, const Stmt& s) {
       return "copy_async " + k.mem_name(MemRef{Space::Shared, s.shared}) + "[" + print_expr(k, s.a) + "] <- " +
              k.mem_name(s.mem) + "[" + print_expr(k, s.b) + "] x" + std::to_string(s.count) + " if " +
              print_expr(k, s.c) + " else 0";
-    case StmtKind::Prefetch:
-      return "prefetch " + k.mem_name(s.mem) + "[" + print_expr(k, s.a) + "] x" + std::to_string(s.count);
     case StmtKind::AsyncCommit: return "async_commit";
     case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.count);
     case StmtKind::Atomic:

@@ -346,8 +346,6 @@ class Verifier {
           if (!mem_valid(s.mem)) break;
           if (s.mem.space == Space::Global && k_.params[s.mem.id].kind == ParamKind::Out)
             stmt_error(s, "load_vec from an out-only buffer");
-          if (s.streamed && s.mem.space != Space::Global)
-            stmt_error(s, "a streamed load_vec reads a global buffer (shared memory takes a plain load_vec)");
           check_vector(s, s.vars.size());
           for (VarId v : s.vars) {
             if (v < k_.vars.size() && (k_.vars[v].type != k_.mem_type(s.mem) || k_.vars[v].is_mutable))
@@ -388,16 +386,6 @@ class Verifier {
           if (k_.mem_type(dst) != k_.mem_type(s.mem))
             stmt_error(s, "copy_async between arrays of different element types");
           check_vector(s, s.count);
-          break;
-        }
-        case StmtKind::Prefetch: {
-          use(s, s.a, scope, shared_scope, false);
-          check_mem_access(s, s.mem, shared_scope, false);
-          if (s.a < k_.exprs.size() && !is_integer(k_.exprs[s.a].type)) stmt_error(s, "index must be an integer");
-          if (s.count == 0) stmt_error(s, "prefetch of no elements");
-          if (mem_valid(s.mem) && s.mem.space != Space::Global) stmt_error(s, "prefetch of a shared array");
-          if (mem_valid(s.mem) && std::uint64_t{s.count} * dtype_size(k_.mem_type(s.mem)) >= (std::uint64_t{1} << 31))
-            stmt_error(s, "prefetch of 2 GiB or more: split it");
           break;
         }
         case StmtKind::AsyncCommit: break;

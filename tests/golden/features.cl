@@ -48,7 +48,6 @@ __kernel void features(
     acc_2 = (acc_2 + tile_4);
   }
   if ((((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0)) < n)) {
-    prefetch(&x[((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0))], 1);
     const float t1 = fabs(acc_2);
     y[((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0))] = ingot_f32_to_bf16(((erf(acc_2) + (tanh(acc_2) * exp((-t1)))) + (sqrt(t1) * rsqrt((t1 + 1.0f)))));
     const uint t2 = ((uint)get_group_id(0) * (uint)get_local_size(0) + (uint)get_local_id(0));

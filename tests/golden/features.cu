@@ -19,15 +19,6 @@ static __device__ __forceinline__ unsigned int ingot_lds32(unsigned int a) {
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
   return v;
 }
-static __device__ __forceinline__ void ingot_prefetch_l2(const void* p, unsigned long long bytes) {
-  const unsigned long long a = (unsigned long long)__cvta_generic_to_global(p);
-#if __CUDA_ARCH__ >= 900
-  const unsigned long long lo = (a + 15ull) & ~15ull, hi = (a + bytes) & ~15ull;
-  if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(lo), "r"((unsigned)(hi - lo)) : "memory");
-#else
-  for (unsigned long long at = a; at < a + bytes; at += 128ull) asm volatile("prefetch.global.L2 [%0];" :: "l"(at));
-#endif
-}
 static __device__ __forceinline__ void ingot_sts32(unsigned int a, unsigned int v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
 }
@@ -53,7 +44,6 @@ extern "C" __global__ void features(
     acc_2 = (acc_2 + tile_4);
   }
   if (((blockIdx.x * blockDim.x + threadIdx.x) < n)) {
-    ingot_prefetch_l2(&x[(blockIdx.x * blockDim.x + threadIdx.x)], 2ull);
     const float t1 = fabsf(acc_2);
     y[(blockIdx.x * blockDim.x + threadIdx.x)] = ingot_f32_to_bf16(((erff(acc_2) + (tanhf(acc_2) * expf((-t1)))) + (sqrtf(t1) * rsqrtf((t1 + 1.0f)))));
     const unsigned int t2 = (blockIdx.x * blockDim.x + threadIdx.x);

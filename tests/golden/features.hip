@@ -42,7 +42,6 @@ extern "C" __global__ void features(
     acc_2 = (acc_2 + tile_4);
   }
   if (((blockIdx.x * blockDim.x + threadIdx.x) < n)) {
-    // prefetch of x (none in hip)
     const float t1 = fabsf(acc_2);
     y[(blockIdx.x * blockDim.x + threadIdx.x)] = ingot_f32_to_bf16(((erff(acc_2) + (tanhf(acc_2) * expf((-t1)))) + (sqrtf(t1) * rsqrtf((t1 + 1.0f)))));
     const unsigned int t2 = (blockIdx.x * blockDim.x + threadIdx.x);

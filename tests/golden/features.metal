@@ -47,7 +47,6 @@ kernel void features(
     acc_2 = (acc_2 + tile_4);
   }
   if (((ingot_group_id.x * ingot_group_size.x + ingot_local_id.x) < n)) {
-    // prefetch of x (none in msl)
     const float t1 = fabs(acc_2);
     const float t2 = (1.0f / (1.0f + (0.327591091f * t1)));
     const float t3 = (1.0f - ((t2 * (0.254829586f + (t2 * (-0.284496725f + (t2 * (1.42141378f + (t2 * (-1.45315206f + (t2 * 1.06140542f))))))))) * precise::exp((-(acc_2 * acc_2)))));

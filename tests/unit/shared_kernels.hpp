@@ -54,9 +54,7 @@ inline ir::Kernel grid2d_kernel(bool with_groups = false) {
 // order is checked in both directions. offset != 0 makes every access misaligned; extra_threads
 // adds threads past n / W whose access runs off the end. Declares launch_bounds(64, 2).
 template <class T>
-// (streamed: the loads streamed, load_vec_streamed: the same values)
-ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, std::uint32_t extra_threads = 0,
-                                 bool streamed = false) {
+ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, std::uint32_t extra_threads = 0) {
   return trace("vector_reverse", [=](KernelBuilder& b) {
     using namespace ingot::dsl;
     auto n = b.scalar<u32>("n");
@@ -65,7 +63,7 @@ ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, 
     b.launch_bounds(64, 2);
     auto i = b.program_id(0);
     if_(i < n / width + extra_threads, [&] {
-      auto v = streamed ? load_vec_streamed(x, i * width + offset, width) : load_vec(x, i * width + offset, width);
+      auto v = load_vec(x, i * width + offset, width);
       if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
         std::vector<Val<f32>> r;
         for (std::uint32_t j = 0; j < width; ++j) r.push_back(cast<f32>(v[width - 1 - j]));
@@ -79,11 +77,11 @@ ir::Kernel vector_reverse_kernel(std::uint32_t width, std::uint32_t offset = 0, 
 }
 
 // Runs vector_reverse_kernel<T>(width) on be over x (x.size() a multiple of width) in
-// work-groups of `group` threads and expects every vector reversed in place (streamed: the loads streamed).
+// work-groups of `group` threads and expects every vector reversed in place.
 template <class T>
 void expect_vector_reverse(runtime::Backend& be, DType t, std::uint32_t width, const std::vector<double>& x,
-                           std::uint32_t group, bool streamed = false) {
-  const auto k = passes::optimize(vector_reverse_kernel<T>(width, 0, 0, streamed));
+                           std::uint32_t group) {
+  const auto k = passes::optimize(vector_reverse_kernel<T>(width));
   const auto n = static_cast<std::uint32_t>(x.size());
   auto xb = runtime::make_buffer(be, t, x);
   auto yb = be.allocate(t, n);
@@ -91,7 +89,7 @@ void expect_vector_reverse(runtime::Backend& be, DType t, std::uint32_t width, c
   const auto y = runtime::read_buffer(be, *yb);
   for (std::uint32_t i = 0; i < n; ++i) {
     EXPECT_EQ(y[i], x[(i / width) * width + width - 1 - i % width])
-        << be.name() << " " << dtype_name(t) << " x" << width << (streamed ? " streamed" : "") << " at " << i;
+        << be.name() << " " << dtype_name(t) << " x" << width << " at " << i;
   }
 }
 

@@ -95,22 +95,6 @@ TEST(Codegen, DialectSpellings) {
   EXPECT_NE(msl.find("precise::exp("), std::string::npos);
 }
 
-// A streamed load (a hint) is printed as CUDA's __ldcg of the words, a plain load elsewhere; the IR says it and the
-// fingerprint tells it apart.
-TEST(Codegen, StreamedLoadsAreCudaLoadsThroughL2AndPlainElsewhere) {
-  const auto plain = passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8));
-  const auto streamed = passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8, 0, 0, true));
-  EXPECT_NE(ir::fingerprint(plain), ir::fingerprint(streamed));
-  EXPECT_NE(ir::print_kernel(streamed).find("load_vec_streamed x["), std::string::npos) << ir::print_kernel(streamed);
-  EXPECT_EQ(ir::print_kernel(plain).find("load_vec_streamed"), std::string::npos);
-  const auto cuda = codegen::emit(streamed, codegen::Target::CUDA).source;
-  EXPECT_NE(cuda.find("= __ldcg(((const uint4*)(&x["), std::string::npos) << cuda;
-  EXPECT_EQ(codegen::emit(plain, codegen::Target::CUDA).source.find("__ldcg"), std::string::npos);
-  for (auto t : {codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal}) {
-    EXPECT_EQ(codegen::emit(streamed, t).source, codegen::emit(plain, t).source) << codegen::target_name(t);
-  }
-}
-
 // A kernel named like a built-in function is printed under another entry name on every target.
 TEST(Codegen, EntryNamesThatCollideWithBuiltinsAreRenamed) {
   const auto k = trace("shuffle", [](KernelBuilder& b) {

@@ -11,7 +11,6 @@
 
 #include "conv/depthwise_conv2d_nchw_smem.hpp"
 #include "conv/depthwise_conv2d_nhwc_mma.hpp"
-#include "conv/depthwise_conv2d_nhwc_pix.hpp"
 #include "conv/direct_conv_registry.hpp"
 #include "conv/smem_banks.hpp"
 #include "conv/winograd_conv2d.hpp"
@@ -445,98 +444,6 @@ TEST(ConvKernels, GroupedConvPlanarMmaBuildsOrSaysWhyNot) {
   EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
                 .find("msm (shared memory allowed, KB) applies to the planar tensor-core kernel only"),
             std::string::npos);
-  // pipe: a commit group per round of units that reads new depth slices. 8 slices with 128 threads make two rounds
-  // (staged slices 0-5, then 6-9): two commit groups, round 0 after the first (wait 1), round 1 after the second (wait
-  // 0); without pipe one group. Refused where every round reads every slice (the default: one round), with bw > 1 and
-  // for another kernel.
-  const auto occurrences = [](const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
-  q3 = p3, q3["stage"] = 2, q3["ds"] = 8, q3["threads"] = 128;
-  const std::string one = ir::print_kernel(g3.build(DType::bf16, q3));
-  EXPECT_EQ(occurrences(one, "async_commit"), 1u);
-  EXPECT_EQ(occurrences(one, "async_wait 0"), 1u);
-  q3["pipe"] = 1;
-  const std::string two = ir::print_kernel(g3.build(DType::bf16, q3));
-  EXPECT_EQ(occurrences(two, "async_commit"), 2u);
-  EXPECT_EQ(occurrences(two, "async_wait 1"), 1u);
-  EXPECT_EQ(occurrences(two, "async_wait 0"), 1u);
-  EXPECT_LT(two.find("async_wait 1"), two.find("async_wait 0"));
-  q3 = p3, q3["pipe"] = 1;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("pipe = 1 splits the staged depth slices between rounds of units, but every round reads all 6"),
-            std::string::npos);
-  q3 = p3, q3["stage"] = 2, q3["ds"] = 2, q3["bw"] = 2, q3["pipe"] = 1;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("with bw = 2 each band is a commit group already"),
-            std::string::npos);
-  q3 = p3, q3["stage"] = 1, q3["pipe"] = 1;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("pipe (a commit group per round of units) applies to the planar tensor-core kernel only"),
-            std::string::npos);
-  // rl: row lanes for the stage's copies. The bench case's 6 slices x 4 rows of 8 channels x 7 columns: 1344 copies,
-  // 11 rounds over 128 threads spread flat; with rl 112 threads take 2 rows a round, 12 rounds, and the first copy's
-  // index is no longer divided per round. Refused for another kernel.
-  EXPECT_EQ(occurrences(ir::print_kernel(g3.build(DType::bf16, p3)), "copy_async shared:xs"), 11u);
-  q3 = p3, q3["rl"] = 1;
-  const std::string lanes = ir::print_kernel(g3.build(DType::bf16, q3));
-  EXPECT_EQ(occurrences(lanes, "copy_async shared:xs"), 12u);
-  EXPECT_NE(lanes.find(" < 112u) {"), std::string::npos);  // (the 16 threads past 112 copy nothing)
-  q3 = p3, q3["stage"] = 1, q3["rl"] = 1;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("rl (row lanes for the stage's copies) applies to the planar and pixel-stage"),
-            std::string::npos);
-  // tp: input tiles side by side. With tp 2 the unit's first two tiles are loaded before the first mma, and their
-  // chains alternate (the second mma multiplies the second tile); the same count of each either way (7 tiles x 5 steps,
-  // x 3 tap columns). Refused out of [1, 4] and for another kernel.
-  const auto first_lines = [](const std::string& text, const std::string& what, std::size_t n) {
-    std::vector<std::string> lines;
-    for (auto at = text.find(what); at != std::string::npos && lines.size() < n; at = text.find(what, at + 1)) {
-      lines.push_back(text.substr(text.rfind('\n', at) + 1, text.find('\n', at) - text.rfind('\n', at) - 1));
-    }
-    return lines;
-  };
-  const std::string single = ir::print_kernel(g3.build(DType::bf16, p3));
-  q3 = p3, q3["tp"] = 2;
-  const std::string paired = ir::print_kernel(g3.build(DType::bf16, q3));
-  for (const std::string* t : {&single, &paired}) {
-    EXPECT_EQ(occurrences(*t, "load_matrix_trans"), 35u);
-    EXPECT_EQ(occurrences(*t, "mma_m16n8k16"), 105u);
-  }
-  EXPECT_LT(single.find("mma_m16n8k16"), single.find(first_lines(single, "load_matrix_trans", 2).at(1)));
-  const auto loads = first_lines(paired, "load_matrix_trans", 2);
-  ASSERT_EQ(loads.size(), 2u);
-  EXPECT_LT(paired.find(loads[1]), paired.find("mma_m16n8k16"));
-  const auto mmas = first_lines(paired, "mma_m16n8k16", 2);
-  ASSERT_EQ(mmas.size(), 2u);
-  const std::string second_a = loads[1].substr(loads[1].find("(%") + 1, loads[1].find(',') - loads[1].find("(%") - 1);
-  EXPECT_NE(mmas[1].find("a: cast<f32>(" + second_a + ")"), std::string::npos) << mmas[1];
-  q3["tp"] = 5;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("tp = 5 must be in [1, 4]"), std::string::npos);
-  q3 = p3, q3["stage"] = 1, q3["tp"] = 2;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("tp (input tiles side by side) applies to the planar tensor-core kernel only"),
-            std::string::npos);
-  // wy: the weights' copy at the start of the output stage. The bench case: 33792 bytes of shared memory, 30336 with
-  // wy (no array ws; one barrier more, after the lanes' weight loads). Refused without the output stage, where the
-  // weights do not fit the stage (Q = 16: 1280 elements for 1728), and for another kernel.
-  q3 = p3, q3["wy"] = 1;
-  const ir::Kernel wy = g3.build(DType::bf16, q3);
-  EXPECT_EQ(codegen::emit(passes::optimize(wy), codegen::Target::CUDA).shared_bytes, 30336u);
-  const std::string wy_ir = ir::print_kernel(wy);
-  EXPECT_EQ(wy_ir.find("shared:ws"), std::string::npos);
-  EXPECT_EQ(occurrences(wy_ir, "barrier"), occurrences(single, "barrier") + 1);
-  q3["os"] = 0;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3).find("needs both"), std::string::npos);
-  q3 = p3, q3["wy"] = 1, q3["W"] = 16;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("places the weights' copy (1728 elements) in the output stage (wy = 1), which holds 1280"),
-            std::string::npos);
-  q3 = p3, q3["stage"] = 1, q3["wy"] = 1;
-  EXPECT_NE(build_with(reg, "conv3d_grouped", DType::bf16, q3)
-                .find("wy (the weights' copy in the output stage) applies to the planar tensor-core kernel only"),
-            std::string::npos);
 }
 
 // The pixel-stage grouped kernel (stage = 3, the 2-D 16-bit default): channel rows copied asynchronously, transposed
@@ -826,22 +733,6 @@ TEST(ConvKernels, Conv1dDefaultVFollowsTheDtypeAndTheRows) {
   EXPECT_EQ(threads(DType::bf16, q), round(255ull * 4096 * 514));
 }
 
-// depthwise_conv1d's warp-aligned rows (wrows): each row's groups rounded up to whole warps; only
-// for row-shifted groups.
-TEST(ConvKernels, Conv1dWarpRowsPadRowsToWarpsOrSayWhyNot) {
-  const Registry reg = builtin_registry();
-  const KernelSpec& k = *reg.find("depthwise_conv1d");
-  Params p = k.tests.at(0).params;
-  for (const auto& [key, v] : Params{{"B", 2}, {"C", 3}, {"L", 4096}, {"K", 4}, {"pad", 3}, {"V", 8}, {"wrows", 1}}) {
-    p[key] = v;  // O = 4099
-  }
-  // 514 groups per row -> 544, in work-groups of 256
-  EXPECT_EQ(k.geometry(DType::bf16, p).total_threads(), (2ull * 3 * 544 + 255) / 256 * 256);
-  ASSERT_EQ(build_with(reg, "depthwise_conv1d", DType::bf16, p), "");
-  p["pad"] = 0, p["K"] = 1;  // O = 4096: aligned groups
-  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::bf16, p).find("use wrows = 0"), std::string::npos);
-}
-
 // Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
 TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   const Registry reg = builtin_registry();
@@ -939,53 +830,6 @@ TEST(ConvKernels, SharedBankModelAndTheStagedPlaneStride) {
   EXPECT_EQ(dw.geometry(DType::f32, named).total_threads(), 6u * 224);
 }
 
-// The staged-plane kernel with planes side by side ("planes"): one thread per tile of each plane, one channel's images
-// per work-group (the weights uniform), its launch, its launch bounds under minb, and its refusals.
-TEST(ConvKernels, DepthwiseSmemPlanesSideBySide) {
-  const Registry reg = builtin_registry();
-  const auto& dw = spec(reg, "depthwise_conv2d");
-  Params p{{"B", 5},     {"C", 3},     {"H", 56},   {"W", 56},       {"kh", 7},       {"kw", 7},
-           {"pad_h", 3}, {"pad_w", 3}, {"bias", 0}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1},
-           {"dil_w", 1}, {"smem", 1},  {"VH", 1},   {"VW", 28},      {"preload", 0}};
-  EXPECT_EQ(dw.geometry(DType::f32, p).group_size[0], 128u);  // 112 tiles of 1x28, rounded to whole warps
-  EXPECT_EQ(dw.geometry(DType::f32, p).total_threads(), 5u * 3 * 128);
-  Params two = p;
-  two["planes"] = 2;  // 2 x 112 threads, 3 channels x 3 pairs of images (the last pair's second past B = 5)
-  EXPECT_EQ(dw.geometry(DType::f32, two).group_size[0], 224u);
-  EXPECT_EQ(dw.geometry(DType::f32, two).total_threads(), 3u * 3 * 224);
-  ir::Kernel k2;
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, two, &k2), "");
-  EXPECT_EQ(k2.bounds.max_group_threads, 0u);  // no bounds declared without minb
-  Params capped = two;
-  capped["minb"] = 5;  // launch bounds of the 224-thread work-group it launches, not of 256 threads
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, capped, &k2), "");
-  EXPECT_EQ(k2.bounds.max_group_threads, 224u);
-  EXPECT_EQ(k2.bounds.min_groups_per_core, 5u);
-  namespace kn = ingot::kernels;
-  const kn::ConvSpec sp = depthwise_7x7_56x56_spec(3);
-  const kn::DepthwiseSmemLayout one = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4);
-  const kn::DepthwiseSmemLayout L = kn::depthwise_conv2d_smem_layout(sp, {1u, 28u, false}, 4, 2);
-  EXPECT_EQ(L.per_plane, 112u);
-  EXPECT_EQ(L.plane_stride % 4, 0u);  // each plane's buffer starts on 16 bytes
-  EXPECT_GE(L.plane_stride, L.plane.elements());
-  EXPECT_EQ(L.plane.ws, one.plane.ws);  // the same bank-friendly row stride where both planes fit
-  // refusals, each with what to change
-  Params bad = two;
-  bad["planes"] = 3;  // 336 threads
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("allow planes <= 2"), std::string::npos);
-  bad = p, bad["VH"] = 7, bad["VW"] = 8, bad["planes"] = 4;  // 4 planes of 16.9 KB
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("use fewer planes"), std::string::npos);
-  bad = two, bad["async"] = 1, bad["imgs"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("drop one"), std::string::npos);
-  bad = two, bad["VH"] = 7, bad["VW"] = 8, bad["preload"] = 1, bad["shfl"] = 1;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad).find("use shfl = 0"), std::string::npos);
-  bad = two, bad.erase("smem"), bad.erase("VH"), bad.erase("VW"), bad.erase("preload");
-  EXPECT_EQ(build_with(reg, "depthwise_conv2d", DType::f32, bad), "");  // the f32 default is the staged plane
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, bad).find("drop planes"), std::string::npos);
-  bad["planes"] = 9;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, bad), "");
-}
-
 TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
   const Registry reg = builtin_registry();
   const auto& dw = spec(reg, "depthwise_conv2d");
@@ -1003,22 +847,6 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
     Params b9 = p;  // 9 images: 2 work-groups of 8 images per channel (row pairs, 7x7), the last with one
     b9["B"] = 9;
     EXPECT_EQ(dw.geometry(DType::bf16, b9).total_threads(), 5u * 2 * 128);
-    // pf: the plane pf images ahead prefetched; 2 <= pf < imgs (here 3 images per work-group), tensor cores only
-    Params pf = p;
-    pf["pf"] = 2;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, pf, &k7), "");
-    EXPECT_NE(codegen::emit(passes::optimize(k7), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
-              std::string::npos);
-    for (const int n : {1, 3}) {
-      pf["pf"] = n;
-      EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, pf).find("needs async = 1 and 2 <= pf < imgs"),
-                std::string::npos)
-          << n;
-    }
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, pf)
-                  .find("pf (L2 prefetch of planes ahead) applies to "
-                        "the tensor-core kernel"),
-              std::string::npos);
     Params odd = p;  // rows of 55 elements admit no vector copy: one plane per work-group, synchronously
     odd["W"] = 55;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &k7), "");
@@ -1098,47 +926,6 @@ TEST(ConvKernels, DepthwiseConv2dPlaneKernelsAndTheirRefusals) {
       EXPECT_EQ(count(kl, "mma.sync"), count(pairs, "mma.sync")) << lq;
       EXPECT_EQ(whole_loads(kl), whole) << lq;
     }
-    // rpo: the odd tap rows into odd output-row pairs, whose A is one load's registers: every mma takes a whole load
-    // (the 3 odd tap rows' extra pair: 3 more mma per band), the same loads; refused for an even window height and
-    // without rp.
-    Params odd = p;
-    odd["rpo"] = 1;
-    ir::Kernel ko;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, odd, &ko), "");
-    EXPECT_EQ(count(ko, "mma.sync"), count(pairs, "mma.sync") + 3);
-    EXPECT_EQ(whole_loads(ko), count(ko, "mma.sync"));
-    EXPECT_EQ(count(ko, "ldmatrix"), count(pairs, "ldmatrix"));
-    odd["kh"] = 4, odd["pad_h"] = 2;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, odd)
-                  .find("rpo (odd tap rows into odd output-row pairs) "
-                        "needs an odd window height, not 4"),
-              std::string::npos)
-        << build_with(reg, "depthwise_conv2d", DType::bf16, odd);
-    odd = p, odd["rpo"] = 1, odd["rp"] = 0;
-    EXPECT_NE(
-        build_with(reg, "depthwise_conv2d", DType::bf16, odd).find("rpo (odd tap rows into odd row pairs) applies"),
-        std::string::npos);
-    // rps 1: a band's 14 stores (7 pairs x 2 rows) share one predicate computed once per task, q0 < Q, since every
-    // band's rows are output rows (4 bands x 14 rows = P), against a row and a column bound per store by default (rps
-    // 0); where the last band reaches past P (H = 55: 28 pairs, the last one half outside) each store keeps its row
-    // bound. Refused without rp.
-    Params per_task = p;
-    per_task["rps"] = 1;
-    ir::Kernel kps;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, per_task, &kps), "");
-    EXPECT_EQ(count(kps, "< 56u"), 1u);
-    EXPECT_EQ(count(pairs, "< 56u"), 28u);
-    EXPECT_EQ(count(pairs, "ingot_sts1w((ys"), 14u);  // the stores themselves (7 pairs x 2 rows of a band) stay
-    EXPECT_EQ(count(kps, "ingot_sts1w((ys"), 14u);
-    Params tall = per_task;
-    tall["H"] = 55;
-    ir::Kernel kt;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, tall, &kt), "");
-    EXPECT_EQ(count(kt, "< 55u"), 14u);
-    EXPECT_EQ(count(kt, "< 56u"), 1u);
-    per_task["rp"] = 0;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, per_task).find("rps (row-pair stores per task) applies"),
-              std::string::npos);
     Params lq3 = p;
     lq3["lq"] = 3;
     EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::bf16, lq3).find("lq = 3 must be in [0, 2]"),
@@ -1243,17 +1030,17 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).group_size[0], 32u);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 2u * 14 * 7 * 64);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).group_size[0], 64u);
-  // stream = 0: the register kernel's V4 x VC2 x VH8: 7*14 tiles * 32 channel pairs per image (25 groups of 256)
-  q["stream"] = 0;
+  // a register-kernel key named (V 4, its default): the register kernel's V4 x VC2 x VH8: 7*14 tiles * 32 channel
+  // pairs per image (25 groups of 256)
+  q["V"] = 4;
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 25u * 256);
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f32, q).total_threads(), 25u * 256);
   // odd C: the stream kernel does not apply, the default is the register kernel's (7*14 tiles * 5 channels)
   Params odd = q;
-  odd.erase("stream");
+  odd.erase("V");
   odd["C"] = 5;
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::f16, odd).total_threads(), 4u * 256);
-  q.erase("stream");
-  q["VH"] = 4, q["V"] = 2, q["ahead"] = 0;  // the default before: 14*28 tiles
+  q["VH"] = 4, q["V"] = 2, q["ahead"] = 0;  // 14*28 tiles
   EXPECT_EQ(spec(reg, "depthwise_conv2d_nhwc").geometry(DType::bf16, q).total_threads(), 2u * 14 * 28 * 32);
   // preload changes the code, not the launch or the results (the harness cases cover both paths)
   ir::Kernel pre, rows;
@@ -1304,8 +1091,6 @@ TEST(ConvKernels, DepthwiseConv2dTilingsAndTheirLaunch) {
             std::string::npos);
 }
 
-// NHWC stream = 1: one work-group per (image, channel block, band, strip) with CL*NQ threads (declared as launch
-// bounds), and the tilings it cannot run refused with what to change.
 // The NHWC tensor-core kernel (depthwise_conv2d_nhwc mma = 1): one work-group per (image, band of mr rows, block of mc
 // channels), 8 warps by default (8 channel pairs of one strip); its refusals and its keys' scope.
 TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
@@ -1388,7 +1173,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_LE(ring.bytes, kn::kPlaneSmemBytes);
   ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, dflt, &k), "");
   EXPECT_FALSE(ir::has_mma(k));
-  for (const char* key : {"stream", "minb"}) {
+  for (const char* key : {"we", "minb"}) {
     Params other = dflt;
     other[key] = 1;
     ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, other, &k), "") << key;
@@ -1408,21 +1193,6 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
   EXPECT_EQ(why(bad), "");
   EXPECT_EQ(s.geometry(DType::bf16, bad).total_threads(), 3u * 24 * 256);
   bad.erase("msm");
-  // mpf: the band after next prefetched, in the ring default (14 bands per work-group, 4-row bands); refused with
-  // fewer than 3 bands, and without the tensor-core kernel
-  {
-    Params pf = p;
-    pf.erase("mma"), pf["mpf"] = 1;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf, &k), "");
-    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
-              std::string::npos);
-    pf["mb"] = 2;
-    EXPECT_NE(why(pf).find("mpf (L2 prefetch of the band after next) needs 3 or more bands per work-group (mb), has 2"),
-              std::string::npos)
-        << why(pf);
-    pf.erase("mb");
-    EXPECT_NE(why(pf, DType::f32).find("mpf applies to the tensor-core kernel: set mma = 1"), std::string::npos);
-  }
   // mwp 1: with bands, the block's weights as packed tap pairs (16 channels x 7 tap rows x 9 pairs: 4032 bytes against
   // the taps' 1568), each band's B fragments two 4-byte loads per tap row (no 2-byte shared loads left; the ring
   // default's since step 30); mwp 0 the taps; refused with one band
@@ -1432,7 +1202,7 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     EXPECT_EQ(pair_ring.bytes - ring.bytes, 2u * (16 * 7 * 9 * 2 - 16 * 49));
     // (and the ring default as it is with pairs declares bounds for 3 work-groups of 256 with its weights in registers
     // (80 registers; since step 33), 4 without (64, as the taps took without bounds): mwr 0 named, or an image of two
-    // strips (more tasks than warps); not where a tensor-core key other than mwp, mos, msw, mwr is named, nor with the
+    // strips (more tasks than warps); not where a tensor-core key other than mwp, mos, mwr is named, nor with the
     // taps)
     std::string src;
     const auto lds16 = [&](const Params& q) {
@@ -1478,14 +1248,6 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
               std::string::npos)
         << why(wp);
   }
-  {  // msw (the bands' NHWC stage swizzled; the ring default's): refused with one band
-    Params sw = p;
-    sw["msw"] = 1;
-    EXPECT_NE(why(sw).find("msw (the swizzle of the bands' NHWC stage) applies to 2 or more bands"), std::string::npos)
-        << why(sw);
-    sw["mb"] = 2, sw["mr"] = 4;
-    EXPECT_EQ(why(sw), "");
-  }
   {  // mwr (each warp's weights held in registers across bands): refused with one band, and with more tasks than
      // warps (16 channels x 2 strips: 16 tasks for 8 warps); with one task per warp the weights are read from shared
      // memory before the band loop only (no 4-byte shared load of the pairs inside it)
@@ -1507,82 +1269,6 @@ TEST(ConvKernels, DepthwiseNhwcMmaLaunchAndRefusals) {
     ASSERT_NE(loop, std::string::npos);
     EXPECT_NE(src.find("ingot_lds1w((wpt"), std::string::npos);
     EXPECT_EQ(src.find("ingot_lds1w((wpt", loop), std::string::npos);
-  }
-  {  // mrf (later bands' rows through registers): refused with one band and with the NHWC stage's swizzle (it has no
-     // NHWC stage: 8 KB less shared memory than the copies' for the 7x7 ring default, and no cp.async)
-    Params rf = p;
-    rf["mrf"] = 1;
-    EXPECT_NE(why(rf).find("fills the ring of later bands through registers (mrf): needs 2 or more bands"),
-              std::string::npos)
-        << why(rf);
-    rf["mb"] = 2, rf["mr"] = 4, rf["msw"] = 1;
-    EXPECT_NE(why(rf).find("swizzles the NHWC stage of bands (msw), which the fill through registers (mrf) does not"),
-              std::string::npos)
-        << why(rf);
-    rf.erase("msw");
-    EXPECT_EQ(why(rf), "");
-    rf["mrf"] = 2;  // (amid the products: 7x7, a ring of 16 rows holds the band's 10 and the next band's 4)
-    EXPECT_EQ(why(rf), "");
-    rf["kh"] = 5, rf["kw"] = 5, rf["pad_h"] = 2, rf["pad_w"] = 2;  // (5x5: a ring of 8 rows, the band's and next 12)
-    EXPECT_NE(why(rf).find("stores the next band's rows amid the products (mrf 2): needs a ring of 12 rows (the band's "
-                           "and the next band's new rows), has 8"),
-              std::string::npos)
-        << why(rf);
-    rf["mrf"] = 3;
-    EXPECT_NE(why(rf).find("mrf = 3 must be in [0, 2]"), std::string::npos) << why(rf);
-    EXPECT_EQ(kn::depthwise_nhwc_mma_refusal(kn::conv_spec(form, p), 2,
-                                             kn::DepthwiseNhwcMma{.rows = 4, .bands = 2, .register_fill = 3}),
-              "takes mrf 0, 1 or 2, not 3");
-    rf["mrf"] = 1, rf["mb"] = 3, rf["mpf"] = 1;  // (mpf runs in the copies' loop only)
-    EXPECT_NE(
-        why(rf).find("prefetches the band after next (mpf) in the copies' loop, which the fill through registers"),
-        std::string::npos)
-        << why(rf);
-    rf.erase("mpf");
-    rf["mrf"] = 1, rf["mtc"] = 1;  // (mtc: each thread's own chunks of the NHWC stage, which mrf does not have)
-    EXPECT_NE(why(rf).find("(mtc), which the fill through registers (mrf) does not have"), std::string::npos)
-        << why(rf);
-    rf.erase("mrf");
-    EXPECT_EQ(why(rf), "");
-    rf["mb"] = 1;
-    EXPECT_NE(why(rf).find("(mtc): needs 2 or more bands"), std::string::npos) << why(rf);
-    Params rf_dflt = dflt;
-    rf_dflt["mrf"] = 1;
-    const auto sp = kn::conv_spec(form, dflt);
-    const auto with_rf =
-        kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64, .register_fill = 1});
-    const auto with_cp = kn::depthwise_nhwc_mma_geometry(sp, 2, kn::DepthwiseNhwcMma{.rows = 4, .bands = 64});
-    EXPECT_EQ(with_rf.st, 0u);
-    EXPECT_EQ(with_cp.st, 2u * 2 * with_cp.ws * 16);
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, rf_dflt, &k), "");
-    const std::string src = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
-    EXPECT_EQ(src.find("cp.async"), std::string::npos);
-  }
-  {  // mcg (mrf's loads streamed, after / before the band's first barrier): __ldcg in the CUDA print; refused without
-     // mrf and past 2
-    Params cg = p;
-    cg["mr"] = 4, cg["mb"] = 2, cg["mrf"] = 1, cg["mcg"] = 2;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, cg, &k), "");
-    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("__ldcg("), std::string::npos);
-    cg.erase("mrf");
-    EXPECT_NE(why(cg).find("streams the loads of the fill through registers (mcg), which needs that fill"),
-              std::string::npos)
-        << why(cg);
-    cg["mrf"] = 1, cg["mcg"] = 3;
-    EXPECT_NE(why(cg).find("mcg = 3 must be in [0, 2]"), std::string::npos) << why(cg);
-  }
-  {  // mop (odd tap rows into odd output-row pairs): 3 more mma per channel and band of 2 pairs (7x7); the ring
-     // default's launch bounds kept; refused for an even window height
-    Params op = dflt;
-    ir::Kernel base;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &base), "");
-    op["mop"] = 1;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, op, &k), "");
-    EXPECT_EQ(k.bounds, base.bounds);
-    EXPECT_EQ(count_in_cuda(k, "mma.sync"),
-              count_in_cuda(base, "mma.sync") + 6u);  // (3 for each of a warp's 2 channels)
-    op["kh"] = 6, op["pad_h"] = 3;
-    EXPECT_NE(why(op).find("(mop), which needs an odd window height, not 6"), std::string::npos) << why(op);
   }
   EXPECT_NE(why(bad, DType::f32).find("mr applies to the tensor-core kernel: set mma = 1"), std::string::npos);
   bad["kh"] = 3, bad["kw"] = 3, bad["pad_h"] = 1, bad["pad_w"] = 1;  // 3x3: the stream kernel by default
@@ -1652,111 +1338,14 @@ TEST(ConvKernels, DepthwiseNhwcMmaRotatedStageIsConflictFree) {
   }
 }
 
-// The bands' NHWC stage (msw) in the bank model, for 4 new rows of 64 layout columns: the copies' 16-byte writes
-// (thread it: chunk it) and the transposition's two 16-byte reads (thread it: columns 2 jp and 2 jp + 1 of row u,
-// channels 8h
-// .. + 8), for 16 channels (H8 = 2) and 8 (H8 = 1). Swizzled, every access takes the ideal 4 wavefronts per warp
-// instruction; without, the reads take twice that.
-TEST(ConvKernels, DepthwiseNhwcMmaBandStageSwizzleIsConflictFree) {
-  namespace kn = ingot::kernels;
-  constexpr std::uint32_t ws = 64, rows = 4, wp = ws / 2;
-  for (const std::uint32_t H8 : {1u, 2u}) {
-    const auto cost = [&](bool swizzle, int access) {  // access 0: the writes; 1, 2: the reads of column 2 jp, 2 jp + 1
-      const std::uint32_t items = access == 0 ? rows * ws * H8 : rows * wp * H8;
-      std::uint32_t total = 0;
-      std::set<std::uint32_t> seen;
-      for (std::uint32_t w0 = 0; w0 < items; w0 += 32) {
-        std::vector<std::uint64_t> offsets;
-        for (std::uint32_t it = w0; it < w0 + 32; ++it) {
-          std::uint32_t c = it;
-          if (access > 0) c = (it / (H8 * wp) * ws + (it / H8) % wp * 2) * H8 + it % H8 + (access == 2 ? H8 : 0);
-          const std::uint32_t at = kn::nhwc_mma_band_stage_chunk(c, H8, swizzle);
-          EXPECT_EQ(at / 8, c / 8);  // within its group of 8 chunks
-          if (access == 0) {
-            EXPECT_TRUE(seen.insert(at).second);  // a permutation
-          }
-          offsets.push_back(std::uint64_t{at} * 16);
-        }
-        total += kn::shared_wavefronts(offsets, 16);
-      }
-      return total / (items / 32);  // per warp instruction
-    };
-    for (int access = 0; access < 3; ++access) {
-      EXPECT_EQ(cost(true, access), 4u) << H8 << " " << access;
-      EXPECT_EQ(cost(false, access), access == 0 ? 4u : 8u) << H8 << " " << access;
-    }
-  }
-}
-
-// The pixel tensor-core kernel (depthwise_conv2d_nhwc px = 1): one work-group per (image, band of pr rows, strip of 16
-// ps columns, block of pc channels), pw warps; its layout (a pixel stride of an odd number of 16-byte chunks, the
-// ring's slots, the output stage), its refusals and its keys' scope.
-TEST(ConvKernels, DepthwiseNhwcPixLaunchAndRefusals) {
-  const Registry reg = builtin_registry();
-  const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
-  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
-           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"px", 1}};
-  // defaults: 7 bands of 8 rows x 4 strips of 16 columns x 6 blocks of 64 channels per image, 4 warps
-  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 7 * 4 * 6 * 128);
-  ir::Kernel k;
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
-  EXPECT_TRUE(ir::has_mma(k));
-  EXPECT_TRUE(ir::has_load_matrix(k));
-  EXPECT_EQ(k.bounds.max_group_threads, 128u);
-  namespace kn = ingot::kernels;
-  const kn::ConvForm form{"depthwise_conv2d_nhwc", 2, kn::ConvLayout::ChannelsLast, kn::ConvChannels::Depthwise};
-  const kn::NhwcPixLayout L = kn::depthwise_nhwc_pix_geometry(kn::conv_spec(form, p), kn::DepthwiseNhwcPix{});
-  EXPECT_EQ(L.PS * 2 / 16 % 2, 1u);  // the 8 pixels of a load_matrix phase in distinct banks
-  EXPECT_EQ(L.slots, 5u);            // the whole band: 10 staged rows
-  EXPECT_EQ(L.stage_rows, 2u);       // 3x3: two output rows complete per row pair
-  EXPECT_LE(L.bytes, kn::kPlaneSmemBytes);
-  // a ring of row pairs: pa 4 holds 6 of the 8 pairs of 14 rows
-  const kn::NhwcPixLayout ring =
-      kn::depthwise_nhwc_pix_geometry(kn::conv_spec(form, p), kn::DepthwiseNhwcPix{.rows = 14, .ahead = 4});
-  EXPECT_EQ(ring.slots, 6u);
-  // channels per work-group: the largest multiple of 8 up to pc dividing C
-  EXPECT_EQ(kn::nhwc_pix_channels(384, 64), 64u);
-  EXPECT_EQ(kn::nhwc_pix_channels(24, 64), 24u);
-  EXPECT_EQ(kn::nhwc_pix_channels(40, 32), 8u);
-  EXPECT_EQ(kn::nhwc_pix_channels(12, 64), 0u);
-  // f32 with px = 1 runs the default kernels
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, p, &k), "");
-  EXPECT_FALSE(ir::has_mma(k));
-  // over 48 KB only where allowed (pm): CUDA then declares the stage dynamic
-  Params big = p;
-  big["pr"] = 14, big["pa"] = 6;
-  const auto why = [&](const Params& q, DType t = DType::bf16) {
-    return build_with(reg, "depthwise_conv2d_nhwc", t, q);
-  };
-  EXPECT_NE(why(big).find("use fewer rows (pr), segments (ps) or channels (pc)"), std::string::npos);
-  big["pm"] = 64;
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, big, &k), "");
-  EXPECT_GT(codegen::emit(passes::optimize(k), codegen::Target::CUDA).dynamic_shared_bytes, 48u * 1024);
-  // refusals with the reason
-  Params bad = p;
-  bad["C"] = 12;
-  EXPECT_NE(why(bad).find("needs C a multiple of 8"), std::string::npos);
-  bad = p, bad["pr"] = 5;
-  EXPECT_NE(why(bad).find("even number of output rows"), std::string::npos);
-  bad = p, bad["stride_w"] = 2;
-  EXPECT_NE(why(bad).find("needs stride 1 and dilation 1; use px = 0"), std::string::npos);
-  bad = p, bad["pa"] = 8;
-  EXPECT_NE(why(bad).find("pa = 8 must be in [0, 7]"), std::string::npos);
-  // the keys' scope
-  bad = p, bad.erase("px"), bad["pr"] = 8;
-  EXPECT_NE(why(bad).find("pr applies to the pixel tensor-core kernel: set px = 1"), std::string::npos);
-  for (const char* key : {"V", "mr", "mma", "stream"}) {
-    bad = p, bad[key] = 1;
-    EXPECT_NE(why(bad).find(std::string(key) + " does not apply to px = 1"), std::string::npos) << key;
-  }
-}
-
+// The NHWC stream kernel (the default where it applies): one work-group per (image, channel block, band, strip) with
+// its tiling's CL*NQ threads (declared as launch bounds); "we", and where the kernel does not apply.
 TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   const Registry reg = builtin_registry();
   const KernelSpec& s = spec(reg, "depthwise_conv2d_nhwc");
-  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
-           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"stream", 1}};
-  // 16-bit defaults V4 VC2 CL64 NQ1 PB6: 3 channel blocks x 10 bands x 14 strips per image, 64 threads each (f32: CL32
+  Params p{{"B", 3},     {"C", 384},      {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},  {"pad_h", 1},
+           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}};
+  // 16-bit tiling V4 VC2 CL64 NQ1 PB6: 3 channel blocks x 10 bands x 14 strips per image, 64 threads each (f32: CL32
   // NQ2 PB4, 6 x 14 x 7)
   EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 3u * 3 * 10 * 14 * 64);
   EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 14 * 7 * 64);
@@ -1764,95 +1353,44 @@ TEST(ConvKernels, DepthwiseNhwcStreamLaunchAndRefusals) {
   ir::Kernel k;
   ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, p, &k), "");
   EXPECT_EQ(k.bounds.max_group_threads, 64u);
-  const std::string cu = codegen::emit(passes::optimize(k), codegen::Target::CUDA).source;
-  EXPECT_NE(cu.find("cp.async"), std::string::npos);
-  EXPECT_EQ(cu.find("ingot_prefetch_l2"), std::string::npos);
-  {  // pf: the band's later rows prefetched; the key belongs to the stream kernel
-    Params pf = p;
-    pf["pf"] = 1;
-    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf, &k), "");
-    EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("ingot_prefetch_l2(&x["),
-              std::string::npos);
-    pf.erase("stream");
-    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::bf16, pf)
-                  .find("pf applies to the stream kernel: set stream = 1"),
-              std::string::npos);
-  }
-  {  // we (the default where the tiling takes it): the block's 128 x 9 weights copied into shared memory with row 0
-    // (144 16-byte copies over 64 threads: 3 rounds), read from there; we = 0 loads them from global memory
-    EXPECT_NE(ir::print_kernel(k = s.build(DType::bf16, p)).find("shared:ws"), std::string::npos);
-    Params nw = p;
-    nw["we"] = 0;
-    EXPECT_EQ(ir::print_kernel(s.build(DType::bf16, nw)).find("shared:ws"), std::string::npos);
-    // f32 7x7 with 128-channel blocks and 16-column strips: the ring (45056 bytes) fits, ring and weights (25088
-    // more) do not: the default falls back to we = 0, and naming we = 1 is refused with the sizes
-    Params big = p;
-    big["kh"] = 7, big["kw"] = 7, big["pad_h"] = 3, big["pad_w"] = 3;
-    big["V"] = 4, big["VC"] = 4, big["CL"] = 32, big["NQ"] = 4, big["ahead"] = 2, big["PB"] = 4;
-    EXPECT_EQ(ir::print_kernel(s.build(DType::f32, big)).find("shared:ws"), std::string::npos);
-    big["we"] = 1;
-    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, big)
-                  .find("ring of 4 rows x 22 columns x 128 channels and the block's weights = 70144 bytes"),
-              std::string::npos);
-  }
-  p["PB"] = 16, p["NQ"] = 4;  // 4 bands (the last partial), 4 strips of 16 columns (the last partial)
-  EXPECT_EQ(s.geometry(DType::f32, p).total_threads(), 3u * 6 * 4 * 4 * 128);
-  // odd C: a pixel's channels admit no vector copy; C = 6 copies pairs
+  EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("cp.async"), std::string::npos);
+  // we (the default where it fits): the block's 128 x 9 weights copied into shared memory with row 0 and read from
+  // there; we = 0 loads them from global memory
+  EXPECT_NE(ir::print_kernel(s.build(DType::bf16, p)).find("shared:ws"), std::string::npos);
+  Params nw = p;
+  nw["we"] = 0;
+  EXPECT_EQ(ir::print_kernel(s.build(DType::bf16, nw)).find("shared:ws"), std::string::npos);
+  // f32 7x7 with stride 8 along W: the ring (6 slots x 63 columns x 32 channels, 48384 bytes) fits, ring and weights
+  // (6272 more) do not: the default falls back to we = 0, and naming we = 1 is refused with the sizes
+  Params wide = p;
+  wide["kh"] = 7, wide["kw"] = 7, wide["pad_h"] = 3, wide["pad_w"] = 3, wide["stride_w"] = 8;
+  EXPECT_EQ(ir::print_kernel(s.build(DType::f32, wide)).find("shared:ws"), std::string::npos);
+  EXPECT_NE(ir::print_kernel(s.build(DType::f32, wide)).find("shared:xs"), std::string::npos);
+  wide["we"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, wide)
+                .find("ring of 6 rows x 63 columns x 32 channels and the block's weights = 54656 bytes exceeds 49152"),
+            std::string::npos)
+      << build_with(reg, "depthwise_conv2d_nhwc", DType::f32, wide);
+  // odd C: a pixel's channels admit no vector copy (the register kernel runs; we is refused with the reason); C = 6
+  // copies pairs
   Params odd = p;
   odd["C"] = 5;
   for (const DType t : {DType::f16, DType::f32}) {
-    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", t, odd).find("allow only 1-channel copies; use stream = 0"),
+    ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", t, odd, &k), "");
+    EXPECT_EQ(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("cp.async"), std::string::npos);
+    Params odd_we = odd;
+    odd_we["we"] = 1;
+    EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", t, odd_we).find("allow only 1-channel copies"),
               std::string::npos);
   }
   odd["C"] = 6;
-  EXPECT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f16, odd), "");
-  Params big = p;
-  big["V"] = 16, big["NQ"] = 32, big["ahead"] = 8;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, big).find("exceeds 49152: lower ahead"),
-            std::string::npos);
-  Params vh = p;
-  vh["VH"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, vh).find("VH does not apply to stream = 1"),
-            std::string::npos);
-  Params pb = p;
-  pb["stream"] = 0;  // the register kernel has no bands
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, pb).find("NQ applies to the stream kernel"),
-            std::string::npos);
-  Params a0 = p;
-  a0["ahead"] = 0;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, a0).find("ahead = 0 must be in [1, 8]"),
-            std::string::npos);
-}
-
-// NCHW stream = 1: one work-group per (block of NP planes, band, strip) with NP*NQ threads (declared as launch
-// bounds), and what it cannot run refused with what to change.
-TEST(ConvKernels, DepthwiseNchwStreamLaunchAndRefusals) {
-  const Registry reg = builtin_registry();
-  const KernelSpec& s = spec(reg, "depthwise_conv2d");
-  Params p{{"B", 3},     {"C", 5},        {"H", 56},       {"W", 56},    {"kh", 3},    {"kw", 3},   {"pad_h", 1},
-           {"pad_w", 1}, {"stride_h", 1}, {"stride_w", 1}, {"dil_h", 1}, {"dil_w", 1}, {"bias", 0}, {"stream", 1}};
-  // defaults VW8 NP8 NQ7 PB8: 15 planes in 2 blocks (the last partial) x 7 bands x 1 strip, 56 threads each
-  EXPECT_EQ(s.geometry(DType::bf16, p).total_threads(), 2u * 7 * 56);
-  EXPECT_EQ(s.geometry(DType::bf16, p).group_size[0], 56u);
-  ir::Kernel k;
-  ASSERT_EQ(build_with(reg, "depthwise_conv2d", DType::bf16, p, &k), "");
-  EXPECT_EQ(k.bounds.max_group_threads, 56u);
+  ASSERT_EQ(build_with(reg, "depthwise_conv2d_nhwc", DType::f16, odd, &k), "");
   EXPECT_NE(codegen::emit(passes::optimize(k), codegen::Target::CUDA).source.find("cp.async"), std::string::npos);
-  Params odd = p;
-  odd["W"] = 55, odd["NQ"] = 2;  // 55-element rows: no vector copy
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, odd).find("allow only 1-element copies; use stream = 0"),
-            std::string::npos);
-  Params big = p;
-  big["NP"] = 64, big["ahead"] = 8;  // 10 slots x 64 planes x 72 columns x 4 bytes
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, big).find("exceeds 49152: lower ahead, NP or NQ"),
-            std::string::npos);
-  Params vh = p;
-  vh["VH"] = 2;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, vh).find("VH does not apply to stream = 1"),
-            std::string::npos);
-  Params np = p;
-  np.erase("stream");
-  np["NP"] = 4;
-  EXPECT_NE(build_with(reg, "depthwise_conv2d", DType::f32, np).find("NP applies to the stream kernel: set stream = 1"),
+  // a register-kernel key runs the register kernel, which we does not apply to
+  Params tiled = p;
+  tiled["VH"] = 2, tiled["we"] = 1;
+  EXPECT_NE(build_with(reg, "depthwise_conv2d_nhwc", DType::f32, tiled)
+                .find("we (the block's weights through shared memory) applies to the stream kernel, which a case "
+                      "naming V, VC, VH, preload, CL or ahead does not run"),
             std::string::npos);
 }

@@ -307,9 +307,6 @@ TEST_F(CudaCompile, ExecutionTestKernels) {
   expect_cubin(grid2d_kernel());
   expect_cubin(scalars_kernel());
   expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8)));
-  expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<bf16>(8, 0, 0, /*streamed=*/true)));
-  expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<f32>(2, 0, 0, /*streamed=*/true)));
-  expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<f16>(2, 0, 0, /*streamed=*/true)));
   expect_cubin(passes::optimize(ingot::testing::vector_reverse_kernel<i8>(4)));
   expect_cubin(passes::optimize(ingot::testing::shared_vector_kernel<bf16>(8)));
   expect_cubin(copy_kernel());
@@ -601,10 +598,6 @@ TEST_F(CudaExec, VectorAccessMovesWholeVectorsInLaneOrder) {
   ingot::testing::expect_vector_reverse<f32>(*be_, DType::f32, 4, vector_reverse_input(DType::f32), 8);
   ingot::testing::expect_vector_reverse<f32>(*be_, DType::f32, 2, vector_reverse_input(DType::f32), 8);
   ingot::testing::expect_vector_reverse<bf16>(*be_, DType::bf16, 8, vector_reverse_input(DType::bf16), 8);
-  // streamed loads (__ldcg): the same values, every word width
-  ingot::testing::expect_vector_reverse<bf16>(*be_, DType::bf16, 8, vector_reverse_input(DType::bf16), 8, true);
-  ingot::testing::expect_vector_reverse<f32>(*be_, DType::f32, 2, vector_reverse_input(DType::f32), 8, true);
-  ingot::testing::expect_vector_reverse<f16>(*be_, DType::f16, 2, vector_reverse_input(DType::f16), 8, true);
   ingot::testing::expect_vector_reverse<f16>(*be_, DType::f16, 4, vector_reverse_input(DType::f16), 8);
   ingot::testing::expect_vector_reverse<f16>(*be_, DType::f16, 2, vector_reverse_input(DType::f16), 8);
   ingot::testing::expect_vector_reverse<i8>(*be_, DType::i8, 16, vector_reverse_input(DType::i8), 8);

@@ -261,17 +261,6 @@ TEST(Dsl, VectorAccessWidthsAreCheckedAtTrace) {
                              store_vec(y, 0u, std::vector<Val<i64>>{i64{1}, i64{2}});
                            }),
                TraceError);
-  // The streamed hint is for global buffers.
-  try {
-    (void)trace("shared_streamed", [](KernelBuilder& b) {
-      auto t = b.shared<f32>("t", 8);
-      (void)load_vec_streamed(t, 0u, 4);
-    });
-    FAIL() << "a streamed load of shared memory accepted";
-  } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("the hint is for global buffers; use load_vec"), std::string::npos)
-        << e.what();
-  }
   // A correct one verifies and prints as one statement.
   const auto k = trace("ok", [](KernelBuilder& b) {
     auto x = b.in<bf16>("x", 64);

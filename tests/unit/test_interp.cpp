@@ -143,8 +143,6 @@ TEST(Interp, VectorAccessMovesWholeVectorsInLaneOrder) {
   ingot::testing::expect_vector_reverse<i32>(be, DType::i32, 4, ints, 4);
   ingot::testing::expect_vector_reverse<i8>(be, DType::i8, 16, ints, 4);
   ingot::testing::expect_vector_reverse<u8>(be, DType::u8, 8, iota_values(64, 0), 4);
-  ingot::testing::expect_vector_reverse<bf16>(be, DType::bf16, 8, small, 4,
-                                              /*streamed=*/true);  // (a hint: same values)
 }
 
 // Shared arrays take vector accesses like buffers (16-byte aligned on every target).
@@ -506,46 +504,6 @@ TEST(Interp, ShuffleRulesAreChecked) {
 // tail warps, and legalise's shared-memory exchange (what dialects without tensor cores print).
 // Asynchronous copies: the pipeline of shared_kernels.hpp in three types and widths, with
 // zero-filled chunks past n; the interpreter performs each copy at its wait.
-// A prefetch changes nothing, but its whole range must lie in the buffer; at trace time it needs elements.
-TEST(Interp, PrefetchIsAHintWhoseRangeIsChecked) {
-  Interpreter be;
-  const auto kernel = [](std::uint32_t ahead) {
-    return passes::optimize(trace("prefetching", [&](KernelBuilder& b) {
-      auto x = b.in<f32>("x", 100u);
-      auto y = b.out<f32>("y", 100u);
-      auto i = b.program_id(0);
-      if_(i < 100u, [&] {
-        prefetch(x, min(i + ahead, 96u), 4);  // elements 96..99 at most
-        store(y, i, load(x, i) * 2.0f);
-      });
-      if_(i == 0u && ahead > 8u, [&] { prefetch(x, 97u, 4); });  // one past the end
-    }));
-  };
-  auto x = make_buffer(be, DType::f32, iota_values(100));
-  auto y = be.allocate(DType::f32, 100);
-  be.launch(kernel(4), grid_1d(100, 64), {x, y});
-  std::vector<double> want = iota_values(100);
-  for (auto& v : want) v *= 2.0;
-  EXPECT_EQ(read_buffer(be, *y), want);
-  try {
-    be.launch(kernel(16), grid_1d(100, 64), {x, y});
-    FAIL() << "expected a prefetch past the buffer to be reported";
-  } catch (const LaunchError& e) {
-    EXPECT_EQ(e.problem, "out-of-range prefetch") << e.what();
-    EXPECT_EQ(e.buffer, "x");
-    EXPECT_EQ(e.index, 100);
-  }
-  EXPECT_THROW((void)trace("empty_prefetch",
-                           [](KernelBuilder& b) {
-                             auto x = b.in<f32>("x", 8u);
-                             prefetch(x, 0u, 0);
-                           }),
-               TraceError);
-  // the IR printer names it (what each dialect prints: the features golden sources)
-  const auto k = kernel(4);
-  EXPECT_NE(ir::print_kernel(k).find("prefetch x["), std::string::npos) << ir::print_kernel(k);
-}
-
 TEST(Interp, AsyncCopiesLandAtTheirWait) {
   Interpreter be;
   ingot::testing::expect_async_copy<bf16>(be, DType::bf16, 8, shared_vector_input(2 * 3 * 512 - 552), 2);

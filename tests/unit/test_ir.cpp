@@ -156,22 +156,4 @@ TEST(Ir, VerifierRejectsBrokenKernels) {
     ASSERT_FALSE(errs.empty());
     EXPECT_NE(errs[0].find("load_vec from an out-only buffer"), std::string::npos) << errs[0];
   }
-  {  // a streamed load of shared memory (the hint is for global buffers)
-    auto k = trace("sh", [](KernelBuilder& b) {
-      using namespace ingot::dsl;
-      auto y = b.out<f32>("y", 4u);
-      auto t = b.shared<f32>("t", 4u);
-      store_vec(t, 0u, std::vector<Val<f32>>{1.0f, 2.0f, 3.0f, 4.0f});
-      store_vec(y, 0u, load_vec(t, 0u, 4));
-    });
-    ASSERT_TRUE(verify(k).empty());
-    bool marked = false;
-    for (Stmt& s : k.body) {
-      if (s.kind == StmtKind::LoadVec) s.streamed = marked = true;
-    }
-    ASSERT_TRUE(marked);
-    const auto errs = verify(k);
-    ASSERT_FALSE(errs.empty());
-    EXPECT_NE(errs[0].find("a streamed load_vec reads a global buffer"), std::string::npos) << errs[0];
-  }
 }

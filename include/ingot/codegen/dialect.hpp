@@ -92,9 +92,6 @@ struct Dialect {
   // neither.
   std::string load_matrix;
   std::string load_matrix_trans;
-  // A streamed vector load (ir.hpp, Stmt::streamed) of the words at pointer "{p}" (const, of the word vector type);
-  // "" = the plain load (the hint dropped).
-  std::string load_words_streamed;
   // Asynchronous copies (ir.hpp) per copy size in bytes (4, 8, 16): one statement in which "{dst}"
   // is a pointer to the shared destination ("{dst_addr}" its 32-bit address, with shared_base), "{src}" one to the
   // global source and "{ok}" the
@@ -102,10 +99,6 @@ struct Dialect {
   // statement each. An empty map = none (legalise copies at once and drops commits and waits).
   std::map<std::uint32_t, std::string> copy_async;
   std::string async_commit, async_wait;
-  // Prefetch hint (ir.hpp, Prefetch): one statement in which "{p}" is a pointer to the range's first element, "{n}" its
-  // element count and "{bytes}" its size in bytes; prefetch_helper names the conversion_helpers entry it calls ("" for
-  // none). An empty prefetch = none: the statement prints as a comment (a hint may be dropped).
-  std::string prefetch, prefetch_helper;
   std::string float_as_uint, uint_as_float;  // bit casts, "{x}" is the operand
   std::string i64_suffix;
   // Math function names for f32 (Exp, Log, ..., Fma, Min, Max, Abs, Mod) and integer min/max/abs.
