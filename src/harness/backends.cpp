@@ -81,6 +81,11 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
     try {
       auto be = runtime::OpenCLBackend::create(options.opencl);
       const bool cpu = !be->device_info().is_gpu;
+      if (cpu && options.cpu_opencl_unoptimized_below > 0 && options.opencl.unoptimized_below == 0) {
+        runtime::OpenCLOptions o = options.opencl;
+        o.unoptimized_below = options.cpu_opencl_unoptimized_below;
+        be = runtime::OpenCLBackend::create(o);  // (the same device: the options are fixed at creation)
+      }
       const std::uint64_t local = be->device_info().local_memory_bytes;
       BackendSlot slot{name, std::shared_ptr<runtime::Backend>(std::move(be)), "", {}, {}};
       if (cpu && options.cpu_opencl_source_limit > 0)

@@ -25,8 +25,11 @@ struct OpenBackendOptions {
   // (0.25-1.2 MB of source, unrolled mma emulation) in 0.5-2 minutes each; everything else in seconds.
   // GPU devices have no limit.
   std::uint64_t cpu_opencl_source_limit = 256'000;
+  // OpenCL on a CPU device: programs under this many bytes build with -cl-opt-disable (OpenCLOptions::
+  // unoptimized_below; 0: none), where `opencl` names no limit of its own. GPU devices always build optimized.
+  std::size_t cpu_opencl_unoptimized_below = 0;
   runtime::OpenCLOptions opencl;  // how the OpenCL backend is created
-  runtime::CudaOptions cuda;      // how the CUDA backend is created (its cache operators also where it only compiles)
+  runtime::CudaOptions cuda;      // how the CUDA backend is created (its compile options also where it only compiles)
 };
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set
 // ("opencl not available: ..."); CUDA without a GPU but with NVRTC comes back compile-only.
