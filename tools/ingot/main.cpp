@@ -862,7 +862,8 @@ int main(int argc, char** argv) {
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
   test->add_flag(
       "--long", long_compiles,
-      "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 256 kB (minutes each to compile)");
+      "Also run, on a CPU OpenCL device, the kernels whose OpenCL C exceeds 256 kB (minutes each to compile), and "
+      "build every program there optimized");
   test->add_flag("--all-variants", all_variants,
                  "Every case, each tuning option set the registry lists (default: the library's default variants)");
   test->add_option("--json", json_path, "Also write every result to this JSON file");
