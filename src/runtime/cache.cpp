@@ -67,17 +67,20 @@ std::string CacheKey::hex() const {
 
 CacheUse& CacheUse::operator=(CacheUse&& o) noexcept {
   if (this != &o) {
-    this->~CacheUse();
+    release();
     marker_ = std::move(o.marker_);
     o.marker_.clear();
   }
   return *this;
 }
 
-CacheUse::~CacheUse() {
+CacheUse::~CacheUse() { release(); }
+
+void CacheUse::release() noexcept {
   if (marker_.empty()) return;
   std::error_code ec;
   std::filesystem::remove(marker_, ec);
+  marker_.clear();
 }
 
 std::filesystem::path DiskCache::default_dir() {

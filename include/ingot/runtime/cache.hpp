@@ -43,6 +43,7 @@ class CacheUse {
   ~CacheUse();
 
  private:
+  void release() noexcept;  // removes the marker (nothing when empty)
   std::filesystem::path marker_;
 };
 
