@@ -6,13 +6,14 @@ include(CMakePackageConfigHelpers)
 
 set(INGOT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ingot)
 
-# Exported names: ingot::core, ingot::runtime, ingot::library, ingot::harness and ingot::ingot (all of them).
-foreach(layer core runtime library harness)
+# Exported names: ingot::core, ingot::runtime, ingot::library, ingot::harness, ingot::api and ingot::ingot (all of
+# them).
+foreach(layer core runtime library harness api)
   set_target_properties(ingot_${layer} PROPERTIES EXPORT_NAME ${layer})
 endforeach()
 set_target_properties(ingot PROPERTIES EXPORT_NAME ingot)
 
-install(TARGETS ingot_core ingot_runtime ingot_library ingot_harness ingot
+install(TARGETS ingot_core ingot_runtime ingot_library ingot_harness ingot_api ingot
         EXPORT ingotTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
