@@ -19,9 +19,10 @@ install(TARGETS ingot_core ingot_runtime ingot_library ingot_harness ingot_api i
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ingot-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Every public header (include/ingot, ops.def included). The kernels' own headers (kernels/, blocks/) are not
+# Every public header (include/ingot, ops.def included, and the C ABI include/ingot.h). The kernels' own headers (kernels/, blocks/) are not
 # public: no header under include/ includes them.
 install(DIRECTORY include/ingot DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/ingot.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT ingotTargets NAMESPACE ingot:: DESTINATION ${INGOT_INSTALL_CMAKEDIR})
 

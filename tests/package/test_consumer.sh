@@ -13,6 +13,7 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 test -f "$prefix/lib/cmake/ingot/ingotConfig.cmake"
 test -f "$prefix/lib/cmake/ingot/ingotConfigVersion.cmake"
 test -f "$prefix/include/ingot/library.hpp"
+test -f "$prefix/include/ingot.h"
 if grep -rlF -e "$build" -e "$src" "$prefix/lib/cmake" "$prefix/include"; then
   echo "FAIL: installed files above name the build or source directory" >&2
   exit 1
