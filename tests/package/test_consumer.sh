@@ -3,9 +3,10 @@
 # installed CMake file or header names this build's or source tree's path, then configures, builds and runs
 # examples/consumer against the prefix alone (find_package(ingot CONFIG REQUIRED)); a request for a version this
 # package is not compatible with must fail to configure.
-# Usage: test_consumer.sh BUILD_DIR SOURCE_DIR WORK_DIR [CXX_COMPILER]
+# Where the build has the Python module, `import ingot` must work from the installed tree alone and run a kernel.
+# Usage: test_consumer.sh BUILD_DIR SOURCE_DIR WORK_DIR [CXX_COMPILER [PYTHON]]
 set -euo pipefail
-build=$(realpath "$1") src=$(realpath "$2") work=$(realpath -m "$3") cxx=${4:-c++}
+build=$(realpath "$1") src=$(realpath "$2") work=$(realpath -m "$3") cxx=${4:-c++} python=${5:-}
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
@@ -33,5 +34,16 @@ if cmake -S "$work/too_new" -B "$work/too_new/build" -DCMAKE_PREFIX_PATH="$prefi
   echo "FAIL: find_package(ingot 1.0) succeeded against ingot $(grep -o 'PACKAGE_VERSION "[^"]*"' \
     "$prefix/lib/cmake/ingot/ingotConfigVersion.cmake")" >&2
   exit 1
+fi
+if [[ -n $python ]]; then
+  site=$(echo "$prefix"/lib/python3/dist-packages)
+  test -f "$site/ingot/__init__.py"
+  (cd "$work" && PYTHONPATH="$site" "$python" -c '
+import numpy, ingot
+assert ingot.__file__.startswith("'"$site"'"), ingot.__file__
+x = numpy.linspace(-4, 4, 301, dtype=numpy.float32)
+y = ingot.activation.silu(x)
+assert abs(y - x / (1 + numpy.exp(-x))).max() < 1e-5
+print("package: import ingot from the installed tree ran silu")')
 fi
 echo "package: installed, consumer built and ran, version check refused 1.0"
