@@ -5,8 +5,6 @@
 #include <cstdint>
 #include <optional>
 
-#include "ingot/ir_print.hpp"
-#include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"
 
 namespace ingot::api {
