@@ -30,6 +30,7 @@
 #include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/runtime/cuda_occupancy.hpp"
 #include "ingot/scalar_eval.hpp"
+#include "progress.hpp"
 #include "tools.hpp"
 
 #ifndef INGOT_VERSION
@@ -211,14 +212,11 @@ int cmd_test(const harness::Registry& reg, const std::string& backend_spec, cons
   }
   require_filter_matches(reg, filter);
   const bool tty = ::isatty(::fileno(stderr)) != 0;
-  opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
-    if (tty) {
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
-      if (done == total) std::fprintf(stderr, "\r\033[K");
-    } else if (total > 0 && (done % 50 == 0 || done == total)) {
-      std::fprintf(stderr, "progress: %zu/%zu\n", done, total);
-    }
-  };
+  opt.on_progress = tools::ProgressDisplay(stderr, [](std::size_t done, std::size_t total, const std::string&) {
+    return total > 0 && (done % 50 == 0 || done == total)
+               ? "progress: " + std::to_string(done) + "/" + std::to_string(total)
+               : std::string();
+  });
   const auto rep = harness::run_harness(reg, slots, opt);
   for (const auto& r : rep.results) {
     const char* tag = r.status == harness::Status::Pass ? "PASS" : r.status == harness::Status::Fail ? "FAIL" : "SKIP";
@@ -580,15 +578,10 @@ int cmd_bench(const harness::Registry& reg, const BenchArgs& a, bool snap) {
     throw UsageError("cannot bench: " + slot.why_absent + " (use --backend opencl or interp to time elsewhere)");
   // A baseline says how its kernels were compiled where that is not ingot's default.
   std::string device = device_name(slot.name);
-  const bool tty = ::isatty(::fileno(stderr)) != 0;
-  opt.on_progress = [tty](std::size_t done, std::size_t total, const std::string& label) {
-    if (tty) {
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
-    } else if (done < total) {
-      std::fprintf(stderr, "bench [%zu/%zu] %s\n", done + 1, total, label.c_str());
-    }
-    if (tty && done == total) std::fprintf(stderr, "\r\033[K");
-  };
+  opt.on_progress = tools::ProgressDisplay(stderr, [](std::size_t done, std::size_t total, const std::string& label) {
+    return done < total ? "bench [" + std::to_string(done + 1) + "/" + std::to_string(total) + "] " + label
+                        : std::string();
+  });
   std::fprintf(stderr, "measuring ceilings...\n");
   opt.skip_reason = slot.skip_reason;  // the backend's refusals skip a row with their reason (as in ingot test)
   const auto ceilings = harness::measure_ceilings(*slot.backend);

@@ -126,6 +126,15 @@ class OpenCLBackend final : public Backend {
   void download(const DeviceBuffer& src, void* dst, std::size_t bytes) override;
   void launch(const ir::Kernel& k, const LaunchGeometry& g, const std::vector<Arg>& args) override;
 
+  // The backend's cl_command_queue and cl_context (as void*: this header does not include OpenCL's). Buffers a caller
+  // creates in this context can be wrapped and launched on.
+  [[nodiscard]] void* queue() const;
+  [[nodiscard]] void* context() const;
+  // Wraps a caller's cl_mem of this backend's context (count elements of t from its first byte) as a buffer of this
+  // backend: retained while the buffer lives, not copied, not poisoned. Throws ArgumentError when the cl_mem belongs
+  // to another context or holds fewer than count elements.
+  [[nodiscard]] BufferPtr wrap_buffer(void* cl_mem, DType t, std::size_t count);
+
   // Low level: builds `src` (OpenCL C; entry point src.entry) unless it is already built, and
   // says where the program came from. Throws CompileError with the build log.
   ProgramOrigin prepare(const codegen::KernelSource& src);

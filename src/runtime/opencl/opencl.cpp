@@ -728,6 +728,30 @@ BufferPtr OpenCLBackend::allocate(DType t, std::size_t count) {
   return std::make_shared<OpenCLBuffer>(t, count, impl_->session, std::move(mem));
 }
 
+void* OpenCLBackend::queue() const { return impl_->session->queue.get(); }
+void* OpenCLBackend::context() const { return impl_->session->context.get(); }
+
+BufferPtr OpenCLBackend::wrap_buffer(void* cl_mem_handle, DType t, std::size_t count) {
+  auto* mem = static_cast<cl_mem>(cl_mem_handle);
+  if (!mem) throw ArgumentError("wrapping an OpenCL buffer: the cl_mem is null");
+  cl_context owner = nullptr;
+  check(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr), "clGetMemObjectInfo",
+        "querying the context of a caller's cl_mem");
+  if (owner != impl_->session->context.get()) {
+    throw ArgumentError(
+        "the cl_mem belongs to another OpenCL context: create it in the backend's context (OpenCLBackend::context)");
+  }
+  std::size_t size = 0;
+  check(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo",
+        "querying the size of a caller's cl_mem");
+  if (count > size / dtype_size(t)) {
+    throw ArgumentError("the cl_mem holds " + std::to_string(size) + " bytes, fewer than " + std::to_string(count) +
+                        " x " + std::string(dtype_name(t)));
+  }
+  check(clRetainMemObject(mem), "clRetainMemObject", "retaining a caller's cl_mem");
+  return std::make_shared<OpenCLBuffer>(t, count, impl_->session, MemHandle(mem));
+}
+
 void OpenCLBackend::upload(DeviceBuffer& dst, const void* src, std::size_t bytes) {
   auto& b = impl_->own(dst);
   if (bytes != b.bytes()) {
@@ -814,6 +838,9 @@ void OpenCLBackend::launch(const ir::Kernel&, const LaunchGeometry&, const std::
   throw BackendUnavailable("opencl not available");
 }
 ProgramOrigin OpenCLBackend::prepare(const codegen::KernelSource&) { throw BackendUnavailable("opencl not available"); }
+void* OpenCLBackend::queue() const { return nullptr; }
+void* OpenCLBackend::context() const { return nullptr; }
+BufferPtr OpenCLBackend::wrap_buffer(void*, DType, std::size_t) { throw BackendUnavailable("opencl not available"); }
 void OpenCLBackend::launch_source(const codegen::KernelSource&, const LaunchGeometry&, const std::vector<Arg>&) {
   throw BackendUnavailable("opencl not available");
 }
