@@ -78,6 +78,10 @@ expect build_bad_target 2 "unknown build target 'vulkan'" -- "$ingot" build --ba
 expect build_needs_out nonzero '--out is required' -- "$ingot" build --backend cuda
 expect device 0 'interp: available' -- "$ingot" device
 expect device_json 0 '"backend": "interp"' -- "$ingot" device --json
+# GLSL: the .comp and the stage.
+expect build_glsl 0 'wrote [0-9]+ files' -- "$ingot" build --backend glsl --out "$work/glsl" --filter silu
+expect build_glsl_comp 0 'silu_f32.*\.comp' -- ls "$work/glsl"
+expect inspect_glsl 0 '#version 450' -- "$ingot" inspect silu --stage glsl
 
 # run: a K=1 convolution with unit weights is the identity, so y.npy must hold x's values.
 vals=(); for i in $(seq 0 71); do vals+=("$i.25"); done

@@ -266,7 +266,8 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   std::string item;
   auto add = [&](const std::string& t) {
     if (t == "all") {
-      targets = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal};
+      targets = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal,
+                 codegen::Target::GLSL};
     } else if (t == "cuda") {
       targets.push_back(codegen::Target::CUDA);
     } else if (t == "hip") {
@@ -275,8 +276,10 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
       targets.push_back(codegen::Target::OpenCL);
     } else if (t == "msl" || t == "metal") {
       targets.push_back(codegen::Target::Metal);
+    } else if (t == "glsl") {
+      targets.push_back(codegen::Target::GLSL);
     } else if (!t.empty()) {
-      throw UsageError("unknown build target '" + t + "' (use cuda, hip, opencl, msl or all)");
+      throw UsageError("unknown build target '" + t + "' (use cuda, hip, opencl, msl, glsl or all)");
     }
   };
   for (char c : targets_spec + ",") {
@@ -287,7 +290,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
       item += c;
     }
   }
-  if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl or all)");
+  if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl, glsl or all)");
   tools::require_writable_dir(out_dir, "--out");
   json manifest = json::array();
   std::size_t files = 0;
@@ -395,7 +398,8 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
   const std::map<std::string, codegen::Target> targets = {{"cuda", codegen::Target::CUDA},
                                                           {"hip", codegen::Target::HIP},
                                                           {"opencl", codegen::Target::OpenCL},
-                                                          {"msl", codegen::Target::Metal}};
+                                                          {"msl", codegen::Target::Metal},
+                                                          {"glsl", codegen::Target::GLSL}};
   if (auto it = targets.find(stage); it != targets.end()) {
     std::cout << codegen::emit(res.kernel, it->second).source;
     return 0;
@@ -419,7 +423,7 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
   }
   if (!shown) {
     throw UsageError("unknown --stage '" + stage +
-                     "' (use ir, simplify, dce, all, cuda, hip, opencl, msl or resources)");
+                     "' (use ir, simplify, dce, all, cuda, hip, opencl, msl, glsl or resources)");
   }
   return 0;
 }
@@ -874,8 +878,10 @@ int main(int argc, char** argv) {
 
   std::string build_targets = "all", out_dir;
   auto* build = app.add_subcommand(
-      "build", "Emit every kernel x dtype x default variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
-  build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
+      "build",
+      "Emit every kernel x dtype x default variant as .cu/.hip/.cl/.metal/.comp (+ PTX/cubin where NVRTC exists)");
+  build->add_option("--backend", build_targets, "cuda, hip, opencl, msl, glsl (comma list) or all")
+      ->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
   build->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   bool first_variant = false, build_all_variants = false, sources_only = false;
@@ -896,9 +902,10 @@ int main(int argc, char** argv) {
   inspect->add_option("--case", case_name, "Test or bench case whose parameters to use (default: the first test case)");
   inspect->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
   inspect
-      ->add_option("--stage", stage,
-                   "ir | simplify | dce | all | cuda | hip | opencl | msl | resources (NVRTC + ptxas -v: registers, "
-                   "spills, shared memory; no GPU needed)")
+      ->add_option(
+          "--stage", stage,
+          "ir | simplify | dce | all | cuda | hip | opencl | msl | glsl | resources (NVRTC + ptxas -v: registers, "
+          "spills, shared memory; no GPU needed)")
       ->capture_default_str();
   inspect->add_option("--arch", inspect_arch, "--stage resources: the NVIDIA architecture compiled for")
       ->capture_default_str();
