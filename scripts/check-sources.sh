@@ -6,7 +6,7 @@
 #   .cl     clang -x cl -cl-std=CL1.2 -fsyntax-only (and -DINGOT_PORTABLE_F16 where used) -> checked (PoCL runs them)
 #   .metal  clang++ against tests/compile/metal_shim                -> syntax/type check only;
 #           Apple's Metal compiler did NOT check these files.
-#   .comp   glslangValidator -V --target-env vulkan1.2, then spirv-val  -> SPIR-V compiled and validated
+#   .comp   glslangValidator -V --target-env vulkan1.2 (or the .spv beside it), then spirv-val -> SPIR-V validated
 # A missing compiler is a counted skip with its reason, never a pass.
 # Usage: scripts/check-sources.sh DIR
 set -uo pipefail
@@ -42,8 +42,13 @@ check() {  # file
     *.comp)
       { have glslangValidator && have spirv-val; } ||
         { skip=$((skip+1)); skip_reason[glsl]="glslangValidator/spirv-val not installed (glslang-tools, spirv-tools)"; return; }
-      glslangValidator -V --target-env vulkan1.2 -S comp -o "$tmp/out.spv" "$f" >"$log" 2>&1 &&
-        spirv-val --target-env vulkan1.2 "$tmp/out.spv" >>"$log" 2>&1 ;;
+      # the SPIR-V `ingot build` wrote beside it (shaderc, glslang's front end) where present, else glslangValidator's
+      spv=${f%.comp}.spv
+      if [[ ! -f $spv ]]; then
+        spv=$tmp/out.spv
+        glslangValidator -V --target-env vulkan1.2 -S comp -o "$spv" "$f" >"$log" 2>&1
+      fi &&
+        spirv-val --target-env vulkan1.2 "$spv" >>"$log" 2>&1 ;;
     *) return ;;
   esac
   if [[ $? -eq 0 ]]; then
