@@ -438,3 +438,30 @@ TEST_P(VulkanKernelLibrary, PassesTheHarness) {
 
 INSTANTIATE_TEST_SUITE_P(EveryKernel, VulkanKernelLibrary, ::testing::ValuesIn(harness::builtin_registry().names()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// A buffer larger than one storage binding (maxStorageBufferRange: lavapipe 128 MiB) is refused before anything runs;
+// one at the limit runs.
+TEST(Vulkan, BuffersOverTheBindingRangeAreRefused) {
+  INGOT_REQUIRE_VULKAN(be, test_options());
+  const std::uint64_t range = be->device_info().max_storage_range;
+  if (range > (std::uint64_t{256} << 20)) GTEST_SKIP() << "the device binds " << range << " bytes: too large to test";
+  const auto k = trace("fill", [](KernelBuilder& b) {
+    auto n = b.scalar<u32>("n");
+    auto y = b.out<u32>("y", n);
+    auto i = b.program_id(0);
+    if_(i < n, [&] { store(y, i, i); });
+  });
+  const auto at_limit = static_cast<std::uint32_t>(range / 4);
+  {
+    auto y = be->allocate(DType::u32, at_limit);
+    be->launch(k, grid_1d(at_limit, 1024), {scalar_arg<u32>(at_limit), y});
+    std::vector<std::uint32_t> got(at_limit);
+    be->download(*y, got.data(), y->bytes());
+    EXPECT_EQ(got[at_limit - 1], at_limit - 1);
+  }
+  auto over = be->allocate(DType::u32, std::size_t{at_limit} + 1);
+  EXPECT_THROW(be->launch(k, grid_1d(at_limit + 1, 1024), {scalar_arg<u32>(at_limit + 1), over}), ArgumentError);
+  std::vector<std::uint32_t> all(std::size_t{at_limit} + 1);
+  be->download(*over, all.data(), over->bytes());
+  EXPECT_EQ(all[0], 0xA5A5A5A5u);  // untouched: the poison
+}
