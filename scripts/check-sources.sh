@@ -6,6 +6,7 @@
 #   .cl     clang -x cl -cl-std=CL1.2 -fsyntax-only (and -DINGOT_PORTABLE_F16 where used) -> checked (PoCL runs them)
 #   .metal  clang++ against tests/compile/metal_shim                -> syntax/type check only;
 #           Apple's Metal compiler did NOT check these files.
+#   .comp   glslangValidator -V --target-env vulkan1.2 (or the .spv beside it), then spirv-val -> SPIR-V validated
 # A missing compiler is a counted skip with its reason, never a pass.
 # Usage: scripts/check-sources.sh DIR
 set -uo pipefail
@@ -38,6 +39,16 @@ check() {  # file
       have clang++ || { skip=$((skip+1)); skip_reason[msl]="clang++ not found"; return; }
       clang++ -std=c++17 -fsyntax-only -x c++ -I"$here/tests/compile/metal_shim" -Wno-unknown-attributes \
         -Wno-unused-function "$f" >"$log" 2>&1 ;;
+    *.comp)
+      { have glslangValidator && have spirv-val; } ||
+        { skip=$((skip+1)); skip_reason[glsl]="glslangValidator/spirv-val not installed (glslang-tools, spirv-tools)"; return; }
+      # the SPIR-V `ingot build` wrote beside it (shaderc, glslang's front end) where present, else glslangValidator's
+      spv=${f%.comp}.spv
+      if [[ ! -f $spv ]]; then
+        spv=$tmp/out.spv
+        glslangValidator -V --target-env vulkan1.2 -S comp -o "$spv" "$f" >"$log" 2>&1
+      fi &&
+        spirv-val --target-env vulkan1.2 "$spv" >>"$log" 2>&1 ;;
     *) return ;;
   esac
   if [[ $? -eq 0 ]]; then
@@ -48,7 +59,7 @@ check() {  # file
 }
 
 shopt -s nullglob
-files=("$dir"/*.cu "$dir"/*.hip "$dir"/*.cl "$dir"/*.metal)
+files=("$dir"/*.cu "$dir"/*.hip "$dir"/*.cl "$dir"/*.metal "$dir"/*.comp)
 [[ ${#files[@]} -gt 0 ]] || { echo "no kernel sources under $dir"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 for f in "${files[@]}"; do check "$f"; done
 for k in "${!skip_reason[@]}"; do echo "skipped $k: ${skip_reason[$k]}"; done

@@ -65,6 +65,7 @@ class Printer {
   KernelSource run() {
     std::ostringstream body;
     block(k_.body, 1, body);
+    if (d_.param_style == ParamStyle::VulkanBindings) return run_vulkan(body.str());
 
     std::ostringstream os;
     os << d_.preamble;
@@ -90,31 +91,110 @@ class Printer {
       }
     }
     os << body.str() << "}\n";
-    return KernelSource{d_.target, entry_, os.str(), dynamic ? layout.bytes : 0, layout.bytes};
+    return KernelSource{d_.target, entry_, os.str(), dynamic ? layout.bytes : 0, layout.bytes, {}, 0};
   }
 
  private:
+  // GLSL (ParamStyle::VulkanBindings): the bindings, the push constants and the shared arrays at file scope, then
+  // main() (printer.hpp states the ABI).
+  KernelSource run_vulkan(const std::string& body) {
+    const ir::SharedLayout layout = ir::shared_layout(k_);
+    KernelSource out{d_.target, entry_, "", 0, layout.bytes, {}, 0};
+    out.push_offsets.assign(k_.params.size(), KernelSource::kNoPushOffset);
+    std::ostringstream os, push, locals;
+    os << d_.preamble;
+    os << "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n";
+    std::uint32_t offset = 0;
+    for (std::size_t i = 0; i < k_.params.size(); ++i) {
+      const ir::Param& p = k_.params[i];
+      const std::string& name = param_names_[i];
+      if (ir::is_buffer(p.kind)) {
+        if (p.type == DType::boolean) {
+          throw std::invalid_argument("the " + d_.name + " dialect has no bool buffers (parameter '" + p.name +
+                                      "'): pass u8");
+        }
+        const std::string binding = "layout(std430, set = 0, binding = " + std::to_string(i) + ") ";
+        const std::string access = p.kind == ir::ParamKind::In ? "readonly " : "";
+        const auto views = word_views_.find(i);
+        // restrict only where no word view aliases the block
+        os << binding << access << (views == word_views_.end() ? d_.restrict_word + " " : "") << "buffer ingot_b" << i
+           << " { " << type(p.type) << " " << name << "[]; };\n";
+        if (views == word_views_.end()) continue;
+        for (const std::size_t words : views->second) {
+          os << binding << access << "buffer ingot_b" << i << "_w" << words << " { " << word_type(words) << " " << name
+             << "_w" << words << "[]; };\n";
+        }
+        continue;
+      }
+      // Scalars: 32-bit slots (64-bit for i64); narrower types travel widened and are narrowed in main().
+      const std::uint32_t size = p.type == DType::i64 ? 8 : 4;
+      offset = (offset + size - 1) / size * size;
+      out.push_offsets[i] = offset;
+      const std::string slot =
+          p.type == DType::f32 || p.type == DType::i32 || p.type == DType::u32 || p.type == DType::i64
+              ? type(p.type)
+              : type(p.type == DType::i8 ? DType::i32 : DType::u32);
+      const bool widened = slot != type(p.type);
+      push << "  layout(offset = " << offset << ") " << slot << " " << (widened ? "ingot_pc_" : "") << name << ";\n";
+      if (widened) {
+        locals << "  const " << type(p.type) << " " << name << " = "
+               << (p.type == DType::boolean ? "(ingot_pc_" + name + " != 0u)" : cv(type(p.type), "ingot_pc_" + name))
+               << ";\n";
+      }
+      offset += size;
+    }
+    out.push_bytes = offset;
+    if (offset) os << "layout(push_constant, std430) uniform ingot_scalars {\n" << push.str() << "};\n";
+    for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+      os << d_.shared_space << " " << type(k_.shared[i].type) << " " << shared_names_[i] << "[" << k_.shared[i].count
+         << "];\n";
+    }
+    if (!helpers_used_.empty()) os << "\n" << half_helpers();
+    os << "\n" << d_.kernel_prefix << " " << entry_ << "() {\n" << locals.str() << body << "}\n";
+    out.source = os.str();
+    return out;
+  }
+
   // ---------------------------------------------------------------- names and types
   void name_params() {
     entry_ = sanitize(k_.name);
     // A kernel named like a keyword or built-in function (e.g. `shuffle` in OpenCL C) would not
     // build or not be found: it is printed as <name>_kernel (KernelSource::entry says so).
-    if (reserved_words().count(entry_)) entry_ += "_kernel";
+    if (reserved(entry_)) entry_ += "_kernel";
     std::set<std::string> used;
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
-      std::string n = sanitize(k_.params[i].name);
+      std::string n = unprefixed(sanitize(k_.params[i].name));
       const bool looks_like_var =
           n.find('_') != std::string::npos && std::isdigit(static_cast<unsigned char>(n.back()));
-      if (reserved_words().count(n) || n.rfind("ingot_", 0) == 0 || used.count(n) || looks_like_var || n == entry_) {
+      if (reserved(n) || n.rfind("ingot_", 0) == 0 || used.count(n) || looks_like_var || n == entry_) {
         n += "_p" + std::to_string(i);
       }
       used.insert(n);
       param_names_.push_back(n);
     }
     for (std::size_t i = 0; i < k_.shared.size(); ++i) {
-      shared_names_.push_back(sanitize(k_.shared[i].hint.empty() ? "shared" : k_.shared[i].hint) + "_s" +
-                              std::to_string(i));
+      shared_names_.push_back(
+          unprefixed(sanitize(k_.shared[i].hint.empty() ? "shared" : k_.shared[i].hint) + "_s" + std::to_string(i)));
     }
+    if (d_.param_style == ParamStyle::VulkanBindings) entry_ = "main";  // a GLSL shader's entry point
+  }
+  // n, or "v" + n where n starts with a prefix the dialect reserves.
+  [[nodiscard]] std::string unprefixed(const std::string& n) const {
+    for (const auto& p : d_.reserved_prefixes) {
+      if (n.rfind(p, 0) == 0) return "v" + n;
+    }
+    return n;
+  }
+  [[nodiscard]] bool reserved(const std::string& n) const {
+    return reserved_words().count(n) != 0 || d_.reserved_words.count(n) != 0;
+  }
+  // A conversion of x to type t: C's cast `((t)(x))` (outer: the outer parentheses; inner: those around x), or the
+  // constructor `t(x)` where the dialect has no casts (GLSL).
+  [[nodiscard]] std::string cv(const std::string& t, const std::string& x, bool outer = true, bool inner = true) const {
+    if (d_.cast_style == CastStyle::Constructor) return t + "(" + x + ")";
+    std::string c = "(" + t + ")";
+    c += inner ? "(" + x + ")" : x;
+    return outer ? "(" + c + ")" : c;
   }
   // Variables some expression reads (a vector load's unread lanes are not declared: compilers
   // warn about unused variables).
@@ -191,7 +271,8 @@ class Printer {
   void name_vars() {
     find_read_vars();
     for (std::size_t v = 0; v < k_.vars.size(); ++v) {
-      var_names_.push_back(sanitize(k_.vars[v].hint.empty() ? "v" : k_.vars[v].hint) + "_" + std::to_string(v));
+      var_names_.push_back(
+          unprefixed(sanitize(k_.vars[v].hint.empty() ? "v" : k_.vars[v].hint) + "_" + std::to_string(v)));
     }
   }
   [[nodiscard]] const std::string& type(DType t) const { return d_.types[static_cast<std::size_t>(t)]; }
@@ -352,7 +433,9 @@ class Printer {
     // (conversion_helpers), else the portable one above.
     std::map<std::string, std::string> portable;  // helper name -> definition
     const std::string prefix = d_.helper_prefix + " ";
-    for (std::size_t start = h.find(prefix); start != std::string::npos;) {
+    // (a dialect without a helper prefix, GLSL, defines every helper itself: conversion_helpers)
+    for (std::size_t start = d_.helper_prefix.empty() ? std::string::npos : h.find(prefix);
+         start != std::string::npos;) {
       const std::size_t next = h.find("\n" + prefix, start);
       std::string fn = h.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
       const std::size_t paren = fn.find('(');
@@ -411,7 +494,7 @@ class Printer {
       case DType::u8:
       case DType::i8:
       case DType::u16: {
-        return "((" + type(t) + ")" + std::to_string(ir::int_of_bits(is_16bit_float(t) ? DType::u16 : t, bits)) + ")";
+        return cv(type(t), std::to_string(ir::int_of_bits(is_16bit_float(t) ? DType::u16 : t, bits)), true, false);
       }
     }
     return "?";
@@ -421,7 +504,7 @@ class Printer {
     if (from == DType::f32) return x;
     if (from == DType::f16) return uses16("ingot_f16_to_f32", x);
     if (from == DType::bf16) return uses16("ingot_bf16_to_f32", x);
-    return "((float)(" + x + "))";
+    return cv("float", x);
   }
   std::string uses16(const std::string& helper, const std::string& x) {
     helpers_used_.insert(helper);
@@ -437,21 +520,21 @@ class Printer {
     if (to == DType::f16) return uses16("ingot_f32_to_f16", to_f32(from, x));
     if (to == DType::bf16) return uses16("ingot_f32_to_bf16", to_f32(from, x));
     if (to == DType::f32) return to_f32(from, x);
-    if (is_16bit_float(from)) return "((" + type(to) + ")" + to_f32(from, x) + ")";
-    return "((" + type(to) + ")(" + x + "))";
+    if (is_16bit_float(from)) return cv(type(to), to_f32(from, x), true, false);
+    return cv(type(to), x);
   }
 
   std::string bitcast(DType from, DType to, const std::string& x) const {
     if (from == to) return x;
-    if (to == DType::f32) return replace_all(d_.uint_as_float, "{x}", "((" + type(DType::u32) + ")(" + x + "))");
-    if (from == DType::f32) return "((" + type(to) + ")" + replace_all(d_.float_as_uint, "{x}", x) + ")";
-    return "((" + type(to) + ")(" + x + "))";  // i32 <-> u32: same bits (two's complement)
+    if (to == DType::f32) return replace_all(d_.uint_as_float, "{x}", cv(type(DType::u32), x));
+    if (from == DType::f32) return cv(type(to), replace_all(d_.float_as_uint, "{x}", x), true, false);
+    return cv(type(to), x);  // i32 <-> u32: same bits (two's complement)
   }
 
   // Signed add/sub/mul/neg/shl go through the unsigned type: the IR defines wrap-around,
   // which C leaves undefined for signed types.
   std::string wrap_signed(DType t, const std::string& a, const std::string& op, const std::string& b) const {
-    return "((" + type(t) + ")((" + utype(t) + ")" + a + " " + op + " (" + utype(t) + ")" + b + "))";
+    return cv(type(t), cv(utype(t), a, false, false) + " " + op + " " + cv(utype(t), b, false, false));
   }
 
   std::string expr(ExprId e) {
@@ -505,7 +588,7 @@ class Printer {
         if (!signed_int) return expr(n.a);
         if (at == DType::i64 && (d_.target == Target::CUDA || d_.target == Target::HIP))
           return "llabs(" + expr(n.a) + ")";
-        return "((" + type(at) + ")" + d_.int_abs + "(" + expr(n.a) + "))";
+        return cv(type(at), d_.int_abs + "(" + expr(n.a) + ")", true, false);
       default: break;
     }
     if (info.precedence != 0 && info.arity == 2)
@@ -518,12 +601,13 @@ class Printer {
     return out + ")";
   }
 
-  std::string fn(Op op) const {
+  std::string fn(Op op) {
     const std::string& s = d_.f32_fn.at(static_cast<std::size_t>(op));
     if (s.empty()) {
       throw passes::LegaliseError("the " + d_.name + " dialect has no spelling for op '" +
                                   std::string(ir::op_info(op).name) + "'");
     }
+    if (d_.conversion_helpers.count(s)) helpers_used_.insert(s);  // a function the dialect defines itself
     return s;
   }
 
@@ -709,6 +793,61 @@ class Printer {
     return "((" + space + (is_const ? "const " : "") + word_type(words) + "*)(&" + mem_name(s.mem) + "[" + expr(s.a) +
            "]))";
   }
+  // VectorAccess::WordViews. A global buffer: element i of its word view (`<buffer>_w<words>`, declared with the
+  // bindings), the vector's index divided by its elements (ir.hpp: a multiple of them). A shared array: the words
+  // assembled from its elements, little-endian like the pointer casts, the index held in a variable.
+  std::string view_index(const ir::Stmt& s, std::size_t words) {
+    word_views_[s.mem.id].insert(words);
+    const std::size_t per_vector = words * 4 / dtype_size(k_.mem_type(s.mem));
+    return mem_name(s.mem) + "_w" + std::to_string(words) + "[(" + expr(s.a) + ") / " + std::to_string(per_vector) +
+           "u]";
+  }
+  std::string shared_index(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
+    const std::string i = "ingot_vi" + std::to_string(s.loc);
+    os << ind << "const " << type(k_.exprs[s.a].type) << " " << i << " = " << expr(s.a) << ";\n";
+    return i;
+  }
+  std::string view_words(const ir::Stmt& s, std::size_t words, const std::string& ind, std::ostringstream& os) {
+    if (s.mem.space == ir::Space::Global) return view_index(s, words);
+    const DType t = k_.mem_type(s.mem);
+    const std::size_t es = dtype_size(t), per_word = 4 / es;
+    const std::string i = shared_index(s, ind, os), u = type(DType::u32);
+    std::string args;
+    for (std::size_t w = 0; w < words; ++w) {
+      std::string word;
+      for (std::size_t j = 0; j < per_word; ++j) {
+        const std::string e = mem_name(s.mem) + "[" + i + " + " + std::to_string(w * per_word + j) + "]";
+        std::string bits = t == DType::f32 ? replace_all(d_.float_as_uint, "{x}", e)
+                           : es == 4       ? cv(u, e)
+                                           : cv(u, cv(type(es == 1 ? DType::u8 : DType::u16), e));
+        if (j) bits = "(" + bits + " << " + std::to_string(8 * es * j) + "u)";
+        word += (j ? " | " : "") + bits;
+      }
+      args += (w ? ", " : "") + word;
+    }
+    return words == 1 ? args
+                      : replace_all(replace_all(d_.word_vector_make, "{n}", std::to_string(words)), "{args}", args);
+  }
+  void store_view_words(const ir::Stmt& s, std::size_t words, const std::string& value, const std::string& ind,
+                        std::ostringstream& os) {
+    if (s.mem.space == ir::Space::Global) {
+      os << ind << view_index(s, words) << " = " << value << ";\n";
+      return;
+    }
+    const DType t = k_.mem_type(s.mem);
+    const std::size_t es = dtype_size(t), per_word = 4 / es;
+    const std::string i = shared_index(s, ind, os), w = "ingot_sw" + std::to_string(s.loc);
+    os << ind << "const " << word_type(words) << " " << w << " = " << value << ";\n";
+    for (std::size_t e = 0; e < words * per_word; ++e) {
+      std::string bits = word_part(w, words, e / per_word);
+      if (e % per_word) bits = "(" + bits + " >> " + std::to_string(8 * es * (e % per_word)) + "u)";
+      const std::string v = t == DType::f32  ? replace_all(d_.uint_as_float, "{x}", bits)
+                            : es == 4        ? cv(type(t), bits)
+                            : t == DType::i8 ? cv(type(t), cv(type(DType::u8), bits))
+                                             : cv(type(t), bits);
+      os << ind << mem_name(s.mem) << "[" << i << " + " << e << "] = " << v << ";\n";
+    }
+  }
   static std::string word_part(const std::string& v, std::size_t words, std::size_t w) {
     static const char* const comp[4] = {".x", ".y", ".z", ".w"};
     return words == 1 ? v : v + comp[w];
@@ -768,6 +907,9 @@ class Printer {
     if (shared_by_address(s.mem)) {
       os << ind << "const " << word_type(words) << " " << v << " = "
          << shared_call(d_.shared_load_words, static_cast<std::uint32_t>(words), s.mem, s.a, "") << ";\n";
+    } else if (d_.vector_access == VectorAccess::WordViews) {
+      const std::string value = view_words(s, words, ind, os);
+      os << ind << "const " << word_type(words) << " " << v << " = " << value << ";\n";
     } else {
       const std::string p = word_pointer(s, words, true);
       os << ind << "const " << word_type(words) << " " << v << " = *" << p << ";\n";
@@ -779,10 +921,10 @@ class Printer {
       if (t == DType::f32) {
         value = replace_all(d_.uint_as_float, "{x}", word);
       } else if (es == 4) {
-        value = "(" + type(t) + ")(" + word + ")";
+        value = cv(type(t), word, false);
       } else {
         const std::size_t shift = 8 * es * (j % per_word);
-        value = "(" + type(t) + ")(" + (shift ? "(" + word + " >> " + std::to_string(shift) + "u)" : word) + ")";
+        value = cv(type(t), shift ? "(" + word + " >> " + std::to_string(shift) + "u)" : word, false);
       }
       os << ind << "const " << type(t) << " " << var_names_[s.vars[j]] << " = " << value << ";\n";
     }
@@ -817,6 +959,8 @@ class Printer {
     const auto put = [&](const std::string& value) {
       if (shared_by_address(s.mem)) {
         os << ind << shared_call(d_.shared_store_words, static_cast<std::uint32_t>(words), s.mem, s.a, value) << ";\n";
+      } else if (d_.vector_access == VectorAccess::WordViews) {
+        store_view_words(s, words, value, ind, os);
       } else {
         os << ind << "*" << word_pointer(s, words, false) << " = " << value << ";\n";
       }
@@ -844,14 +988,10 @@ class Printer {
       if (t == DType::f32) {
         bits = replace_all(d_.float_as_uint, "{x}", expr(s.values[j]));
       } else if (es == 4) {
-        bits = "(" + u + ")(" + expr(s.values[j]) + ")";
+        bits = cv(u, expr(s.values[j]), false);
       } else {
         // through the unsigned element type first, so a negative i8 does not sign-extend
-        bits = "(" + u + ")(";
-        bits += type(es == 1 ? DType::u8 : DType::u16);
-        bits += ")(";
-        bits += expr(s.values[j]);
-        bits += ")";
+        bits = cv(u, cv(type(es == 1 ? DType::u8 : DType::u16), expr(s.values[j]), false), false, false);
         const std::size_t shift = 8 * es * (j % per_word);
         if (shift) {
           bits.insert(0, "(");
@@ -877,7 +1017,8 @@ class Printer {
 
   void atomic(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
-    const std::string ptr = "&" + mem_name(s.mem) + "[" + expr(s.a) + "]";
+    const std::string ref = mem_name(s.mem) + "[" + expr(s.a) + "]";
+    const std::string ptr = "&" + ref;
     const std::string value = expr(s.b);
     const std::string result = s.has_var ? "const " + type(t) + " " + var_names_[s.var] + " = " : std::string();
     if (t == DType::f32 && s.atomic == ir::AtomicOp::Add && d_.float_atomic_add == FloatAtomicAdd::CasLoop) {
@@ -904,7 +1045,7 @@ class Printer {
     }
     const std::string& pattern =
         s.atomic == ir::AtomicOp::Add ? d_.atomic_add : (s.atomic == ir::AtomicOp::Min ? d_.atomic_min : d_.atomic_max);
-    std::string call = replace_all(pattern, "{p}", ptr);
+    std::string call = replace_all(replace_all(pattern, "{p}", ptr), "{ref}", ref);
     call = replace_all(call, "{v}", value);
     call = replace_all(call, "{space}", space_of(s.mem));
     call = replace_all(call, "{t}", type(t));
@@ -921,6 +1062,7 @@ class Printer {
   std::vector<std::string> var_names_;
   std::vector<bool> var_read_;
   std::set<std::string> helpers_used_;
+  std::map<std::size_t, std::set<std::size_t>> word_views_;  // GLSL: per buffer parameter, the word views it needs
   std::map<ExprId, std::string> temps_;  // named temporaries of the statement being printed
   int next_temp_ = 0;
 };

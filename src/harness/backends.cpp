@@ -12,10 +12,11 @@
 #include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/runtime/opencl.hpp"
+#include "ingot/runtime/vulkan.hpp"
 
 namespace ingot::harness {
 
-std::vector<std::string> known_backends() { return {"interp", "opencl", "cuda"}; }
+std::vector<std::string> known_backends() { return {"interp", "opencl", "cuda", "vulkan"}; }
 
 std::vector<std::string> parse_backend_list(const std::string& spec) {
   std::vector<std::string> out;
@@ -44,7 +45,7 @@ std::vector<std::string> parse_backend_list(const std::string& spec) {
     }
   }
   flush();
-  if (out.empty()) throw std::invalid_argument("no backend named (use interp, opencl, cuda or all)");
+  if (out.empty()) throw std::invalid_argument("no backend named (use interp, opencl, cuda, vulkan or all)");
   std::vector<std::string> unique;
   for (const auto& b : out) {
     bool seen = false;
@@ -129,6 +130,17 @@ BackendSlot open_backend(const std::string& name, const OpenBackendOptions& opti
       }
     }
   }
+  if (name == "vulkan") {
+    try {
+      std::shared_ptr<runtime::VulkanBackend> be = runtime::VulkanBackend::create(options.vulkan);
+      BackendSlot slot{name, be, "", {}, {}};
+      // A kernel the device cannot run (shared memory, a missing feature) is a counted skip with the reason.
+      slot.skip_reason = [be](const ir::Kernel& k) { return be->cannot_run(k); };
+      return slot;
+    } catch (const runtime::BackendUnavailable& e) {
+      return BackendSlot{name, nullptr, e.what(), {}, {}};  // "vulkan not available: <why>"
+    }
+  }
   throw std::invalid_argument("unknown backend '" + name + "'");
 }
 
@@ -158,6 +170,27 @@ BackendReport describe_backend(const std::string& name) {
                     {"NVRTC", d.nvrtc_version + " (" + d.nvrtc_library + ")"}};
   } else if (!s.backend && s.compile_only) {
     r.properties = {{"mode", "compile-only (NVRTC present, no GPU/driver)"}};
+  }
+  if (const auto* vk = dynamic_cast<const runtime::VulkanBackend*>(s.backend.get())) {
+    const auto& d = vk->device_info();
+    r.properties = {
+        {"device", "[" + std::to_string(d.index) + "] " + d.name + " (" + d.type + ")"},
+        {"api version", d.api_version},
+        {"driver", d.driver_name + " " + d.driver_info},
+        {"max work-group invocations", std::to_string(d.max_invocations)},
+        {"shared memory", std::to_string(d.max_shared_bytes / 1024) + " KiB"},
+        {"max storage buffer range", std::to_string(d.max_storage_range / (1024ull * 1024ull)) + " MiB"},
+        {"subgroup size", std::to_string(d.subgroup_size)},
+        {"16-bit / 8-bit storage", std::string(d.storage16 ? "yes" : "no") + " / " + (d.storage8 ? "yes" : "no")},
+        {"timestamps", d.timestamps ? "yes" : "no"}};
+    try {
+      std::string all;
+      for (const auto& dev : runtime::list_vulkan_devices(OpenBackendOptions{}.vulkan)) {
+        all += (all.empty() ? "" : "; ") + std::to_string(dev.index) + ": " + dev.name + " (" + dev.type + ")";
+      }
+      r.properties.emplace_back("devices (INGOT_VULKAN_DEVICE: index or name)", all);
+    } catch (const runtime::BackendUnavailable&) {
+    }
   }
   if (const auto* cl = dynamic_cast<const runtime::OpenCLBackend*>(s.backend.get())) {
     const auto& d = cl->device_info();

@@ -78,6 +78,17 @@ expect build_bad_target 2 "unknown build target 'vulkan'" -- "$ingot" build --ba
 expect build_needs_out nonzero '--out is required' -- "$ingot" build --backend cuda
 expect device 0 'interp: available' -- "$ingot" device
 expect device_json 0 '"backend": "interp"' -- "$ingot" device --json
+# GLSL: the .comp and, where shaderc is built in, its SPIR-V; the stage; Vulkan's line in `ingot device` (available, or
+# absent with the reason).
+expect build_glsl 0 'wrote [0-9]+ files' -- "$ingot" build --backend glsl --out "$work/glsl" --filter silu
+expect build_glsl_comp 0 'silu_f32.*\.comp' -- ls "$work/glsl"
+if "$ingot" device | grep -q '^vulkan: available'; then
+  expect build_glsl_spv 0 'silu_f32.*\.spv' -- ls "$work/glsl"
+  expect device_vulkan_bad_filter 0 '^vulkan: absent — vulkan not available: no device matches' -- env INGOT_VULKAN_DEVICE=no-such-gpu "$ingot" device
+  expect spv_validates 0 '' -- bash -c "for f in '$work'/glsl/*.spv; do spirv-val --target-env vulkan1.2 \"\$f\" || exit 1; done"
+fi
+expect inspect_glsl 0 '#version 450' -- "$ingot" inspect silu --stage glsl
+expect device_vulkan 0 '^vulkan: (available|absent — vulkan not available: )' -- "$ingot" device
 
 # run: a K=1 convolution with unit weights is the identity, so y.npy must hold x's values.
 vals=(); for i in $(seq 0 71); do vals+=("$i.25"); done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The printed source of every default variant of the kernel library (each kernel x dtype x case naming no tuning
-# option, in CUDA, HIP, OpenCL C and MSL) against the digests pinned in library-defaults.sha256: a change to a kernel,
+# option, in CUDA, HIP, OpenCL C, MSL and GLSL) against the digests pinned in library-defaults.sha256: a change to a kernel,
 # a block or the printer that alters a default's print fails here, naming the variants; a change that should alter
 # them is committed with the file regenerated (--update) and the GPU times of the changed rows measured.
 # Usage: check-library-prints.sh path/to/ingot [--update]
@@ -9,7 +9,7 @@ ingot=${1:?usage: check-library-prints.sh path/to/ingot [--update]}
 golden=$(cd "$(dirname "$0")" && pwd)/library-defaults.sha256
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$ingot" build --backend all --sources-only --out "$tmp/src" > /dev/null
-(cd "$tmp/src" && sha256sum -- *.cu *.hip *.cl *.metal | LC_ALL=C sort -k2) > "$tmp/now"
+(cd "$tmp/src" && sha256sum -- *.cu *.hip *.cl *.metal *.comp | LC_ALL=C sort -k2) > "$tmp/now"
 if [[ ${2:-} == --update ]]; then
   cp "$tmp/now" "$golden"
   echo "wrote $(wc -l < "$golden") digests to $golden"

@@ -29,6 +29,7 @@
 #include "ingot/runtime/backend.hpp"
 #include "ingot/runtime/cuda_compile.hpp"
 #include "ingot/runtime/cuda_occupancy.hpp"
+#include "ingot/runtime/spirv.hpp"
 #include "ingot/scalar_eval.hpp"
 #include "progress.hpp"
 #include "tools.hpp"
@@ -264,7 +265,8 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   std::string item;
   auto add = [&](const std::string& t) {
     if (t == "all") {
-      targets = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal};
+      targets = {codegen::Target::CUDA, codegen::Target::HIP, codegen::Target::OpenCL, codegen::Target::Metal,
+                 codegen::Target::GLSL};
     } else if (t == "cuda") {
       targets.push_back(codegen::Target::CUDA);
     } else if (t == "hip") {
@@ -273,8 +275,10 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
       targets.push_back(codegen::Target::OpenCL);
     } else if (t == "msl" || t == "metal") {
       targets.push_back(codegen::Target::Metal);
+    } else if (t == "glsl") {
+      targets.push_back(codegen::Target::GLSL);
     } else if (!t.empty()) {
-      throw UsageError("unknown build target '" + t + "' (use cuda, hip, opencl, msl or all)");
+      throw UsageError("unknown build target '" + t + "' (use cuda, hip, opencl, msl, glsl or all)");
     }
   };
   for (char c : targets_spec + ",") {
@@ -285,11 +289,13 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
       item += c;
     }
   }
-  if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl or all)");
+  if (targets.empty()) throw UsageError("--backend names no target (use cuda, hip, opencl, msl, glsl or all)");
   tools::require_writable_dir(out_dir, "--out");
   json manifest = json::array();
   std::size_t files = 0;
   tools::CudaArtifacts cuda_tool;
+  std::unique_ptr<runtime::SpirvCompiler> spirv;
+  std::string spirv_note;
   for (const auto& k : reg.kernels()) {
     if (!k.matches(filter)) continue;
     for (DType t : k.dtypes) {
@@ -313,6 +319,24 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
           if (target == codegen::Target::CUDA && !sources_only) {
             entry["binaries"] = cuda_tool.write(kern, std::filesystem::path(out_dir), variant, &files);
           }
+          if (target == codegen::Target::GLSL && !sources_only) {
+            // SPIR-V beside the GLSL (shaderc; a build without it says so once)
+            if (!spirv && spirv_note.empty()) {
+              try {
+                spirv = std::make_unique<runtime::SpirvCompiler>(runtime::SpirvCompiler::load());
+              } catch (const runtime::BackendUnavailable& e) {
+                spirv_note = std::string("no .spv written: ") + e.what();
+              }
+            }
+            if (spirv) {
+              const auto words = spirv->compile(src.source, variant);
+              const std::string spv = variant + ".spv";
+              tools::write_file((std::filesystem::path(out_dir) / spv).string(),
+                                std::string(reinterpret_cast<const char*>(words.data()), words.size() * 4));
+              entry["binaries"] = json::array({spv});
+              ++files;
+            }
+          }
           manifest.push_back(entry);
         }
       }
@@ -322,6 +346,7 @@ int cmd_build(const harness::Registry& reg, const std::string& targets_spec, con
   std::printf("wrote %zu files for %zu kernel variants to %s (manifest.json lists them)\n", files, manifest.size(),
               out_dir.c_str());
   if (!cuda_tool.note().empty()) std::printf("%s\n", cuda_tool.note().c_str());
+  if (!spirv_note.empty()) std::printf("%s\n", spirv_note.c_str());
   return files > 0 ? 0 : 1;
 }
 
@@ -393,7 +418,8 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
   const std::map<std::string, codegen::Target> targets = {{"cuda", codegen::Target::CUDA},
                                                           {"hip", codegen::Target::HIP},
                                                           {"opencl", codegen::Target::OpenCL},
-                                                          {"msl", codegen::Target::Metal}};
+                                                          {"msl", codegen::Target::Metal},
+                                                          {"glsl", codegen::Target::GLSL}};
   if (auto it = targets.find(stage); it != targets.end()) {
     std::cout << codegen::emit(res.kernel, it->second).source;
     return 0;
@@ -417,7 +443,7 @@ int cmd_inspect(const harness::Registry& reg, const std::string& name, const std
   }
   if (!shown) {
     throw UsageError("unknown --stage '" + stage +
-                     "' (use ir, simplify, dce, all, cuda, hip, opencl, msl or resources)");
+                     "' (use ir, simplify, dce, all, cuda, hip, opencl, msl, glsl or resources)");
   }
   return 0;
 }
@@ -849,7 +875,7 @@ int main(int argc, char** argv) {
   bool fail_fast = false, long_compiles = false, all_variants = false;
   std::uint64_t seed = 0x1a2b3c4d;
   auto* test = app.add_subcommand("test", "Check every kernel x dtype x case x backend against its CPU oracle");
-  test->add_option("--backend", backend, "interp, opencl, cuda (comma list) or all")->capture_default_str();
+  test->add_option("--backend", backend, "interp, opencl, cuda, vulkan (comma list) or all")->capture_default_str();
   test->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   test->add_option("--dtype", dtype, "Only this dtype (f32, f16, bf16, ...)");
   test->add_flag("--fail-fast", fail_fast, "Stop at the first failure");
@@ -867,8 +893,11 @@ int main(int argc, char** argv) {
 
   std::string build_targets = "all", out_dir;
   auto* build = app.add_subcommand(
-      "build", "Emit every kernel x dtype x default variant as .cu/.hip/.cl/.metal (+ PTX/cubin where NVRTC exists)");
-  build->add_option("--backend", build_targets, "cuda, hip, opencl, msl (comma list) or all")->capture_default_str();
+      "build",
+      "Emit every kernel x dtype x default variant as .cu/.hip/.cl/.metal/.comp (+ PTX/cubin where NVRTC exists, "
+      "SPIR-V for .comp)");
+  build->add_option("--backend", build_targets, "cuda, hip, opencl, msl, glsl (comma list) or all")
+      ->capture_default_str();
   build->add_option("--out", out_dir, "Output directory")->required();
   build->add_option("--filter", filter, "Only kernels whose name or family contains this (comma list: any part)");
   bool first_variant = false, build_all_variants = false, sources_only = false;
@@ -889,9 +918,10 @@ int main(int argc, char** argv) {
   inspect->add_option("--case", case_name, "Test or bench case whose parameters to use (default: the first test case)");
   inspect->add_option("--set", sets, "Override a parameter: NAME=VALUE (repeatable)");
   inspect
-      ->add_option("--stage", stage,
-                   "ir | simplify | dce | all | cuda | hip | opencl | msl | resources (NVRTC + ptxas -v: registers, "
-                   "spills, shared memory; no GPU needed)")
+      ->add_option(
+          "--stage", stage,
+          "ir | simplify | dce | all | cuda | hip | opencl | msl | glsl | resources (NVRTC + ptxas -v: registers, "
+          "spills, shared memory; no GPU needed)")
       ->capture_default_str();
   inspect->add_option("--arch", inspect_arch, "--stage resources: the NVIDIA architecture compiled for")
       ->capture_default_str();
@@ -909,7 +939,7 @@ int main(int argc, char** argv) {
 
   BenchArgs bargs;
   auto add_bench_options = [&](CLI::App* c) {
-    c->add_option("--backend", bargs.backend, "One backend: cuda, opencl or interp")->capture_default_str();
+    c->add_option("--backend", bargs.backend, "One backend: cuda, opencl, vulkan or interp")->capture_default_str();
     c->add_option("--filter", bargs.filter, "Only kernels whose name or family contains this (comma list: any part)");
     c->add_option("--dtype", bargs.dtype, "Only this dtype");
     c->add_option("--cases", bargs.cases, "Only cases whose name matches this regular expression (ECMAScript)");
@@ -971,7 +1001,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> ins, outs;
   auto* run = app.add_subcommand("run", "Run one kernel on .npy inputs and write .npy outputs");
   run->add_option("kernel", kernel_name, "Kernel name")->required();
-  run->add_option("--backend", run_backend, "One backend: interp, opencl or cuda")->capture_default_str();
+  run->add_option("--backend", run_backend, "One backend: interp, opencl, cuda or vulkan")->capture_default_str();
   run->add_option("--dtype", dtype, "dtype of the kernel variant")->required();
   run->add_option("--case", case_name,
                   "Test or bench case whose parameters to start from (default: none, the library's defaults: give "

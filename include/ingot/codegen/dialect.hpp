@@ -1,10 +1,11 @@
 // ingot/codegen/dialect.hpp — a C-family dialect as data.
 //
-// The one printer (printer.cpp) reads everything that differs between CUDA, HIP, OpenCL C and
-// MSL from this table: type names, address-space words, kernel prefix, thread-index spellings,
+// The one printer (printer.cpp) reads everything that differs between CUDA, HIP, OpenCL C, MSL
+// and GLSL from this table: type names, address-space words, kernel prefix, thread-index spellings,
 // barrier, math-function names, literal styles, bit casts and the ops the dialect cannot print.
 // Real structural differences (Metal's attribute-bound parameters, OpenCL's lack of float
-// atomics) are the few `Structure` switches below, handled by hooks in the printer.
+// atomics, GLSL's bindings and lack of pointers) are the few switches below, handled by hooks in
+// the printer.
 // No field has a silent default: each dialect spells everything out.
 #pragma once
 
@@ -22,6 +23,22 @@ namespace ingot::codegen {
 enum class ParamStyle {
   Plain,        // T* name / T name in the parameter list (CUDA, HIP, OpenCL)
   MetalBuffer,  // every parameter is [[buffer(i)]]; scalars are `constant T&`
+  // GLSL for Vulkan: `void main()`; buffer i is a storage block at set 0, binding i; scalars are members of one push
+  // constant block (KernelSource::push_offsets); shared arrays are declared at file scope; the work-group size is
+  // specialisation constants 0, 1, 2.
+  VulkanBindings,
+};
+
+enum class CastStyle {
+  CStyle,       // ((T)(x))
+  Constructor,  // T(x) (GLSL)
+};
+
+enum class VectorAccess {
+  PointerCast,  // *(uint4*)&a[i] (C family)
+  // No pointers (GLSL): a global buffer's words are read through further storage blocks at the same binding (word
+  // views, uint / uvecN arrays); a shared array's words are assembled from and split into its elements.
+  WordViews,
 };
 
 enum class IndexStyle {
@@ -107,6 +124,7 @@ struct Dialect {
   std::string infinity, nan;  // f32 non-finite literals
   // Atomics: "{p}" is a pointer to the element, "{v}" the operand, "{space}" its address space,
   // "{t}" the element type.
+  // "{ref}" is the element itself (GLSL's atomics take an lvalue, not a pointer).
   std::string atomic_add, atomic_min, atomic_max;
   FloatAtomicAdd float_atomic_add = FloatAtomicAdd::Native;
   std::string atomic_cas;  // 32-bit compare-and-swap returning the old value: {p} {cmp} {v}
@@ -115,11 +133,19 @@ struct Dialect {
   std::string word_vector_make;  // builds a word vector from n u32 expressions
   ParamStyle param_style = ParamStyle::Plain;
   IndexStyle index_style = IndexStyle::Expressions;
+  CastStyle cast_style = CastStyle::CStyle;
+  VectorAccess vector_access = VectorAccess::PointerCast;
+  // Names a kernel, parameter or shared array may not take in this dialect beyond the printer's C-family list
+  // (GLSL's keywords and built-in functions: `input`, `output`, `mix`, ...); such a name gets a suffix.
+  std::set<std::string> reserved_words;
+  // Prefixes no name may start with (GLSL: "gl_"); such a name gets a "v" in front.
+  std::set<std::string> reserved_prefixes;
   std::set<ir::Op> unsupported;  // ops the legalise pass must remove first
   // Dialect-specific definitions of the 16-bit conversion helpers (by helper name), used
   // instead of the portable integer code; each must give the same result for every non-NaN
   // input (RNE) and a quiet NaN for NaN. Also the shared-memory access helpers (shared_load ..).
-  // Each helper a kernel calls is printed once, before the kernel.
+  // Each helper a kernel calls is printed once, before the kernel. A math function name in f32_fn that is a key here
+  // is such a helper too (GLSL's fmod and IEEE minNum/maxNum).
   std::map<std::string, std::string> conversion_helpers;
   // Optional: a preprocessor macro. Where set, a helper that has both a conversion_helpers definition and a portable
   // one prints both, the portable one under `#ifdef` of this macro, so a runtime can build the portable code on a

@@ -11,10 +11,11 @@
 #include "ingot/harness/harness.hpp"
 #include "ingot/runtime/cuda.hpp"
 #include "ingot/runtime/opencl.hpp"
+#include "ingot/runtime/vulkan.hpp"
 
 namespace ingot::harness {
 
-// "interp", "opencl", "cuda".
+// "interp", "opencl", "cuda", "vulkan".
 [[nodiscard]] std::vector<std::string> known_backends();
 // Expands "all" and comma lists; throws std::invalid_argument naming an unknown backend and
 // listing the known ones.
@@ -30,6 +31,7 @@ struct OpenBackendOptions {
   std::size_t cpu_opencl_unoptimized_below = 0;
   runtime::OpenCLOptions opencl;  // how the OpenCL backend is created
   runtime::CudaOptions cuda;      // how the CUDA backend is created (its compile options also where it only compiles)
+  runtime::VulkanOptions vulkan;  // how the Vulkan backend is created
 };
 // Opens a backend. An absent one comes back with backend == nullptr and why_absent set
 // ("opencl not available: ..."); CUDA without a GPU but with NVRTC comes back compile-only.
