@@ -23,7 +23,7 @@ void check_causal_conv1d(std::uint32_t channels, std::uint32_t length, std::uint
     throw std::invalid_argument("causal_conv1d: L = " + std::to_string(length) +
                                 " must be <= 2^30 (positions are 32-bit)");
   }
-  check_u32_elements("causal_conv1d", 1, std::uint64_t{channels} * length);
+  // (Element counts are each kernel's build's to check, with the batch: the channel-first prefill has a 64-bit form.)
 }
 
 namespace {
@@ -73,6 +73,11 @@ CausalNlcTiling nlc_tiling_of(const Params& p) {
   t.VC = get("VC", t.VC);
   check_causal_nlc_tiling(t);
   return t;
+}
+
+Params with_i64(Params p) {
+  p["i64"] = 1;
+  return p;
 }
 
 Params with_tiling(Params p, std::int64_t T, std::int64_t VC = 0) {
@@ -136,12 +141,30 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.tests.push_back({"k8_all_v4_L24", v(prefill_shape(2, 3, 24, 8, all), 4)});
     s.tests.push_back({"k4_all_v1_2x5x13", v(prefill_shape(2, 5, 13, 4, all), 1)});
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
+    // 64-bit indexes (i64 = 1, the default where B * C * (L + 2V) reaches 2^32: rows of L outputs take at most
+    // L + 2V threads' outputs).
+    s.spec_params.push_back("i64");
+    s.option_params.push_back("i64");
+    s.value_names["i64"] = {"u32index", "i64index"};
+    s.tests.push_back({"k4_all_v8_2x3x40_i64", with_i64(v(prefill_shape(2, 3, 40, 4, all), 8))});
+    s.tests.push_back({"k8_all_3x7x41_i64", with_i64(prefill_shape(3, 7, 41, 8, all))});
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
-      check_u32_elements(name, static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)),
-                         std::uint64_t{sp.channels} * sp.length);
-      return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
-        causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, ncl_v_of(p));
+      const auto batch = static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0));
+      const std::uint64_t per_batch = std::uint64_t{sp.channels} * (std::uint64_t{sp.length} + 2 * ncl_v_of(p));
+      const bool wide = wide_index_param(p, batch * per_batch, name);
+      if (wide) {
+        check_i64_elements(name, batch, per_batch);
+      } else {
+        check_u32_elements(name, batch, std::uint64_t{sp.channels} * sp.length);
+      }
+      return trace_typed(t, wide ? name + "_i64" : name, p, [&](auto tag, KernelBuilder& k) {
+        using T = typename decltype(tag)::type;
+        if (wide) {
+          causal_conv1d_prefill_ncl<T, i64>(k, sp, ncl_v_of(p));
+        } else {
+          causal_conv1d_prefill_ncl<T>(k, sp, ncl_v_of(p));
+        }
       });
     };
     s.geometry = [layout](DType, const Params& p) {
