@@ -109,8 +109,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
                          "initial/final state [B,C,K-1]";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
-  if (!last) s.spec_params.push_back("V");  // outputs per thread (causal_conv1d_ncl.hpp)
-  if (!last) s.option_params.push_back("V");
+  if (!last) s.add_option({"V", 1, 64, "outputs per thread (causal_conv1d_ncl.hpp); default 8"});
   s.runtime_params = {"B"};
   const Opts none{}, all{true, true, true, true};
   s.tests = {
@@ -143,8 +142,9 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
     // 64-bit indexes (i64 = 1, the default where B * C * (L + 2V) reaches 2^32: rows of L outputs take at most
     // L + 2V threads' outputs).
-    s.spec_params.push_back("i64");
-    s.option_params.push_back("i64");
+    s.add_option(
+        {"i64", 0, 1,
+         "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"});
     s.value_names["i64"] = {"u32index", "i64index"};
     s.tests.push_back({"k4_all_v8_2x3x40_i64", with_i64(v(prefill_shape(2, 3, 40, 4, all), 8))});
     s.tests.push_back({"k8_all_3x7x41_i64", with_i64(prefill_shape(3, 7, 41, 8, all))});
@@ -174,9 +174,8 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     };
   } else {
     // The channel-last kernel (causal_conv1d_nlc.hpp): T time steps x VC channels per thread.
-    s.spec_params.emplace_back("T");
-    s.spec_params.emplace_back("VC");
-    s.option_params = {"T", "VC"};
+    s.add_option({"T", 1, 64, "time steps per thread; default 16"});
+    s.add_option({"VC", 1, 64, "channels per thread (a vector where C allows it); default 4"});
     // L not a multiple of T, C not a multiple of VC (narrower vectors, scalars), T < K-1 (halo
     // from more than one group), one time group, state options.
     s.tests.push_back({"k4_all_2x16x13_t4", with_tiling(prefill_shape(2, 16, 13, 4, all), 4)});

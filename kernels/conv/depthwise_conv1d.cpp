@@ -122,9 +122,15 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "shfl", "minb"};
-  s.spec_params.push_back("i64");
-  s.option_params = {"V", "shfl", "minb", "i64"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
+  s.add_option(
+      {"V", 1, 64,
+       "outputs per thread; default 16 with the chunk exchange for 16-bit rows of row-shifted groups, else 8"});
+  s.add_option({"shfl", 0, 1, "1: chunk exchange, each input chunk loaded once and shared by sub-group shuffle"});
+  s.add_option({"minb", 1, 32, "launch_bounds(256, minb); default 8 for 16-bit types with V <= 8, else none"});
+  s.add_option(
+      {"i64", 0, 1,
+       "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"});
   s.value_names["i64"] = {"u32index", "i64index"};
   s.runtime_params = {"B"};
   s.tests = {

@@ -244,23 +244,24 @@ void register_depthwise_conv2d(harness::Registry& r) {
                               "depthwise 2-D convolution, NCHW: x[B,C,H,W] * w[C,kh,kw] (+bias[C]) -> y[B,C,P,Q]; "
                               "stride, pad, dilation per axis; VH x VW outputs per thread",
                               depthwise_conv2d_cases(), {{"N32_C384_56x56_3x3", b3}, {"N32_C384_56x56_7x7", b7}});
-  s.spec_params.emplace_back("VH");
-  s.spec_params.emplace_back("VW");
-  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
-  s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
-  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
-  s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
-  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
-  s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
-  s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
-  s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
-  s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
-  s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
-  s.spec_params.emplace_back("mw");    // tensor cores: warps per work-group (default: the fewest for the least tiles)
-  s.spec_params.emplace_back("rp");    // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
-  s.spec_params.emplace_back("il");    // tensor cores with rp: pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");    // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
-  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
+  // The options; which kernel a case runs and the defaults per shape: tile_of and the kernels' option structs above.
+  s.add_option({"VH", 1, 16, "tiled kernel: output rows per thread"});
+  s.add_option({"VW", 1, 32, "tiled kernel: output columns per thread"});
+  s.add_option({"preload", 0, 1, "tiled kernel: 1 = every input row loaded before the arithmetic"});
+  s.add_option({"shfl", 0, 1, "tiled kernel with preload: 1 = halo columns by sub-group shuffle"});
+  s.add_option({"ahead", 0, 32, "tiled kernel with preload: rows loaded this far ahead of their arithmetic (0: all)"});
+  s.add_option({"smem", 0, 1, "1: one plane per work-group, staged in shared memory"});
+  s.add_option({"mma", 0, 1, "1: tensor cores (f16/bf16; f32 runs the tiled kernel)"});
+  s.add_option({"imgs", 1, 64, "tensor cores, smem with async: images per work-group (default 1)"});
+  s.add_option({"async", 0, 1, "tensor cores, smem: planes copied asynchronously through two buffers"});
+  s.add_option({"lm", 0, 1, "tensor cores: 1 = A fragments by load_matrix (ldmatrix)"});
+  s.add_option({"lmfirst", 0, 1, "tensor cores with lm: every tile's load_matrix of a tap row first"});
+  s.add_option({"os", 0, 1, "tensor cores: 1 = outputs through shared memory, 16-byte stores"});
+  s.add_option({"mw", 1, 8, "tensor cores: warps per work-group (default: the fewest for the least tiles)"});
+  s.add_option({"rp", 0, 1, "tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)"});
+  s.add_option({"il", 1, 32, "tensor cores with rp: pairs whose mma chains run side by side (at most the pairs)"});
+  s.add_option({"lq", 0, 2, "tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)"});
+  s.add_option({"minb", 1, 32, "launch_bounds(group, minb): minb work-groups per multiprocessor"});
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -890,7 +891,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     return runtime::grid_1d(planes * depthwise_conv2d_nchw_tiles(sp, tile), 256);
   };
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

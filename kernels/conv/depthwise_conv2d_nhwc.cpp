@@ -204,25 +204,26 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         return cases;
       }(),
       {{"N32_C384_56x56_3x3", k3}, {"N32_C384_56x56_7x7", k7}});
-  s.spec_params.emplace_back("V");
-  s.spec_params.emplace_back("VC");
-  s.spec_params.emplace_back("VH");
-  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
-  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
-  s.spec_params.emplace_back("CL");       // channel vectors per pixel of consecutive threads
-  s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
-  s.spec_params.emplace_back("we");       // stream: 1 = the block's weights copied to shared memory with row 0
-  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
-  s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
-  s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
-  s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group
-  s.spec_params.emplace_back("il");       // tensor cores: row pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
-  s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
-  s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
-  s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
-  s.spec_params.emplace_back("mos");      // tensor cores: 1 = the output stage's words rotated per pixel
-  s.spec_params.emplace_back("mwr");      // tensor cores with bands: 1 = each warp's weights held in registers
+  // The options; which kernel a case runs and the defaults per window: tiling_of, mma_options_of and the kernels above.
+  s.add_option({"V", 1, 16, "FMA kernels: output columns per thread"});
+  s.add_option({"VC", 1, 16, "FMA kernels: channels per thread (one vector)"});
+  s.add_option({"VH", 1, 16, "FMA kernels: output rows per thread"});
+  s.add_option({"preload", 0, 1, "FMA kernels: 1 = every input row loaded before the arithmetic"});
+  s.add_option({"ahead", 0, 32, "FMA kernels with preload: rows loaded this far ahead of their arithmetic (0: all)"});
+  s.add_option({"CL", 0, 1 << 16, "FMA kernels: channel vectors per pixel of consecutive threads"});
+  s.add_option({"minb", 1, 32, "launch_bounds(group, minb): minb work-groups per multiprocessor"});
+  s.add_option({"we", 0, 1, "stream kernel: 1 = the block's weights copied to shared memory with row 0"});
+  s.add_option({"mma", 0, 1, "1: tensor cores (f16/bf16; f32 runs the other kernels)"});
+  s.add_option({"mr", 2, 64, "tensor cores: output rows per work-group (even)"});
+  s.add_option({"mc", 8, 16, "tensor cores: channels per work-group (8 or 16)"});
+  s.add_option({"mw", 1, 32, "tensor cores: warps per work-group"});
+  s.add_option({"il", 1, 32, "tensor cores: row pairs whose mma chains run side by side"});
+  s.add_option({"lq", 0, 2, "tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)"});
+  s.add_option({"mb", 1, 64, "tensor cores: bands per work-group (> 1: a ring of plane rows)"});
+  s.add_option({"msm", 16, 227, "tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)"});
+  s.add_option({"mwp", 0, 1, "tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)"});
+  s.add_option({"mos", 0, 1, "tensor cores: 1 = the output stage's words rotated per pixel"});
+  s.add_option({"mwr", 0, 1, "tensor cores with bands: 1 = each warp's weights held in registers"});
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -532,7 +533,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return runtime::grid_1d(
         static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

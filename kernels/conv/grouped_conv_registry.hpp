@@ -315,9 +315,30 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
-                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
-    s.spec_params.emplace_back(key);
+  // The options of the four kernels (the FMA kernel, the unstaged, staged (stage 1), planar (2) and pixel-stage (3)
+  // tensor-core kernels); which kernel a case runs and each default: the functions above.
+  s.add_option({"OC", 1, 1024, "FMA kernel: output channels per thread (default 8)"});
+  s.add_option({"VH", 1, 1024, "FMA kernel: output rows per thread (default 1)"});
+  s.add_option({"VW", 1, 1024, "FMA kernel: output columns per thread (default 8)"});
+  s.add_option({"mma", 0, 1, "tensor cores (16-bit, 8 input channels per group); default 1 where they apply"});
+  s.add_option({"rows", 1, 1024, "tensor cores: output rows per band (per kernel: even for stages 2 and 3)"});
+  s.add_option({"mmatx", 0, 1, "unstaged tensor cores: 1 = tap columns over lanes (default where kw <= 4)"});
+  s.add_option({"stage", 0, 3, "tensor-core kernel: 1 staged, 2 planar (3-D default), 3 pixel-stage (2-D default)"});
+  s.add_option({"threads", 32, 256, "planar and pixel-stage kernels: threads per work-group (default 128)"});
+  s.add_option({"sv", 0, 8, "staged kernel: staging vector in elements, 1, 2, 4 or 8 (0: the default, 2)"});
+  s.add_option({"lm", 0, 1, "staged kernel: 1 = A by load_matrix (default in 3-D)"});
+  s.add_option({"hb", 0, 1, "staged kernel: 1 = B held in registers (8 output channels per group; default 1)"});
+  s.add_option({"sp", 0, 1, "staged kernel: 1 = pair stores where Q is even (default 0)"});
+  s.add_option({"ds", 1, 16, "staged and planar kernels (3-D): output depth slices per work-group"});
+  s.add_option({"ru", 0, 1, "staged kernel: 1 = tasks of whole band rows (default in 3-D)"});
+  s.add_option({"minb", 1, 32, "launch_bounds(group, minb): minb work-groups per multiprocessor"});
+  s.add_option({"bw", 1, 64, "planar (1-8) and pixel-stage kernels: bands per work-group (default 1)"});
+  s.add_option({"il", 1, 4, "planar kernel: units interleaved per warp (default 1)"});
+  s.add_option({"os", 0, 1, "planar and pixel-stage kernels: outputs staged, 16-byte stores (default 1, Q % 8 == 0)"});
+  s.add_option({"we", 0, 1, "planar and pixel-stage kernels: weights copied with the first band (default where fits)"});
+  s.add_option({"skip", 0, 1, "pixel-stage kernel: 1 = bands past the last output row skipped (default 1)"});
+  s.add_option({"ya", 0, 1, "pixel-stage kernel: output stage in the band's planar buffer (default where it fits)"});
+  s.add_option({"msm", 16, 227, "planar kernel: shared memory allowed, KB (default 48; CUDA: dynamic above)"});
   for (const auto& tc : tiled_tests)
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
   for (const auto& t : bench_tiles) {

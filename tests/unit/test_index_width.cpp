@@ -27,9 +27,7 @@ bool reads_i64_program_id(const ir::Kernel& k) {
   return false;
 }
 
-bool has_index_option(const KernelSpec& k) {
-  return std::find(k.option_params.begin(), k.option_params.end(), "i64") != k.option_params.end();
-}
+bool has_index_option(const KernelSpec& k) { return k.find_option("i64") != nullptr; }
 
 constexpr std::int64_t kPast32 = (std::int64_t{1} << 32) + 300;
 
