@@ -31,9 +31,7 @@ void register_silu(harness::Registry& r) {
   s.description = "SiLU: y[n] = x[n] * sigmoid(x[n]), computed in f32";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.runtime_params = {"n"};  // one variant per dtype and index width
-  s.add_option(
-      {"i64", 0, 1,
-       "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"});
+  s.add_option(index_width_option());
   s.value_names["i64"] = {"u32index", "i64index"};
   s.scalar_params = {{"n", "n"}};
   s.tests = {

@@ -37,7 +37,22 @@ std::uint32_t u32_param(const Params& p, const std::string& key) {
 }
 
 // V of a channel-first case (outputs per thread); absent: 8.
-std::uint32_t ncl_v_of(const Params& p) { return bounded_param(p, "V", 1, 64, 8, "causal_conv1d_prefill"); }
+// The tuning options of the channel-first and channel-last prefill kernels, declared once (ingot list --options).
+const std::vector<harness::OptionSpec>& causal_ncl_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"V", 1, 64, "outputs per thread (causal_conv1d_ncl.hpp); default 8"}, index_width_option()};
+  return options;
+}
+const std::vector<harness::OptionSpec>& causal_nlc_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"T", 1, 64, "time steps per thread; default 16"},
+      {"VC", 1, 64, "channels per thread (a vector where C allows it); default 4"}};
+  return options;
+}
+
+std::uint32_t ncl_v_of(const Params& p) {
+  return harness::option_value(causal_ncl_options(), p, "V", 8, "causal_conv1d_prefill");
+}
 
 CausalConv1dSpec prefill_spec_of(const Params& p, SeqLayout layout) {
   return CausalConv1dSpec{u32_param(p, "C"),     u32_param(p, "L"),     u32_param(p, "K"),      param(p, "bias") != 0,
@@ -61,13 +76,7 @@ Params prefill_shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_
 CausalNlcTiling nlc_tiling_of(const Params& p) {
   CausalNlcTiling t;
   auto get = [&](const char* key, std::uint32_t def) {
-    if (!p.count(key)) return def;
-    const std::int64_t v = param(p, key);
-    if (v < 1 || v > 64) {
-      throw std::invalid_argument(std::string("causal_conv1d_prefill_nlc: ") + key + " = " + std::to_string(v) +
-                                  " is out of range");
-    }
-    return static_cast<std::uint32_t>(v);
+    return harness::option_value(causal_nlc_options(), p, key, def, "causal_conv1d_prefill_nlc");
   };
   t.T = get("T", t.T);
   t.VC = get("VC", t.VC);
@@ -109,7 +118,9 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
                          "initial/final state [B,C,K-1]";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
-  if (!last) s.add_option({"V", 1, 64, "outputs per thread (causal_conv1d_ncl.hpp); default 8"});
+  if (!last) {
+    for (const auto& o : causal_ncl_options()) s.add_option(o);
+  }
   s.runtime_params = {"B"};
   const Opts none{}, all{true, true, true, true};
   s.tests = {
@@ -142,9 +153,6 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
     // 64-bit indexes (i64 = 1, the default where B * C * (L + 2V) reaches 2^32: rows of L outputs take at most
     // L + 2V threads' outputs).
-    s.add_option(
-        {"i64", 0, 1,
-         "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"});
     s.value_names["i64"] = {"u32index", "i64index"};
     s.tests.push_back({"k4_all_v8_2x3x40_i64", with_i64(v(prefill_shape(2, 3, 40, 4, all), 8))});
     s.tests.push_back({"k8_all_3x7x41_i64", with_i64(prefill_shape(3, 7, 41, 8, all))});
@@ -174,8 +182,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     };
   } else {
     // The channel-last kernel (causal_conv1d_nlc.hpp): T time steps x VC channels per thread.
-    s.add_option({"T", 1, 64, "time steps per thread; default 16"});
-    s.add_option({"VC", 1, 64, "channels per thread (a vector where C allows it); default 4"});
+    for (const auto& o : causal_nlc_options()) s.add_option(o);
     // L not a multiple of T, C not a multiple of VC (narrower vectors, scalars), T < K-1 (halo
     // from more than one group), one time group, state options.
     s.tests.push_back({"k4_all_2x16x13_t4", with_tiling(prefill_shape(2, 16, 13, 4, all), 4)});

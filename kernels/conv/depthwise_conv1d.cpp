@@ -46,6 +46,17 @@ namespace {
 using harness::param;
 using harness::Params;
 
+// The tuning options, declared once (ingot list --options).
+const std::vector<harness::OptionSpec>& depthwise_conv1d_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"V", 1, 64,
+       "outputs per thread; default 16 with the chunk exchange for 16-bit rows of row-shifted groups, else 8"},
+      {"shfl", 0, 1, "1: chunk exchange, each input chunk loaded once and shared by sub-group shuffle"},
+      launch_bounds_option(),  // default minb = 8 for 16-bit types with V <= 8, else none
+      index_width_option()};
+  return options;
+}
+
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
 // the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as
 // 16-byte chunks (L % 8 == 0) whose window the exchange takes and whose batch V16 indexes in u32,
@@ -64,8 +75,8 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
                         bounded_param(p, "pad", 0, kI32, 0, n),
                         bounded_param(p, "dilation", 1, kI32, 0, n),
                         param(p, "bias") != 0,
-                        bounded_param(p, "V", 1, 64, 8, n),
-                        bounded_param(p, "shfl", 0, 1, 0, n) == 1};
+                        harness::option_value(depthwise_conv1d_options(), p, "V", 8, n),
+                        harness::option_value(depthwise_conv1d_options(), p, "shfl", 0, n) == 1};
   const std::uint64_t batch = p.count("B") ? static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)) : 1;
   s.validate();
   // The longest row of any V (<= 64): the threads of a row cover at most O + 2V outputs (check_batch).
@@ -123,14 +134,7 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
-  s.add_option(
-      {"V", 1, 64,
-       "outputs per thread; default 16 with the chunk exchange for 16-bit rows of row-shifted groups, else 8"});
-  s.add_option({"shfl", 0, 1, "1: chunk exchange, each input chunk loaded once and shared by sub-group shuffle"});
-  s.add_option({"minb", 1, 32, "launch_bounds(256, minb); default 8 for 16-bit types with V <= 8, else none"});
-  s.add_option(
-      {"i64", 0, 1,
-       "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"});
+  for (const auto& o : depthwise_conv1d_options()) s.add_option(o);
   s.value_names["i64"] = {"u32index", "i64index"};
   s.runtime_params = {"B"};
   s.tests = {

@@ -67,11 +67,16 @@ inline void check_i64_elements(const std::string& kernel, std::uint64_t batch, s
   }
 }
 
-// The index-width option ("i64": 0 = u32 indexes, 1 = i64) of kernels that come in both: the case's value, or by
-// default i64 exactly where `elements` (the largest buffer or thread count of the launch) needs it. The default is
-// chosen per launch, so launches below 2^32 elements keep the 32-bit form's speed.
+// The index-width option of kernels that come in both widths (blocks/index_width.hpp).
+inline harness::OptionSpec index_width_option() {
+  return {"i64", 0, 1,
+          "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"};
+}
+
+// The index width of a case: its i64, or by default i64 exactly where `elements` (the largest buffer or thread count of
+// the launch) needs it. The default is chosen per launch, so launches below 2^32 elements keep the 32-bit form's speed.
 inline bool wide_index_param(const harness::Params& p, std::uint64_t elements, const std::string& kernel) {
-  if (p.count("i64")) return bounded_param(p, "i64", 0, 1, 0, kernel) == 1;
+  if (p.count("i64")) return harness::option_value({index_width_option()}, p, "i64", 0, kernel) == 1;
   return elements > 0xffffffffull;
 }
 

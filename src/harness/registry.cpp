@@ -131,6 +131,22 @@ void check_options(const std::string& kernel, const std::vector<OptionSpec>& opt
 
 void KernelSpec::check_options(const Params& p) const { harness::check_options(name, options, p); }
 
+std::uint32_t option_value(const std::vector<OptionSpec>& options, const Params& p, std::string_view key,
+                           std::uint32_t dflt, const std::string& kernel) {
+  const auto o = std::find_if(options.begin(), options.end(), [&](const OptionSpec& s) { return s.name == key; });
+  if (o == options.end()) {
+    throw std::logic_error(kernel + " reads option '" + std::string(key) +
+                           "', which its option table does not declare");
+  }
+  if (o->lo < 0 || o->hi > 0xffffffffll) {
+    throw std::logic_error(kernel + ": option '" + o->name + "' has a range past 32 bits");
+  }
+  const auto it = p.find(o->name);
+  if (it == p.end()) return dflt;
+  check_options(kernel, {*o}, p);
+  return static_cast<std::uint32_t>(it->second);
+}
+
 const TestCase& KernelSpec::default_test() const {
   for (const auto& t : tests) {
     if (default_case(t.params)) return t;

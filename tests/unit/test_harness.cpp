@@ -147,6 +147,24 @@ TEST(Registry, OptionsOutOfRangeAreRefusedBeforeTheKernelRuns) {
   EXPECT_EQ(*calls, 1);
 }
 
+// option_value: how kernels read their options; the range comes from the table, and reading an undeclared option is a
+// defect of the kernel (logic_error), not of the caller's case.
+TEST(Registry, OptionValueReadsThroughTheTable) {
+  const std::vector<OptionSpec> table{{"a", 2, 9, "a test option"}};
+  EXPECT_EQ(option_value(table, {}, "a", 4, "k"), 4u);
+  EXPECT_EQ(option_value(table, {{"a", 9}}, "a", 4, "k"), 9u);
+  EXPECT_THROW((void)option_value(table, {{"a", 10}}, "a", 4, "k"), std::invalid_argument);
+  EXPECT_THROW((void)option_value(table, {{"a", 1}}, "a", 4, "k"), std::invalid_argument);
+  bool defect = false;  // (std::invalid_argument is a std::logic_error too: tell them apart)
+  try {
+    (void)option_value(table, {{"b", 1}}, "b", 4, "k");
+  } catch (const std::invalid_argument&) {
+  } catch (const std::logic_error&) {
+    defect = true;
+  }
+  EXPECT_TRUE(defect);
+}
+
 // Bad option declarations are refused at registration: an empty range, no meaning, a name declared twice, a case
 // naming a value outside the range.
 TEST(Registry, BadOptionDeclarationsAreRefused) {

@@ -71,6 +71,13 @@ struct OptionSpec {
 // value is outside its range.
 void check_options(const std::string& kernel, const std::vector<OptionSpec>& options, const Params& p);
 
+// The value of tuning option `key` in case p, or dflt where p does not name it: how a kernel reads its options, so that
+// each option's range lives in its table alone. std::invalid_argument (the kernel, the option, its range and meaning)
+// for a value outside the range; std::logic_error where `options` does not declare key (a kernel reading an option it
+// did not declare). Options are non-negative and fit 32 bits.
+[[nodiscard]] std::uint32_t option_value(const std::vector<OptionSpec>& options, const Params& p, std::string_view key,
+                                         std::uint32_t dflt, const std::string& kernel);
+
 struct KernelSpec {
   std::string name;         // the operation, e.g. "depthwise_conv1d"
   std::string family;       // e.g. "conv"
