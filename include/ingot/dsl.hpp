@@ -223,8 +223,12 @@ class KernelBuilder {
     return Val<T>(this, k_.exprs.constant(dtype_of<T>, detail::literal_bits<T>(value)));
   }
 
-  // ---- thread indexing (u32), axis 0..2
-  Val<u32> program_id(int axis) { return builtin(ir::Op::ProgramId, axis); }
+  // ---- thread indexing (u32), axis 0..2. program_id<i64> is the 64-bit global index, for kernels whose launches
+  // may pass 2^32 threads on an axis (a kernel traced with u32 program ids is refused such a launch).
+  template <class I = u32>
+  requires(std::is_same_v<I, u32> || std::is_same_v<I, i64>) Val<I> program_id(int axis) {
+    return Val<I>(this, builtin_id(ir::Op::ProgramId, axis, dtype_of<I>));
+  }
   Val<u32> local_id(int axis) { return builtin(ir::Op::LocalId, axis); }
   Val<u32> group_id(int axis) { return builtin(ir::Op::GroupId, axis); }
   Val<u32> group_size(int axis) { return builtin(ir::Op::GroupSize, axis); }
@@ -287,6 +291,7 @@ class KernelBuilder {
   std::uint32_t add_param(const std::string& name, ir::ParamKind kind, DType t, ir::ExprId extent);
   std::uint32_t add_shared(const std::string& name, DType t, std::uint32_t count);
   Val<u32> builtin(ir::Op op, int axis);
+  ir::ExprId builtin_id(ir::Op op, int axis, DType t);
   template <class E>
   ir::ExprId extent_id(const E& extent) {
     if constexpr (detail::Literal<E>) {

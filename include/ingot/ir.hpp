@@ -24,6 +24,9 @@
 //   every non-NaN value. A NaN converts to a quiet NaN whose payload and sign are unspecified
 //   (the interpreter keeps them; CUDA's cvt gives the canonical NaN). Anything -> bool is "!= 0"; bool -> number is 0
 //   or 1. Bitcast reinterprets the bits between compute types of one width (f32, i32, u32).
+// Thread ids. local_id, group_id, group_size and num_groups are u32; program_id(a) = group_id(a) * group_size(a) +
+//   local_id(a) is u32 or i64. A launch with 2^32 threads or more on an axis where the kernel reads a u32 program_id
+//   is refused before it runs (the value would wrap); the i64 program_id is exact for every launch.
 // Memory. Every Load, Store and Atomic names one buffer (a kernel parameter or a shared
 //   array) and an integer index. An index outside [0, real size of that buffer) is ALWAYS an
 //   error: the interpreter stops the launch and names the kernel, buffer, index, extent,

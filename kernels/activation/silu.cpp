@@ -16,6 +16,10 @@ namespace ingot::kernels {
 namespace {
 
 harness::Params elements(std::int64_t n) { return {{"n", n}}; }
+harness::Params wide(harness::Params p) {
+  p["i64"] = 1;
+  return p;
+}
 
 }  // namespace
 
@@ -26,16 +30,26 @@ void register_silu(harness::Registry& r) {
   s.family = "activation";
   s.description = "SiLU: y[n] = x[n] * sigmoid(x[n]), computed in f32";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.runtime_params = {"n"};  // no specialisation constant: one variant per dtype
+  s.runtime_params = {"n"};  // one variant per dtype and index width
+  s.add_option(index_width_option());
+  s.value_names["i64"] = {"u32index", "i64index"};
   s.scalar_params = {{"n", "n"}};
   s.tests = {
       {"n1", elements(1)},             // a single element: 255 tail threads
       {"n300_tail", elements(300)},    // a whole work-group and 44 of the next
       {"n4099_tail", elements(4099)},  // many groups, 3 past the last whole one
+      {"n4099_tail_i64", wide(elements(4099))},
   };
   s.bench = {{"n_64M", elements(std::int64_t{1} << 26)}};  // 8192 tokens x 8192 features
   s.build = [](DType t, const harness::Params& p) {
-    check_u32_elements("silu", 1, static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "n"), 1)));
+    const auto n = static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "n"), 1));
+    const bool i64_index = wide_index_param(p, n, "silu");
+    if (i64_index) {
+      check_i64_elements("silu", 1, n);
+      return trace_typed(t, "silu_i64", p,
+                         [](auto tag, KernelBuilder& k) { silu<typename decltype(tag)::type, i64>(k); });
+    }
+    check_u32_elements("silu", 1, n);
     return trace_typed(t, "silu", p, [](auto tag, KernelBuilder& k) { silu<typename decltype(tag)::type>(k); });
   };
   s.geometry = [](DType, const harness::Params& p) {

@@ -23,7 +23,7 @@ void check_causal_conv1d(std::uint32_t channels, std::uint32_t length, std::uint
     throw std::invalid_argument("causal_conv1d: L = " + std::to_string(length) +
                                 " must be <= 2^30 (positions are 32-bit)");
   }
-  check_u32_elements("causal_conv1d", 1, std::uint64_t{channels} * length);
+  // (Element counts are each kernel's build's to check, with the batch: the channel-first prefill has a 64-bit form.)
 }
 
 namespace {
@@ -37,7 +37,22 @@ std::uint32_t u32_param(const Params& p, const std::string& key) {
 }
 
 // V of a channel-first case (outputs per thread); absent: 8.
-std::uint32_t ncl_v_of(const Params& p) { return bounded_param(p, "V", 1, 64, 8, "causal_conv1d_prefill"); }
+// The tuning options of the channel-first and channel-last prefill kernels, declared once (ingot list --options).
+const std::vector<harness::OptionSpec>& causal_ncl_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"V", 1, 64, "outputs per thread (causal_conv1d_ncl.hpp); default 8"}, index_width_option()};
+  return options;
+}
+const std::vector<harness::OptionSpec>& causal_nlc_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"T", 1, 64, "time steps per thread; default 16"},
+      {"VC", 1, 64, "channels per thread (a vector where C allows it); default 4"}};
+  return options;
+}
+
+std::uint32_t ncl_v_of(const Params& p) {
+  return harness::option_value(causal_ncl_options(), p, "V", 8, "causal_conv1d_prefill");
+}
 
 CausalConv1dSpec prefill_spec_of(const Params& p, SeqLayout layout) {
   return CausalConv1dSpec{u32_param(p, "C"),     u32_param(p, "L"),     u32_param(p, "K"),      param(p, "bias") != 0,
@@ -61,18 +76,17 @@ Params prefill_shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_
 CausalNlcTiling nlc_tiling_of(const Params& p) {
   CausalNlcTiling t;
   auto get = [&](const char* key, std::uint32_t def) {
-    if (!p.count(key)) return def;
-    const std::int64_t v = param(p, key);
-    if (v < 1 || v > 64) {
-      throw std::invalid_argument(std::string("causal_conv1d_prefill_nlc: ") + key + " = " + std::to_string(v) +
-                                  " is out of range");
-    }
-    return static_cast<std::uint32_t>(v);
+    return harness::option_value(causal_nlc_options(), p, key, def, "causal_conv1d_prefill_nlc");
   };
   t.T = get("T", t.T);
   t.VC = get("VC", t.VC);
   check_causal_nlc_tiling(t);
   return t;
+}
+
+Params with_i64(Params p) {
+  p["i64"] = 1;
+  return p;
 }
 
 Params with_tiling(Params p, std::int64_t T, std::int64_t VC = 0) {
@@ -104,8 +118,9 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
                          "initial/final state [B,C,K-1]";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"C", "L", "K", "bias", "silu", "init", "final"};
-  if (!last) s.spec_params.push_back("V");  // outputs per thread (causal_conv1d_ncl.hpp)
-  if (!last) s.option_params.push_back("V");
+  if (!last) {
+    for (const auto& o : causal_ncl_options()) s.add_option(o);
+  }
   s.runtime_params = {"B"};
   const Opts none{}, all{true, true, true, true};
   s.tests = {
@@ -136,12 +151,28 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     s.tests.push_back({"k8_all_v4_L24", v(prefill_shape(2, 3, 24, 8, all), 4)});
     s.tests.push_back({"k4_all_v1_2x5x13", v(prefill_shape(2, 5, 13, 4, all), 1)});
     s.bench.push_back({"B8_C4096_L4096_K4_v4", v(prefill_shape(8, 4096, 4096, 4, none), 4)});
+    // 64-bit indexes (i64 = 1, the default where B * C * (L + 2V) reaches 2^32: rows of L outputs take at most
+    // L + 2V threads' outputs).
+    s.value_names["i64"] = {"u32index", "i64index"};
+    s.tests.push_back({"k4_all_v8_2x3x40_i64", with_i64(v(prefill_shape(2, 3, 40, 4, all), 8))});
+    s.tests.push_back({"k8_all_3x7x41_i64", with_i64(prefill_shape(3, 7, 41, 8, all))});
     s.build = [layout, name = s.name](DType t, const Params& p) {
       const auto sp = prefill_spec_of(p, layout);
-      check_u32_elements(name, static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)),
-                         std::uint64_t{sp.channels} * sp.length);
-      return trace_typed(t, name, p, [&](auto tag, KernelBuilder& k) {
-        causal_conv1d_prefill_ncl<typename decltype(tag)::type>(k, sp, ncl_v_of(p));
+      const auto batch = static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0));
+      const std::uint64_t per_batch = std::uint64_t{sp.channels} * (std::uint64_t{sp.length} + 2 * ncl_v_of(p));
+      const bool wide = wide_index_param(p, batch * per_batch, name);
+      if (wide) {
+        check_i64_elements(name, batch, per_batch);
+      } else {
+        check_u32_elements(name, batch, std::uint64_t{sp.channels} * sp.length);
+      }
+      return trace_typed(t, wide ? name + "_i64" : name, p, [&](auto tag, KernelBuilder& k) {
+        using T = typename decltype(tag)::type;
+        if (wide) {
+          causal_conv1d_prefill_ncl<T, i64>(k, sp, ncl_v_of(p));
+        } else {
+          causal_conv1d_prefill_ncl<T>(k, sp, ncl_v_of(p));
+        }
       });
     };
     s.geometry = [layout](DType, const Params& p) {
@@ -151,9 +182,7 @@ void register_prefill(harness::Registry& r, SeqLayout layout) {
     };
   } else {
     // The channel-last kernel (causal_conv1d_nlc.hpp): T time steps x VC channels per thread.
-    s.spec_params.emplace_back("T");
-    s.spec_params.emplace_back("VC");
-    s.option_params = {"T", "VC"};
+    for (const auto& o : causal_nlc_options()) s.add_option(o);
     // L not a multiple of T, C not a multiple of VC (narrower vectors, scalars), T < K-1 (halo
     // from more than one group), one time group, state options.
     s.tests.push_back({"k4_all_2x16x13_t4", with_tiling(prefill_shape(2, 16, 13, 4, all), 4)});

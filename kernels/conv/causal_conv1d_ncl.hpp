@@ -31,18 +31,19 @@ inline Rows1dGeom causal_ncl_geom(const CausalConv1dSpec& s, std::uint32_t V) {
   return {s.channels, s.length, s.length, s.ksize, 1, 1, s.ksize - 1, V};
 }
 
-template <class T>
+// I: the index type (blocks/index_width.hpp), i64 for launches of 2^32 elements or more.
+template <class T, blocks::IndexType I = u32>
 void causal_conv1d_prefill_ncl(dsl::KernelBuilder& k, const CausalConv1dSpec& s, std::uint32_t V) {
   using namespace ingot::dsl;
   if (s.layout != SeqLayout::ChannelFirst) throw std::invalid_argument("causal_conv1d_prefill_ncl: layout [B, C, L]");
   const Rows1dGeom g = causal_ncl_geom(s, V);
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1;
-  const auto io = declare_rows1d_io<T>(k, C, L, K, L, s.bias, s.init_state ? S : 0);
+  const auto io = declare_rows1d_io<T, I>(k, C, L, K, L, s.bias, s.init_state ? S : 0);
   Out<T> final_state;
   if (s.final_state) final_state = k.out<T>("final_state", io.batch * (C * S));
 
   const auto act = [&](const Val<f32>& z) { return s.silu ? silu(z) : z; };
-  const auto after = [&](const Rows1dThread& t) {
+  const auto after = [&](const Rows1dThread<I>& t) {
     if (!s.final_state) return;
     const auto Li = static_cast<std::int32_t>(L);
     // The group holding t = L-1 writes xx[L-K+1 .. L-1].
@@ -59,7 +60,7 @@ void causal_conv1d_prefill_ncl(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
       }
     });
   };
-  conv1d_rows<T>(k, g, io, act, after);
+  conv1d_rows<T, I>(k, g, io, act, after);
 }
 
 }  // namespace ingot::kernels

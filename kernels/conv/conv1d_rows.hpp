@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "blocks/index_width.hpp"
 #include "ingot/dsl.hpp"
 #include "vector_width.hpp"
 
@@ -69,9 +70,10 @@ struct Rows1dGeom {
   }
 };
 
-template <class T>
+// I: the index type (blocks/index_width.hpp): u32, or i64 for launches past 2^32 elements.
+template <class T, blocks::IndexType I = u32>
 struct Rows1dIO {
-  dsl::Val<u32> batch;
+  dsl::Val<I> batch;
   dsl::In<T> x, w, bias;  // bias only when has_bias
   bool has_bias = false;
   // Causal initial state [rows, pad] (only with has_init): input position p in [-pad, 0) of row r
@@ -82,13 +84,13 @@ struct Rows1dIO {
   dsl::Out<T> y;
 };
 
-// Declares the usual parameters, in this order: batch (run-time u32), x [batch*C, L], w [C, K],
+// Declares the usual parameters, in this order: batch (run-time, of the index type I), x [batch*C, L], w [C, K],
 // bias [C] (when bias), init_state [batch*C, init_len] (when init_len > 0), y [batch*C, O].
-template <class T>
-Rows1dIO<T> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint32_t L, std::uint32_t K, std::uint32_t O,
-                              bool bias, std::uint32_t init_len = 0) {
-  Rows1dIO<T> io;
-  io.batch = k.scalar<u32>("batch");
+template <class T, blocks::IndexType I = u32>
+Rows1dIO<T, I> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::uint32_t L, std::uint32_t K,
+                                 std::uint32_t O, bool bias, std::uint32_t init_len = 0) {
+  Rows1dIO<T, I> io;
+  io.batch = k.scalar<I>("batch");
   io.x = k.in<T>("x", io.batch * (C * L));
   io.w = k.in<T>("w", C * K);
   io.has_bias = bias;
@@ -119,20 +121,24 @@ inline std::string chunk_exchange_refusal(const Rows1dGeom& g, std::uint32_t ele
 }
 
 // What the after-hook sees of its thread: the store guard (not a tail thread), the row r
-// (b*C + c) and the group's first output o0 (i32, may be negative).
+// (b*C + c, of the index type) and the group's first output o0 (i32, may be negative).
+template <blocks::IndexType I = u32>
 struct Rows1dThread {
   dsl::Val<bool> live;
-  dsl::Val<u32> row;
+  dsl::Val<I> row;
   dsl::Val<i32> o0;
 };
 
 // Emits the whole kernel body over buffers the caller declared. act maps each f32 sum to the
-// stored value; after(thread) runs once per thread after its stores (causal final state).
-template <class T>
-void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& io,
+// stored value; after(thread) runs once per thread after its stores (causal final state). Rows and flat offsets are of
+// the index type I; positions inside a row, channels and groups are u32.
+template <class T, blocks::IndexType I = u32>
+void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T, I>& io,
                  const std::function<dsl::Val<f32>(const dsl::Val<f32>&)>& act,
-                 const std::function<void(const Rows1dThread&)>& after) {
+                 const std::function<void(const Rows1dThread<I>&)>& after) {
   using namespace ingot::dsl;
+  using blocks::narrow;
+  using blocks::widen;
   const std::uint32_t C = g.channels, L = g.length, O = g.out_len, K = g.ksize, S = g.stride, D = g.dilation;
   const std::uint32_t P = g.pad, V = g.outputs_per_thread, G = g.groups();
   if (io.has_init && io.init_len != P) {
@@ -143,13 +149,13 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
   const bool aligned = g.aligned();
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
 
-  auto gid = k.let("gid", k.program_id(0));
+  auto gid = k.let("gid", k.program_id<I>(0));
   auto n = k.let("n", io.batch * (C * G));
   auto live = k.let("live", gid < n);
   auto i = k.let("i", select(live, gid, 0u));  // tail threads take thread 0's operands
   auto row = k.let("row", i / G);
-  auto grp = k.let("grp", i % G);
-  auto c = k.let("c", row % C);
+  auto grp = k.let("grp", narrow<I>(i % G));
+  auto c = k.let("c", narrow<I>(row % C));
   auto x_row = k.let("x_row", row * L);
   auto y_row = k.let("y_row", row * O);
   // First output of the group, and its static range (for the bounds analysis below).
@@ -159,7 +165,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
     o0 = k.let("o0", cast<i32>(grp * V));
     o0_max = static_cast<std::int64_t>(G - 1) * V;
   } else {
-    auto a = k.let("a", (V - y_row % V) % V);  // outputs before the row's first V-aligned one
+    auto a = k.let("a", narrow<I>((V - y_row % V) % V));  // outputs before the row's first V-aligned one
     o0 = k.let("o0", cast<i32>(a + grp * V) - i32c(V));
     o0_min = -static_cast<std::int64_t>(V);
     o0_max = static_cast<std::int64_t>(V - 1) + static_cast<std::int64_t>(G - 2) * V;
@@ -226,9 +232,9 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       idx = select(*r.ok, cast<u32>(pos), 0u);
     }
     if (W == 1) {
-      r.raw = {load(io.x, x_row + idx)};
+      r.raw = {load(io.x, x_row + widen<I>(idx))};
     } else {
-      r.raw = load_vec(io.x, x_row + idx, W);
+      r.raw = load_vec(io.x, x_row + widen<I>(idx), W);
     }
     return r;
   };
@@ -311,7 +317,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
             // Position base + e; the initial state covers [-P, 0).
             auto pe = k.let("pe" + std::to_string(e) + sfx, base + i32c(e));
             auto in_init = pe >= -i32c(P) && pe < 0;
-            auto sv = load(io.init, row * P + select(in_init, cast<u32>(pe + i32c(P)), 0u));
+            auto sv = load(io.init, row * P + widen<I>(select(in_init, cast<u32>(pe + i32c(P)), 0u)));
             outside = select(in_init, cast<f32>(sv), 0.0f);
           }
           v = select(*c.ok, v, outside);
@@ -328,7 +334,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       }
       out.push_back(k.let("y" + std::to_string(j) + sfx, act(acc)));
     }
-    const auto store_group = [&](const Val<u32>& at) {
+    const auto store_group = [&](const Val<I>& at) {
       if (W == 1) {
         for (std::uint32_t j = 0; j < V; ++j) store(io.y, at + j, out[j]);
         return;
@@ -338,20 +344,20 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       }
     };
     if (aligned) {
-      if_(live, [&] { store_group(y_row + cast<u32>(o0)); });
+      if_(live, [&] { store_group(y_row + widen<I>(cast<u32>(o0))); });
       return;
     }
     auto full = k.let("full" + sfx, o0 >= 0 && o0 <= i32c(O) - i32c(V));
     const auto partial = [&] {
       for (std::uint32_t j = 0; j < V; ++j) {
         auto oj = o0 + i32c(j);
-        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + cast<u32>(oj), out[j]); });
+        if_(oj >= 0 && oj < i32c(O), [&] { store(io.y, y_row + widen<I>(cast<u32>(oj)), out[j]); });
       }
     };
     if (lean) {
-      if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); }).else_([&] { if_(live, partial); });
+      if_(live && full, [&] { store_group(y_row + widen<I>(cast<u32>(o0))); }).else_([&] { if_(live, partial); });
     } else {
-      if_(live && full, [&] { store_group(y_row + cast<u32>(o0)); });
+      if_(live && full, [&] { store_group(y_row + widen<I>(cast<u32>(o0))); });
       if_(live && !full, partial);
     }
   };
@@ -373,7 +379,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T>& 
       for (std::uint32_t s = 0; s < W; ++s) if_(shift == s, [&] { body(s); });
     }
   }
-  if (after) after(Rows1dThread{live, row, o0});
+  if (after) after(Rows1dThread<I>{live, row, o0});
 }
 
 }  // namespace ingot::kernels

@@ -386,7 +386,6 @@ void register_conv2d_grouped(harness::Registry& r) {
   s.bench.push_back(
       {"N32_C256_56x56_3x3_g32_pixel_r4_w64", conv_params(f, g32, {{"stage", 3}, {"rows", 4}, {"threads", 64}})});
   s.bench.push_back({"N32_C256_56x56_3x3_g32_fma", conv_params(f, g32, {{"mma", 0}})});
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

@@ -246,7 +246,6 @@ void register_conv3d_grouped(harness::Registry& r) {
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_planar_ds8_w64_il2",
                      conv_params(f, g8, {{"stage", 2}, {"ds", 8}, {"threads", 64}, {"il", 2}})});
   s.bench.push_back({"N4_C64_16x56x56_3x3x3_g8_fma", conv_params(f, g8, {{"mma", 0}})});
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

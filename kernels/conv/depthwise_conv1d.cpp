@@ -34,13 +34,28 @@ void DepthwiseConv1dSpec::check_batch(std::uint64_t batch) const {
   validate();
   const std::uint64_t longest =
       std::max<std::uint64_t>({length, out_len(), std::uint64_t{groups()} * outputs_per_thread});
-  check_u32_elements("depthwise_conv1d", batch, std::uint64_t{channels} * longest);
+  if (wide_index) {
+    check_i64_elements("depthwise_conv1d", batch, std::uint64_t{channels} * longest);
+  } else {
+    check_u32_elements("depthwise_conv1d", batch, std::uint64_t{channels} * longest);
+  }
 }
 
 namespace {
 
 using harness::param;
 using harness::Params;
+
+// The tuning options, declared once (ingot list --options).
+const std::vector<harness::OptionSpec>& depthwise_conv1d_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"V", 1, 64,
+       "outputs per thread; default 16 with the chunk exchange for 16-bit rows of row-shifted groups, else 8"},
+      {"shfl", 0, 1, "1: chunk exchange, each input chunk loaded once and shared by sub-group shuffle"},
+      launch_bounds_option(),  // default minb = 8 for 16-bit types with V <= 8, else none
+      index_width_option()};
+  return options;
+}
 
 // The spec of case p for dtype t. Where the case names neither V nor shfl, the default: V = 16 with
 // the chunk exchange for 16-bit rows of row-shifted groups (O % 8 != 0) read as
@@ -49,6 +64,7 @@ using harness::Params;
 // the exchange). Measured on CUDA only: OpenCL, Metal and HIP have no native
 // shuffle (legalise exchanges through local memory with barriers); name V = 8 there if it is
 // slower.
+// The index width: the case's i64, else 64-bit exactly where B * C * (the longest row) needs it.
 DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
   constexpr std::int64_t kI32 = 0x7fffffff;  // row positions are i32
   const std::string n = "depthwise_conv1d";
@@ -59,8 +75,13 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
                         bounded_param(p, "pad", 0, kI32, 0, n),
                         bounded_param(p, "dilation", 1, kI32, 0, n),
                         param(p, "bias") != 0,
-                        bounded_param(p, "V", 1, 64, 8, n),
-                        bounded_param(p, "shfl", 0, 1, 0, n) == 1};
+                        harness::option_value(depthwise_conv1d_options(), p, "V", 8, n),
+                        harness::option_value(depthwise_conv1d_options(), p, "shfl", 0, n) == 1};
+  const std::uint64_t batch = p.count("B") ? static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)) : 1;
+  s.validate();
+  // The longest row of any V (<= 64): the threads of a row cover at most O + 2V outputs (check_batch).
+  const std::uint64_t longest = std::max<std::uint64_t>(s.length, std::uint64_t{s.out_len()} + 128);
+  s.wide_index = wide_index_param(p, batch * std::uint64_t{s.channels} * longest, n);
   if (!p.count("V") && !p.count("shfl") && dtype_size(t) == 2) {
     DepthwiseConv1dSpec e = s;
     e.outputs_per_thread = 16, e.chunk_shuffle = true;
@@ -68,7 +89,7 @@ DepthwiseConv1dSpec spec_of(const Params& p, DType t) {
     const Rows1dGeom eg = e.geom();
     if (eg.out_len % 8 != 0 && row_vector_width(2, 16, s.length) == 8 && chunk_exchange_refusal(eg, 2, false).empty()) {
       try {  // V16 must take the shape and the batch V8 takes (positions and indices)
-        e.check_batch(p.count("B") ? static_cast<std::uint64_t>(std::max<std::int64_t>(param(p, "B"), 0)) : 1);
+        e.check_batch(batch);
         s = e;
       } catch (const std::invalid_argument&) {
       }
@@ -85,6 +106,11 @@ Params shape(std::int64_t B, std::int64_t C, std::int64_t L, std::int64_t K, std
 
 Params with_minb(Params p, std::int64_t minb) {
   p["minb"] = minb;
+  return p;
+}
+
+Params with_i64(Params p) {
+  p["i64"] = 1;
   return p;
 }
 
@@ -107,8 +133,9 @@ void register_depthwise_conv1d(harness::Registry& r) {
   s.family = "conv";
   s.description = "depthwise 1-D convolution: x[B,C,L] * w[C,K] (+bias[C]) -> y[B,C,O]; stride, pad, dilation";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias", "V", "shfl", "minb"};
-  s.option_params = {"V", "shfl", "minb"};
+  s.spec_params = {"C", "L", "K", "stride", "pad", "dilation", "bias"};
+  for (const auto& o : depthwise_conv1d_options()) s.add_option(o);
+  s.value_names["i64"] = {"u32index", "i64index"};
   s.runtime_params = {"B"};
   s.tests = {
       {"8ch_x_15out", shape(1, 8, 17, 3, 1, 0, 1, false)},  // 120 outputs: 136 tail threads
@@ -150,6 +177,11 @@ void register_depthwise_conv1d(harness::Registry& r) {
       {"k4_pad3_default_L35", default_v(shape(1, 3, 35, 4, 1, 3, 1, false))},
       {"k3_s2_pad2_default_O33", default_v(shape(2, 3, 64, 3, 2, 2, 1, true))},     // strided, row-shifted
       {"k4_dil81_default_O787", default_v(shape(1, 2, 1024, 4, 1, 3, 81, false))},  // too wide for the exchange
+      // 64-bit indexes (the default past 2^32 elements) on small rows: aligned, row-shifted, the exchange
+      {"k3_s2_v8_i64", with_i64(shape(2, 3, 64, 3, 2, 1, 1, false, 8))},
+      {"k4_pad3_default_O35_i64", with_i64(default_v(shape(2, 3, 32, 4, 1, 3, 1, true)))},
+      {"k4_pad3_v8_O35_shfl_i64", with_i64(chunk_shuffle(shape(2, 3, 32, 4, 1, 3, 1, true, 8)))},
+      {"k4_pad3_v8_L35_scalar_i64", with_i64(shape(1, 3, 35, 4, 1, 3, 1, false, 8))},
   };
   // The first case per shape takes the kernel's default V (spec_of); the others let one GPU run compare.
   s.bench = {
@@ -172,10 +204,16 @@ void register_depthwise_conv1d(harness::Registry& r) {
     // (docs/performance.md s3).
     Params q = p;
     if (!q.count("minb") && t != DType::f32 && sp.outputs_per_thread <= 8) q["minb"] = 8;
-    return trace_typed(t, "depthwise_conv1d", q, [&](auto tag, KernelBuilder& k) {
-      apply_launch_bounds(k, q, 256, sp.chunk_shuffle);  // shuffles need declared bounds
-      depthwise_conv1d<typename decltype(tag)::type>(k, sp);
-    });
+    return trace_typed(t, sp.wide_index ? "depthwise_conv1d_i64" : "depthwise_conv1d", q,
+                       [&](auto tag, KernelBuilder& k) {
+                         using T = typename decltype(tag)::type;
+                         apply_launch_bounds(k, q, 256, sp.chunk_shuffle);  // shuffles need declared bounds
+                         if (sp.wide_index) {
+                           depthwise_conv1d<T, i64>(k, sp);
+                         } else {
+                           depthwise_conv1d<T>(k, sp);
+                         }
+                       });
   };
   s.geometry = [](DType t, const Params& p) {
     return runtime::grid_1d(static_cast<std::uint64_t>(param(p, "B")) * param(p, "C") * spec_of(p, t).groups(), 256);

@@ -32,12 +32,13 @@ struct DepthwiseConv1dSpec {
   bool bias;
   std::uint32_t outputs_per_thread = 8;  // V, 1..64
   bool chunk_shuffle = false;            // Rows1dGeom::chunk_shuffle (needs launch bounds)
+  bool wide_index = false;               // i64 rows and offsets (blocks/index_width.hpp), for 2^32 elements or more
   [[nodiscard]] std::uint32_t out_len() const;
   // Throws std::invalid_argument for an impossible shape, V outside [1, 64] or rows too long for
   // 32-bit positions.
   void validate() const;
   // validate(), and throws std::invalid_argument unless `batch` rows of every buffer (and the
-  // thread count) fit u32 indices.
+  // thread count) fit the index type: u32, or i64 with wide_index.
   void check_batch(std::uint64_t batch) const;
   [[nodiscard]] Rows1dGeom geom() const {
     return {channels, length, out_len(), ksize, stride, dilation, pad, outputs_per_thread, chunk_shuffle};
@@ -46,13 +47,14 @@ struct DepthwiseConv1dSpec {
   [[nodiscard]] std::uint32_t groups() const { return geom().groups(); }
 };
 
-template <class T>
+// I: u32, or i64 where s.wide_index (the caller traces the one s names).
+template <class T, blocks::IndexType I = u32>
 void depthwise_conv1d(dsl::KernelBuilder& k, const DepthwiseConv1dSpec& s) {
   using namespace ingot::dsl;
   s.validate();
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, O = s.out_len();
-  const auto io = declare_rows1d_io<T>(k, C, L, K, O, s.bias);
-  conv1d_rows<T>(k, s.geom(), io, [](const Val<f32>& z) { return z; }, {});
+  const auto io = declare_rows1d_io<T, I>(k, C, L, K, O, s.bias);
+  conv1d_rows<T, I>(k, s.geom(), io, [](const Val<f32>& z) { return z; }, {});
 }
 
 }  // namespace ingot::kernels

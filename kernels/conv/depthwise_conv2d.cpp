@@ -39,6 +39,30 @@ namespace {
 using harness::param;
 using harness::Params;
 
+// The tuning options, declared once (ingot list --options); which kernel a case runs and the defaults per shape:
+// tile_of and the kernels' option structs below.
+const std::vector<harness::OptionSpec>& depthwise_conv2d_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"VH", 1, 16, "tiled kernel: output rows per thread"},
+      {"VW", 1, 32, "tiled kernel: output columns per thread"},
+      {"preload", 0, 1, "tiled kernel: 1 = every input row loaded before the arithmetic"},
+      {"shfl", 0, 1, "tiled kernel with preload: 1 = halo columns by sub-group shuffle"},
+      {"ahead", 0, 32, "tiled kernel with preload: rows loaded this far ahead of their arithmetic (0: all)"},
+      {"smem", 0, 1, "1: one plane per work-group, staged in shared memory"},
+      {"mma", 0, 1, "1: tensor cores (f16/bf16; f32 runs the tiled kernel)"},
+      {"imgs", 1, 64, "tensor cores, smem with async: images per work-group (default 1)"},
+      {"async", 0, 1, "tensor cores, smem: planes copied asynchronously through two buffers"},
+      {"lm", 0, 1, "tensor cores: 1 = A fragments by load_matrix (ldmatrix)"},
+      {"lmfirst", 0, 1, "tensor cores with lm: every tile's load_matrix of a tap row first"},
+      {"os", 0, 1, "tensor cores: 1 = outputs through shared memory, 16-byte stores"},
+      {"mw", 1, 8, "tensor cores: warps per work-group (default: the fewest for the least tiles)"},
+      {"rp", 0, 1, "tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)"},
+      {"il", 1, 32, "tensor cores with rp: pairs whose mma chains run side by side (at most the pairs)"},
+      {"lq", 0, 2, "tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)"},
+      launch_bounds_option()};
+  return options;
+}
+
 // Absent VH/VW/preload take depthwise_conv2d_default_tile; absent mma: tensor cores for 16-bit
 // windows of 5 or more rows, and for f16 any window, where they apply (docs/performance.md s6; 3x3: see mma_default
 // below).
@@ -51,13 +75,17 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   for (const char* key : {"VH", "VW", "preload", "shfl", "smem", "ahead"}) tiled = tiled || p.count(key) > 0;
   // The staged-plane default (f32, windows of 5 or more rows) gives way to 2x8 row by row where the plane does not fit,
   // with smem = 0, and where the case names a tiling key without smem (the tiled kernels' own variants).
-  const bool no_smem =
-      p.count("smem") ? param(p, "smem") == 0 : tiled || !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
+  const bool no_smem = p.count("smem")
+                           ? harness::option_value(depthwise_conv2d_options(), p, "smem", 0, "depthwise_conv2d") == 0
+                           : tiled || !depthwise_conv2d_smem_fits(sp, d, dtype_size(t));
   if (d.smem && no_smem) d = {2u, 8u, false};
   using Shuffle = DepthwiseConv2dTile::Shuffle;
   Shuffle shfl = d.halo_shuffle;
-  if (p.count("shfl")) shfl = bounded_param(p, "shfl", 0, 1, 0, "depthwise_conv2d") == 1 ? Shuffle::On : Shuffle::Off;
-  const bool smem = bounded_param(p, "smem", 0, 1, d.smem ? 1 : 0, "depthwise_conv2d") == 1;
+  if (p.count("shfl"))
+    shfl = harness::option_value(depthwise_conv2d_options(), p, "shfl", 0, "depthwise_conv2d") == 1 ? Shuffle::On
+                                                                                                    : Shuffle::Off;
+  const bool smem =
+      harness::option_value(depthwise_conv2d_options(), p, "smem", d.smem ? 1 : 0, "depthwise_conv2d") == 1;
   if (smem && shfl != Shuffle::On) shfl = Shuffle::Off;  // (shfl = 1: halos by shuffle from the staged rows)
   // (Every window where row-pair tiles apply: they load each input row once per band and beat the 2x8 tile and the
   // 16x8 tensor-core tiles for 3x3 and 7x7 alike, docs/performance.md s18; elsewhere windows of 5 or more rows, and
@@ -65,14 +93,15 @@ DepthwiseConv2dTile tile_of(DType t, const ConvSpec& sp, const Params& p) {
   const bool mma_default = !tiled && dtype_size(t) == 2 &&
                            (depthwise_conv2d_mma_refusal(sp, 2, true).empty() ||
                             ((sp.ksize[0] >= 5 || t == DType::f16) && depthwise_conv2d_mma_refusal(sp, 2).empty()));
-  const bool mma = dtype_size(t) == 2 && bounded_param(p, "mma", 0, 1, mma_default ? 1 : 0, "depthwise_conv2d") == 1;
+  const bool mma = dtype_size(t) == 2 && harness::option_value(depthwise_conv2d_options(), p, "mma",
+                                                               mma_default ? 1 : 0, "depthwise_conv2d") == 1;
   if (mma && (smem || shfl == Shuffle::On)) {
     throw std::invalid_argument("depthwise_conv2d: mma = 1 is its own kernel: drop smem and shfl");
   }
-  return {bounded_param(p, "VH", 1, 16, d.vh, "depthwise_conv2d"),
-          bounded_param(p, "VW", 1, 32, d.vw, "depthwise_conv2d"),
-          bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d") == 1,
-          bounded_param(p, "ahead", 0, 32, d.ahead, "depthwise_conv2d"),
+  return {harness::option_value(depthwise_conv2d_options(), p, "VH", d.vh, "depthwise_conv2d"),
+          harness::option_value(depthwise_conv2d_options(), p, "VW", d.vw, "depthwise_conv2d"),
+          harness::option_value(depthwise_conv2d_options(), p, "preload", d.preload ? 1 : 0, "depthwise_conv2d") == 1,
+          harness::option_value(depthwise_conv2d_options(), p, "ahead", d.ahead, "depthwise_conv2d"),
           mma ? Shuffle::Off : shfl,
           smem,
           mma};
@@ -89,20 +118,21 @@ bool mma_tuned(const DepthwiseConv2dTile& tile, const Params& p) {
 // 0: one load_matrix in place of four shared loads per fragment, docs/performance.md s12). Refused unless the case
 // asks for tensor cores (ignored for f32 with mma = 1, like async).
 bool mma_load_matrix(const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   if (p.count("lm") && !tile.mma && !mma_asked) {
     throw std::invalid_argument(
         "depthwise_conv2d: lm (A fragments by load_matrix) applies to the tensor-core kernel (mma = 1, f16/bf16); drop "
         "lm");
   }
-  return tile.mma && bounded_param(p, "lm", 0, 1, mma_tuned(tile, p) ? 1 : 0, "depthwise_conv2d") == 1;
+  return tile.mma && harness::option_value(depthwise_conv2d_options(), p, "lm", mma_tuned(tile, p) ? 1 : 0,
+                                           "depthwise_conv2d") == 1;
 }
 // Every tile's load_matrix of a tap row before the row's first mma: "lmfirst" (0 or 1, default 0); refused without
 // load_matrix (ignored for f32 with mma = 1, like lm).
 bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
   if (!p.count("lmfirst")) return false;
-  const bool on = bounded_param(p, "lmfirst", 0, 1, 0, "depthwise_conv2d") == 1;
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool on = harness::option_value(depthwise_conv2d_options(), p, "lmfirst", 0, "depthwise_conv2d") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   const bool lm = mma_load_matrix(tile, p);
   if (on && (tile.mma ? !lm : !mma_asked)) {
     throw std::invalid_argument(
@@ -119,16 +149,18 @@ bool mma_lm_first(const DepthwiseConv2dTile& tile, const Params& p) {
 // 2, default 1): how the rows are loaded (RowPairLoads: pairs, pairs in A's register order, every row's A), refused
 // without rp.
 bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   if (p.count("rp") && !tile.mma && !mma_asked) {
     throw std::invalid_argument(
         "depthwise_conv2d: rp (row-pair tiles) applies to the tensor-core kernel (mma = 1, f16/bf16); drop rp");
   }
   const bool dflt = tile.mma && mma_tuned(tile, p) && !p.count("lm") && !p.count("lmfirst") &&
                     depthwise_conv2d_mma_refusal(sp, 2, true).empty();
-  const bool rp = tile.mma && bounded_param(p, "rp", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
+  const bool rp =
+      tile.mma && harness::option_value(depthwise_conv2d_options(), p, "rp", dflt ? 1 : 0, "depthwise_conv2d") == 1;
   for (const auto& [key, what] : {std::pair{"il", "row pairs interleaved"}, std::pair{"lq", "row loads"}}) {
-    if (p.count(key) && !rp && !(mma_asked && p.count("rp") && param(p, "rp") == 1)) {
+    if (p.count(key) && !rp &&
+        !(mma_asked && harness::option_value(depthwise_conv2d_options(), p, "rp", 0, "depthwise_conv2d") == 1)) {
       throw std::invalid_argument(std::string("depthwise_conv2d: ") + key + " (" + what +
                                   ") applies to row-pair tiles (mma = 1, rp = 1); drop it");
     }
@@ -142,7 +174,7 @@ bool mma_row_pairs(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Pa
 // 6 work-groups per SM (the launch bounds in s.build; s24); 3x3 row pairs stay at os = 0 (s24). Refused unless the
 // case asks for tensor cores (ignored for f32 with mma = 1, like lm).
 bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   if (p.count("os") && !tile.mma && !mma_asked && !tile.smem) {
     throw std::invalid_argument(
         "depthwise_conv2d: os (outputs through shared memory) applies to the tensor-core kernel (mma = 1, f16/bf16) "
@@ -150,12 +182,13 @@ bool mma_output_stage(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const
   }
   const bool rp = mma_row_pairs(sp, tile, p);
   const bool dflt = sp.ksize[0] < 5 ? !rp : rp;
-  return tile.mma && bounded_param(p, "os", 0, 1, dflt ? 1 : 0, "depthwise_conv2d") == 1;
+  return tile.mma && harness::option_value(depthwise_conv2d_options(), p, "os", dflt ? 1 : 0, "depthwise_conv2d") == 1;
 }
 // The staged-plane kernel's outputs through its plane buffer, leaving as vectors: "os" (0 or 1, default 0; refused
 // where a plane has more tiles than the work-group has threads).
 bool smem_output_stage(const DepthwiseConv2dTile& tile, const Params& p) {
-  return tile.smem && !tile.mma && bounded_param(p, "os", 0, 1, 0, "depthwise_conv2d") == 1;
+  return tile.smem && !tile.mma &&
+         harness::option_value(depthwise_conv2d_options(), p, "os", 0, "depthwise_conv2d") == 1;
 }
 bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   const bool rp = mma_row_pairs(sp, tile, p);
@@ -170,7 +203,7 @@ bool mma_tuned_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const 
 std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
   std::uint32_t dflt = 1;
   if (mma_tuned_async(sp, tile, p)) dflt = !mma_row_pairs(sp, tile, p) ? 4 : sp.ksize[0] < 5 ? 2 : 8;
-  const std::uint32_t imgs = bounded_param(p, "imgs", 1, 64, dflt, "depthwise_conv2d");
+  const std::uint32_t imgs = harness::option_value(depthwise_conv2d_options(), p, "imgs", dflt, "depthwise_conv2d");
   return std::min<std::uint32_t>(imgs, std::max<std::int64_t>(param(p, "B"), 1));
 }
 
@@ -178,12 +211,14 @@ std::uint32_t mma_images(const ConvSpec& sp, const DepthwiseConv2dTile& tile, co
 // per warp, depthwise_conv2d_mma_geometry). Refused unless the case asks for tensor cores (like async, it is
 // ignored for f32 with mma = 1, which runs the tiled kernel).
 std::uint32_t mma_warps(const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   if (p.count("mw") && !tile.mma && !mma_asked) {
     throw std::invalid_argument(
         "depthwise_conv2d: mw (warps per work-group) applies to the tensor-core kernel (mma = 1, f16/bf16); drop mw");
   }
-  return tile.mma ? bounded_param(p, "mw", 1, 8, mma_tuned(tile, p) ? 4 : 0, "depthwise_conv2d") : 0;
+  return tile.mma ? harness::option_value(depthwise_conv2d_options(), p, "mw", mma_tuned(tile, p) ? 4 : 0,
+                                          "depthwise_conv2d")
+                  : 0;
 }
 
 // Planes copied asynchronously through two buffers: "async" (0 or 1, default 0), in the tensor-core
@@ -191,8 +226,9 @@ std::uint32_t mma_warps(const DepthwiseConv2dTile& tile, const Params& p) {
 // Refused unless the case asks for one of them (mma = 1 or smem = 1); like mma = 1 it does not
 // apply to f32 with mma = 1, which runs the tiled kernel.
 bool plane_async(const ConvSpec& sp, const DepthwiseConv2dTile& tile, const Params& p) {
-  const bool async = bounded_param(p, "async", 0, 1, mma_tuned_async(sp, tile, p) ? 1 : 0, "depthwise_conv2d") == 1;
-  const bool mma_asked = p.count("mma") && param(p, "mma") == 1;
+  const bool async = harness::option_value(depthwise_conv2d_options(), p, "async", mma_tuned_async(sp, tile, p) ? 1 : 0,
+                                           "depthwise_conv2d") == 1;
+  const bool mma_asked = harness::option_value(depthwise_conv2d_options(), p, "mma", 0, "depthwise_conv2d") == 1;
   if (async && !tile.mma && !tile.smem && !mma_asked) {
     throw std::invalid_argument(
         "depthwise_conv2d: async = 1 applies to the tensor-core kernel (mma = 1, f16/bf16) and to the staged-plane "
@@ -211,7 +247,8 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
   o.lm_first = mma_lm_first(tile, p);
   o.os = mma_output_stage(sp, tile, p);
   o.rp = mma_row_pairs(sp, tile, p);
-  if (o.rp && (o.lm_first || (p.count("lm") && param(p, "lm") == 0))) {
+  if (o.rp && (o.lm_first || (p.count("lm") && harness::option_value(depthwise_conv2d_options(), p, "lm", 1,
+                                                                     "depthwise_conv2d") == 0))) {
     throw std::invalid_argument(
         "depthwise_conv2d: row-pair tiles (rp = 1) load A by load_matrix once per row: drop lmfirst and lm = 0");
   }
@@ -220,10 +257,15 @@ DepthwiseMmaOptions mma_options(const ConvSpec& sp, const DepthwiseConv2dTile& t
     // (3: three independent mma chains hide the tensor pipe's latency at a few registers more, docs/performance.md
     // s19/s20)
     const std::uint32_t il = 3;
-    o.il = bounded_param(p, "il", 1, pb, std::min(il, pb), "depthwise_conv2d");
+    o.il = harness::option_value(depthwise_conv2d_options(), p, "il", std::min(il, pb), "depthwise_conv2d");
+    if (o.il > pb) {
+      throw std::invalid_argument("depthwise_conv2d: il = " + std::to_string(o.il) + " must be in [1, " +
+                                  std::to_string(pb) + "] (row pairs interleaved, at most a warp's pairs)");
+    }
     // (1: the rows' matrices in A's register order, so that half the mma take a load's registers as they are, without
     // register moves; docs/performance.md s20)
-    o.loads = static_cast<RowPairLoads>(bounded_param(p, "lq", 0, 2, 1, "depthwise_conv2d"));
+    o.loads =
+        static_cast<RowPairLoads>(harness::option_value(depthwise_conv2d_options(), p, "lq", 1, "depthwise_conv2d"));
   }
   return o;
 }
@@ -244,23 +286,7 @@ void register_depthwise_conv2d(harness::Registry& r) {
                               "depthwise 2-D convolution, NCHW: x[B,C,H,W] * w[C,kh,kw] (+bias[C]) -> y[B,C,P,Q]; "
                               "stride, pad, dilation per axis; VH x VW outputs per thread",
                               depthwise_conv2d_cases(), {{"N32_C384_56x56_3x3", b3}, {"N32_C384_56x56_7x7", b7}});
-  s.spec_params.emplace_back("VH");
-  s.spec_params.emplace_back("VW");
-  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
-  s.spec_params.emplace_back("shfl");     // 1: halo columns by sub-group shuffle (needs preload)
-  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
-  s.spec_params.emplace_back("smem");     // 1: one plane per work-group, staged in shared memory
-  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the tiled kernel)
-  s.spec_params.emplace_back("imgs");     // tensor cores, smem with async: images per work-group (default 1)
-  s.spec_params.emplace_back("async");    // tensor cores, smem: planes copied asynchronously through two buffers
-  s.spec_params.emplace_back("lm");       // tensor cores: 1 = A fragments by load_matrix (ldmatrix)
-  s.spec_params.emplace_back("lmfirst");  // tensor cores with lm: every tile's load_matrix of a tap row first
-  s.spec_params.emplace_back("os");       // tensor cores: 1 = outputs through shared memory, 16-byte stores
-  s.spec_params.emplace_back("mw");    // tensor cores: warps per work-group (default: the fewest for the least tiles)
-  s.spec_params.emplace_back("rp");    // tensor cores: 1 = row-pair tiles (2 rows x 64 columns, A rows loaded once)
-  s.spec_params.emplace_back("il");    // tensor cores with rp: pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");    // tensor cores with rp: row loads (0 pairs, 1 in A's order, 2 every row)
-  s.spec_params.emplace_back("minb");  // launch bounds (register.hpp, apply_launch_bounds)
+  for (const auto& o : depthwise_conv2d_options()) s.add_option(o);
   // The general cases and the reference shapes' bench cases run the default tile (tile_of).
   // Tiles with vector loads (rows a multiple of the vector), partial tiles, 7x7, strides.
   const std::vector<std::tuple<std::string, ConvCase, std::int64_t, std::int64_t>> tiled = {
@@ -890,7 +916,6 @@ void register_depthwise_conv2d(harness::Registry& r) {
     }
     return runtime::grid_1d(planes * depthwise_conv2d_nchw_tiles(sp, tile), 256);
   };
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

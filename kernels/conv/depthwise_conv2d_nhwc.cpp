@@ -28,20 +28,47 @@ namespace {
 using harness::param;
 using harness::Params;
 
-// The tiling of a case: V, VC and VH in [1, 16], preload 0 or 1, CL in [0, 65536], ahead in [0, 32]; absent keys
-// take the defaults for the window width (depthwise_nhwc_default_tiling).
+// The tuning options, declared once (ingot list --options); which kernel a case runs and the defaults per window:
+// tiling_of, mma_options_of and the kernels below.
+const std::vector<harness::OptionSpec>& depthwise_conv2d_nhwc_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"V", 1, 16, "FMA kernels: output columns per thread"},
+      {"VC", 1, 16, "FMA kernels: channels per thread (one vector)"},
+      {"VH", 1, 16, "FMA kernels: output rows per thread"},
+      {"preload", 0, 1, "FMA kernels: 1 = every input row loaded before the arithmetic"},
+      {"ahead", 0, 32, "FMA kernels with preload: rows loaded this far ahead of their arithmetic (0: all)"},
+      {"CL", 0, 1 << 16, "FMA kernels: channel vectors per pixel of consecutive threads"},
+      launch_bounds_option(),
+      {"we", 0, 1, "stream kernel: 1 = the block's weights copied to shared memory with row 0"},
+      {"mma", 0, 1, "1: tensor cores (f16/bf16; f32 runs the other kernels)"},
+      {"mr", 2, 64, "tensor cores: output rows per work-group (even)"},
+      {"mc", 8, 16, "tensor cores: channels per work-group (8 or 16)"},
+      {"mw", 1, 32, "tensor cores: warps per work-group"},
+      {"il", 1, 32, "tensor cores: row pairs whose mma chains run side by side"},
+      {"lq", 0, 2, "tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)"},
+      {"mb", 1, 64, "tensor cores: bands per work-group (> 1: a ring of plane rows)"},
+      shared_memory_option("msm", "tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)"),
+      {"mwp", 0, 1, "tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)"},
+      {"mos", 0, 1, "tensor cores: 1 = the output stage's words rotated per pixel"},
+      {"mwr", 0, 1, "tensor cores with bands: 1 = each warp's weights held in registers"}};
+  return options;
+}
+
+// The tiling of a case (ranges: the option table); absent keys take the defaults for the window width
+// (depthwise_nhwc_default_tiling).
 DepthwiseNhwcTiling tiling_of(const Params& p) {
   const DepthwiseNhwcTiling d = depthwise_nhwc_default_tiling(static_cast<std::uint32_t>(param(p, "kw")));
   auto get = [&](const char* key, std::uint32_t dflt) {
-    return bounded_param(p, key, 1, 16, dflt, "depthwise_conv2d_nhwc");
+    return harness::option_value(depthwise_conv2d_nhwc_options(), p, key, dflt, "depthwise_conv2d_nhwc");
   };
-  const bool preload = bounded_param(p, "preload", 0, 1, d.preload ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  const bool preload = harness::option_value(depthwise_conv2d_nhwc_options(), p, "preload", d.preload ? 1 : 0,
+                                             "depthwise_conv2d_nhwc") == 1;
   return {get("V", d.V),
           get("VC", d.VC),
           get("VH", d.VH),
           preload,
-          bounded_param(p, "CL", 0, 1 << 16, d.CL, "depthwise_conv2d_nhwc"),
-          bounded_param(p, "ahead", 0, 32, d.ahead, "depthwise_conv2d_nhwc")};
+          harness::option_value(depthwise_conv2d_nhwc_options(), p, "CL", d.CL, "depthwise_conv2d_nhwc"),
+          harness::option_value(depthwise_conv2d_nhwc_options(), p, "ahead", d.ahead, "depthwise_conv2d_nhwc")};
 }
 
 // The stream kernel (depthwise_conv2d_nhwc_stream.hpp) with its tiling for the window and dtype
@@ -50,7 +77,7 @@ DepthwiseNhwcTiling tiling_of(const Params& p) {
 // work-group then waits for them; docs/performance.md s40).
 DepthwiseNhwcStream stream_of(DType t, const ConvSpec& sp, const Params& p) {
   DepthwiseNhwcStream st = depthwise_nhwc_stream_default(sp.ksize[1], dtype_size(t));
-  st.we = bounded_param(p, "we", 0, 1, 1, "depthwise_conv2d_nhwc");
+  st.we = harness::option_value(depthwise_conv2d_nhwc_options(), p, "we", 1, "depthwise_conv2d_nhwc");
   if (!p.count("we") && !depthwise_nhwc_stream_refusal(sp, st, static_cast<std::uint32_t>(dtype_size(t))).empty()) {
     st.we = 0;
   }
@@ -119,7 +146,7 @@ bool mma_by_default(DType t, const ConvSpec& sp, const Params& p) {
 // default for 16-bit windows of 5 or more rows without an mma key (mma_by_default: mr 4, mb the whole image).
 bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
   if (mma_by_default(t, sp, p)) return true;
-  const bool asked = bounded_param(p, "mma", 0, 1, 0, "depthwise_conv2d_nhwc") == 1;
+  const bool asked = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mma", 0, "depthwise_conv2d_nhwc") == 1;
   if (!asked) {
     for (std::size_t i = 1; i < kMmaKernelKeys.size(); ++i) {  // (mma = 0 itself is a choice, not a misuse)
       const char* key = kMmaKernelKeys[i];
@@ -144,30 +171,35 @@ bool uses_mma(DType t, const ConvSpec& sp, const Params& p) {
 DepthwiseNhwcMma mma_of(DType t, const ConvSpec& sp, const Params& p) {
   const DepthwiseNhwcMma d = mma_by_default(t, sp, p) ? mma_ring_default(sp) : DepthwiseNhwcMma{};
   const std::uint32_t mc_default = sp.in_channels % 16 == 0 ? 16 : 8;
-  const std::uint32_t rows = bounded_param(p, "mr", 2, 64, d.rows, "depthwise_conv2d_nhwc");
+  const std::uint32_t rows =
+      harness::option_value(depthwise_conv2d_nhwc_options(), p, "mr", d.rows, "depthwise_conv2d_nhwc");
   DepthwiseNhwcMma o;
   o.rows = rows;
-  o.channels = bounded_param(p, "mc", 8, 16, mc_default, "depthwise_conv2d_nhwc");
-  o.warps = bounded_param(p, "mw", 1, 32, d.warps, "depthwise_conv2d_nhwc");
-  o.il = bounded_param(p, "il", 1, 32, std::min(d.il, rows / 2), "depthwise_conv2d_nhwc");
-  o.loads = static_cast<RowPairLoads>(
-      bounded_param(p, "lq", 0, 2, static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
-  o.bands = bounded_param(p, "mb", 1, 64, d.bands, "depthwise_conv2d_nhwc");
+  o.channels = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mc", mc_default, "depthwise_conv2d_nhwc");
+  o.warps = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mw", d.warps, "depthwise_conv2d_nhwc");
+  o.il = harness::option_value(depthwise_conv2d_nhwc_options(), p, "il", std::min(d.il, rows / 2),
+                               "depthwise_conv2d_nhwc");
+  o.loads = static_cast<RowPairLoads>(harness::option_value(
+      depthwise_conv2d_nhwc_options(), p, "lq", static_cast<std::uint32_t>(d.loads), "depthwise_conv2d_nhwc"));
+  o.bands = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mb", d.bands, "depthwise_conv2d_nhwc");
   o.smem_bytes = shared_memory_allowance(p, "msm", d.smem_bytes, "depthwise_conv2d_nhwc");
   // (mwp 1, the ring default's: each band reads its B fragments as packed tap pairs, two 4-byte loads per tap row; 0
   // reads the taps, four 2-byte loads and four selects per tap row; s30)
-  o.weight_pairs = bounded_param(p, "mwp", 0, 1, d.weight_pairs ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  o.weight_pairs = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mwp", d.weight_pairs ? 1 : 0,
+                                         "depthwise_conv2d_nhwc") == 1;
   if (p.count("mwp") && o.bands < 2) {
     throw std::invalid_argument(
         "depthwise_conv2d_nhwc: mwp (how bands read the weights from shared memory) applies to 2 or more bands per "
         "work-group (mb); one band reads them from global memory: drop it or set mb");
   }
   // (mos 1: the output stage's words rotated per pixel, conflict-free stores; the ring default's, s32)
-  o.rotated_stage = bounded_param(p, "mos", 0, 1, d.rotated_stage ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  o.rotated_stage = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mos", d.rotated_stage ? 1 : 0,
+                                          "depthwise_conv2d_nhwc") == 1;
   // (mwr 1: each warp's weights held in registers across the bands; refused without bands or with more tasks than
   // warps. The ring default's where it applies (step 33): below, where the case names no mwr and its other keys leave
   // it refused, it is dropped.)
-  o.weights_in_registers = bounded_param(p, "mwr", 0, 1, d.weights_in_registers ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
+  o.weights_in_registers = harness::option_value(depthwise_conv2d_nhwc_options(), p, "mwr",
+                                                 d.weights_in_registers ? 1 : 0, "depthwise_conv2d_nhwc") == 1;
   if (o.weights_in_registers && !p.count("mwr")) {  // (the default's mwr, where the case's keys leave it refused)
     DepthwiseNhwcMma without = o;
     without.weights_in_registers = false;
@@ -204,25 +236,7 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
         return cases;
       }(),
       {{"N32_C384_56x56_3x3", k3}, {"N32_C384_56x56_7x7", k7}});
-  s.spec_params.emplace_back("V");
-  s.spec_params.emplace_back("VC");
-  s.spec_params.emplace_back("VH");
-  s.spec_params.emplace_back("preload");  // 1: every input row loaded before the arithmetic
-  s.spec_params.emplace_back("ahead");    // preload: rows loaded this far ahead of their arithmetic (0: all first)
-  s.spec_params.emplace_back("CL");       // channel vectors per pixel of consecutive threads
-  s.spec_params.emplace_back("minb");     // launch bounds (register.hpp, apply_launch_bounds)
-  s.spec_params.emplace_back("we");       // stream: 1 = the block's weights copied to shared memory with row 0
-  s.spec_params.emplace_back("mma");      // 1: tensor cores (f16/bf16; f32 runs the other kernels)
-  s.spec_params.emplace_back("mr");       // tensor cores: output rows per work-group (even)
-  s.spec_params.emplace_back("mc");       // tensor cores: channels per work-group (8 or 16)
-  s.spec_params.emplace_back("mw");       // tensor cores: warps per work-group
-  s.spec_params.emplace_back("il");       // tensor cores: row pairs whose mma chains run side by side
-  s.spec_params.emplace_back("lq");       // tensor cores: row loads (0 pairs, 1 pairs in A's order, 2 quads)
-  s.spec_params.emplace_back("mb");       // tensor cores: bands per work-group (> 1: a ring of plane rows)
-  s.spec_params.emplace_back("msm");      // tensor cores: shared memory allowed, KB (default 48; CUDA: dynamic above)
-  s.spec_params.emplace_back("mwp");      // tensor cores with bands: 1 = weights as packed tap pairs (0, default: taps)
-  s.spec_params.emplace_back("mos");      // tensor cores: 1 = the output stage's words rotated per pixel
-  s.spec_params.emplace_back("mwr");      // tensor cores with bands: 1 = each warp's weights held in registers
+  for (const auto& o : depthwise_conv2d_nhwc_options()) s.add_option(o);
 
   // Cases for the tiling: Q not a multiple of V, C not a multiple of VC (narrower vectors or
   // scalars), strides, dilation, kh != kw, batches, bias, 7x7, a row of one thread group.
@@ -532,7 +546,6 @@ void register_depthwise_conv2d_nhwc(harness::Registry& r) {
     return runtime::grid_1d(
         static_cast<std::uint64_t>(param(p, "B")) * depthwise_nhwc_threads_per_batch(sp, tiling_of(p)), 256);
   };
-  declare_conv_options(s, f);
   route_wide_windows(s, f);  // (a large dilation: the direct kernel)
   r.add(std::move(s));
 }

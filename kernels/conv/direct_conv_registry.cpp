@@ -172,17 +172,6 @@ std::vector<double> conv_reference(const ConvSpec& s, std::int64_t batch, const 
   return y;
 }
 
-void declare_conv_options(harness::KernelSpec& s, const ConvForm& f, const std::vector<std::string>& semantic) {
-  const std::vector<std::string> shape = conv_spec_params(f);
-  s.option_params.clear();
-  for (const auto& key : s.spec_params) {
-    if (std::find(shape.begin(), shape.end(), key) == shape.end() &&
-        std::find(semantic.begin(), semantic.end(), key) == semantic.end()) {
-      s.option_params.push_back(key);
-    }
-  }
-}
-
 bool wide_window(const ConvSpec& s) {
   for (std::size_t a = 0; a < s.rank(); ++a) {
     if (std::uint64_t{s.dilation[a]} * (s.ksize[a] - 1) + 1 > kMaxTiledSpan) return true;
@@ -191,7 +180,7 @@ bool wide_window(const ConvSpec& s) {
 }
 
 void route_wide_windows(harness::KernelSpec& s, const ConvForm& f) {
-  const auto option_named = [options = s.option_params](const Params& p) {
+  const auto option_named = [options = s.option_names()](const Params& p) {
     for (const auto& key : options) {
       if (p.count(key)) return key;
     }

@@ -66,17 +66,13 @@ struct ConvCase {
                                                      const std::vector<std::pair<std::string, ConvCase>>& tests,
                                                      const std::vector<std::pair<std::string, ConvCase>>& bench);
 
-// Declares every specialisation parameter beyond the form's shape (conv_spec_params) and `semantic` (parameters that
-// change what is computed, e.g. a weight format) as a tuning option (KernelSpec::option_params).
-void declare_conv_options(harness::KernelSpec& s, const ConvForm& f, const std::vector<std::string>& semantic = {});
-
 // The tiled kernels unroll per input row and column of a window's span, so their trace would grow with a dilation's
 // value; windows spanning more than kMaxTiledSpan rows or columns run the direct kernel, whose trace grows with the
 // taps alone.
 inline constexpr std::uint64_t kMaxTiledSpan = 1024;
 [[nodiscard]] bool wide_window(const ConvSpec& s);
 // Wraps a tiled kernel's build and geometry (one decision for both): a wide window runs direct_conv, and a tuning
-// option (s.option_params: declare them first) named with one is refused with the reason.
+// option (s.options: declare them first) named with one is refused with the reason.
 void route_wide_windows(harness::KernelSpec& s, const ConvForm& f);
 
 }  // namespace ingot::kernels

@@ -24,10 +24,40 @@
 
 namespace ingot::kernels {
 
+// The tuning options of the grouped convolutions' kernels (the FMA kernel; the unstaged, staged (stage 1), planar (2)
+// and pixel-stage (3) tensor-core kernels), declared once (ingot list --options); which kernel a case runs and each
+// default: the functions below.
+inline const std::vector<harness::OptionSpec>& grouped_conv_options() {
+  static const std::vector<harness::OptionSpec> options{
+      {"OC", 1, 1024, "FMA kernel: output channels per thread (default 8)"},
+      {"VH", 1, 1024, "FMA kernel: output rows per thread (default 1)"},
+      {"VW", 1, 1024, "FMA kernel: output columns per thread (default 8)"},
+      {"mma", 0, 1, "tensor cores (16-bit, 8 input channels per group); default 1 where they apply"},
+      {"rows", 1, 1024, "tensor cores: output rows per band (per kernel: even for stages 2 and 3)"},
+      {"mmatx", 0, 1, "unstaged tensor cores: 1 = tap columns over lanes (default where kw <= 4)"},
+      {"stage", 0, 3, "tensor-core kernel: 1 staged, 2 planar (3-D default), 3 pixel-stage (2-D default)"},
+      {"threads", 32, 256, "planar and pixel-stage kernels: threads per work-group (default 128)"},
+      {"sv", 0, 8, "staged kernel: staging vector in elements, 1, 2, 4 or 8 (0: the default, 2)"},
+      {"lm", 0, 1, "staged kernel: 1 = A by load_matrix (default in 3-D)"},
+      {"hb", 0, 1, "staged kernel: 1 = B held in registers (8 output channels per group; default 1)"},
+      {"sp", 0, 1, "staged kernel: 1 = pair stores where Q is even (default 0)"},
+      {"ds", 1, 16, "staged and planar kernels (3-D): output depth slices per work-group"},
+      {"ru", 0, 1, "staged kernel: 1 = tasks of whole band rows (default in 3-D)"},
+      launch_bounds_option(),
+      {"bw", 1, 64, "planar (1-8) and pixel-stage kernels: bands per work-group (default 1)"},
+      {"il", 1, 4, "planar kernel: units interleaved per warp (default 1)"},
+      {"os", 0, 1, "planar and pixel-stage kernels: outputs staged, 16-byte stores (default 1, Q % 8 == 0)"},
+      {"we", 0, 1, "planar and pixel-stage kernels: weights copied with the first band (default where fits)"},
+      {"skip", 0, 1, "pixel-stage kernel: 1 = bands past the last output row skipped (default 1)"},
+      {"ya", 0, 1, "pixel-stage kernel: output stage in the band's planar buffer (default where it fits)"},
+      shared_memory_option("msm", "planar kernel: shared memory allowed, KB (default 48; CUDA: dynamic above)")};
+  return options;
+}
+
 inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
   // check_grouped_conv_nchw gives the precise limits; this only keeps the values exact in 32 bits.
   const auto get = [&](const char* key, std::uint32_t dflt) {
-    return bounded_param(p, key, 1, 1024, dflt, "grouped convolution tile");
+    return harness::option_value(grouped_conv_options(), p, key, dflt, "grouped convolution tile");
   };
   const GroupedConvTile measured{};  // (the one default: a case without the keys runs what the registry measured)
   return {get("OC", measured.oc), get("VH", measured.vh), get("VW", measured.vw)};
@@ -37,7 +67,7 @@ inline GroupedConvTile grouped_conv_tile_of(const harness::Params& p) {
 // 1 refused with the reason where it does not apply), by default wherever it applies (16-bit
 // elements, 2-D, 8 input channels per group, ...).
 inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Params& p) {
-  if (p.count("mma")) return bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 1;
+  if (p.count("mma")) return harness::option_value(grouped_conv_options(), p, "mma", 0, "grouped convolution") == 1;
   return grouped_conv_mma_refusal(sp, dtype_size(t)).empty();
 }
 
@@ -46,8 +76,8 @@ inline bool grouped_conv_uses_mma(const ConvSpec& sp, DType t, const harness::Pa
 inline GroupedConvMmaTile grouped_conv_mma_tile_of(const ConvSpec& sp, const harness::Params& p) {
   const std::int64_t tx_default = sp.rank() >= 2 && sp.ksize[sp.rank() - 1] <= 4 ? 1 : 0;
   const std::uint32_t rows_default = sp.rank() == 3 ? 2u : GroupedConvMmaTile{}.rows;
-  return {bounded_param(p, "rows", 1, 1024, rows_default, "grouped convolution tile"),
-          bounded_param(p, "mmatx", 0, 1, tx_default, "grouped convolution tile") == 1};
+  return {harness::option_value(grouped_conv_options(), p, "rows", rows_default, "grouped convolution tile"),
+          harness::option_value(grouped_conv_options(), p, "mmatx", tx_default, "grouped convolution tile") == 1};
 }
 
 // Output rows per band of the staged kernel by default: in 2-D the largest of 8, 4, 2 and 1 whose stage fits
@@ -63,7 +93,7 @@ inline std::uint32_t grouped_conv_stage_rows_default(const ConvSpec& sp, DType t
 
 // Staging vector of the staged kernel (elements): "sv", 1, 2, 4 or 8; default 0 = 2 (staged_mma_vector).
 inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
-  return bounded_param(p, "sv", 0, 8, 0, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "sv", 0, "grouped convolution tile");
 }
 
 // How the staged kernel feeds its products and stores: "lm" (A by load_matrix), "hb" (B held in registers
@@ -72,10 +102,11 @@ inline std::uint32_t grouped_conv_stage_vector_of(const harness::Params& p) {
 // "ru": tasks of whole band rows where the geometry allows (0 = flattened 16-pixel tiles); default in 3-D only (s14:
 // in 2-D the row units' registers cost more than they save).
 inline StagedMmaFeed grouped_conv_stage_feed_of(const ConvSpec& sp, const harness::Params& p) {
-  return {bounded_param(p, "lm", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
-          bounded_param(p, "hb", 0, 1, 1, "grouped convolution tile") == 1,
-          bounded_param(p, "sp", 0, 1, 0, "grouped convolution tile") == 1,
-          bounded_param(p, "ru", 0, 1, sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1};
+  return {
+      harness::option_value(grouped_conv_options(), p, "lm", sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1,
+      harness::option_value(grouped_conv_options(), p, "hb", 1, "grouped convolution tile") == 1,
+      harness::option_value(grouped_conv_options(), p, "sp", 0, "grouped convolution tile") == 1,
+      harness::option_value(grouped_conv_options(), p, "ru", sp.rank() == 3 ? 1 : 0, "grouped convolution tile") == 1};
 }
 
 // Output depth slices per work-group of the staged kernel (3-D): "ds", 1-16. Default in 3-D: the largest of 8,
@@ -92,7 +123,7 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
       }
     }
   }
-  return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "ds", dflt, "grouped convolution tile");
 }
 
 // Whether case p runs the staged tensor-core kernel (grouped_conv_mma_smem.hpp): spec parameter
@@ -103,9 +134,10 @@ inline std::uint32_t grouped_conv_stage_depth_of(const ConvSpec& sp, DType t, co
 // tensor-core kernel's parameters (rows, mmatx) or mma = 0: the band staged once beats every warp reading its rows
 // through L1 (docs/performance.md s7).
 inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::Params& p) {
-  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  const bool mma_off =
+      p.count("mma") && harness::option_value(grouped_conv_options(), p, "mma", 0, "grouped convolution") == 0;
   if (p.count("stage")) {
-    const std::int64_t stage = bounded_param(p, "stage", 0, 3, 0, "grouped convolution");
+    const std::int64_t stage = harness::option_value(grouped_conv_options(), p, "stage", 0, "grouped convolution");
     if (stage > 0 && mma_off) {
       throw std::invalid_argument(sp.name + ": stage = " + std::to_string(stage) +
                                   " is a staged tensor-core kernel; it cannot run with mma = 0");
@@ -124,21 +156,26 @@ inline bool grouped_conv_uses_stage(const ConvSpec& sp, DType t, const harness::
 // work-group ("bw", 1-8, default 1: each band in its own buffer, all copies issued before the first band's products);
 // units interleaved per warp ("il", 1-4, default 1).
 inline std::uint32_t grouped_conv_planar_rows_of(const ConvSpec& sp, const harness::Params& p) {
-  return bounded_param(p, "rows", 1, 1024, sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "rows", sp.rank() == 3 ? 2 : 8, "grouped convolution tile");
 }
 inline std::uint32_t grouped_conv_planar_bands_of(const harness::Params& p) {
-  return bounded_param(p, "bw", 1, 8, 1, "grouped convolution tile");
+  const std::uint32_t bw = harness::option_value(grouped_conv_options(), p, "bw", 1, "grouped convolution tile");
+  if (bw > 8) {
+    throw std::invalid_argument("grouped convolution tile: bw = " + std::to_string(bw) +
+                                " must be in [1, 8] (the planar kernel's bands per work-group)");
+  }
+  return bw;
 }
 // Whether the pixel-stage and planar kernels stage their outputs in shared memory and store 16-byte vectors ("os",
 // default 1; applies where Q % 8 == 0, else scalar stores: the fragments' scalar stores write half sectors,
 // docs/performance.md s17).
 inline bool grouped_conv_output_stage_of(const harness::Params& p) {
-  return bounded_param(p, "os", 0, 1, 1, "grouped convolution tile") == 1;
+  return harness::option_value(grouped_conv_options(), p, "os", 1, "grouped convolution tile") == 1;
 }
 // Threads per work-group of the planar and pixel-stage kernels: "threads", default 128 (in 3-D with 4 output depth
 // slices: 6 work-groups of 4 warps per SM against 5 of 2 with 64 threads and 8 slices, docs/performance.md s43).
 inline std::uint32_t grouped_conv_planar_threads_of(const harness::Params& p) {
-  return bounded_param(p, "threads", 32, 256, kStagedMmaGroup, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "threads", kStagedMmaGroup, "grouped convolution tile");
 }
 // The shared memory the planar kernel may take: "msm", KB, 16-227, default 48 (the portable static limit). Above 48 KB
 // CUDA carves the arrays from dynamic shared memory (the printer) and raises the function's limit at load (the
@@ -157,11 +194,11 @@ inline bool grouped_conv_planar_early_weights_of(const ConvSpec& sp, DType t, co
   const bool fits = sp.out_per_group() == 8 && grouped_conv_mma_planar_refusal(sp, dtype_size(t), rows, ds, bw, slots,
                                                                                true, grouped_conv_planar_smem_of(p))
                                                    .empty();
-  return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
+  return harness::option_value(grouped_conv_options(), p, "we", fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 // Units interleaved per warp of the planar kernel: "il", 1-4, default 1.
 inline std::uint32_t grouped_conv_planar_interleave_of(const harness::Params& p) {
-  return bounded_param(p, "il", 1, 4, 1, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "il", 1, "grouped convolution tile");
 }
 // The planar kernel's output slots (units per round: warps x il) where os, else 0.
 inline std::uint32_t grouped_conv_planar_slots_of(const harness::Params& p) {
@@ -181,7 +218,7 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
       }
     }
   }
-  return bounded_param(p, "ds", 1, 16, dflt, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "ds", dflt, "grouped convolution tile");
 }
 
 // The selection rule the planar (stage = 2) and pixel-stage (stage = 3) kernels share: a case naming "stage" runs
@@ -191,9 +228,10 @@ inline std::uint32_t grouped_conv_planar_depth_of(const ConvSpec& sp, DType t, c
 inline std::optional<bool> grouped_conv_named_stage(const ConvSpec& sp, DType t, const harness::Params& p,
                                                     std::int64_t n, std::size_t rank,
                                                     std::initializer_list<const char*> others) {
-  const bool mma_off = p.count("mma") && bounded_param(p, "mma", 0, 1, 0, "grouped convolution") == 0;
+  const bool mma_off =
+      p.count("mma") && harness::option_value(grouped_conv_options(), p, "mma", 0, "grouped convolution") == 0;
   if (p.count("stage")) {
-    if (bounded_param(p, "stage", 0, 3, 0, "grouped convolution") != n) return false;
+    if (harness::option_value(grouped_conv_options(), p, "stage", 0, "grouped convolution") != n) return false;
     if (mma_off) {
       throw std::invalid_argument(sp.name + ": stage = " + std::to_string(n) +
                                   " is a staged tensor-core kernel; it cannot run with mma = 0");
@@ -229,7 +267,7 @@ inline bool grouped_conv_uses_planar(const ConvSpec& sp, DType t, const harness:
 // whether it stages a band's outputs in shared memory and stores 16-byte vectors ("os", default 1; applies where Q % 8
 // == 0, else scalar stores, which write half sectors: s17).
 inline std::uint32_t grouped_conv_pixel_bands_of(const harness::Params& p) {
-  return bounded_param(p, "bw", 1, 64, 1, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "bw", 1, "grouped convolution tile");
 }
 // Whether the pixel-stage kernel copies its group's weights into shared memory with the first band's rows ("we", 0 or
 // 1), so that no global load waits after the first barrier (grouped_conv_mma_pixel.hpp; 8 output channels per group).
@@ -238,7 +276,7 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
                                                 std::uint32_t rows, std::uint32_t bw, bool os, bool ya) {
   const bool fits =
       sp.out_per_group() == 8 && grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, true, ya).empty();
-  return bounded_param(p, "we", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
+  return harness::option_value(grouped_conv_options(), p, "we", fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 
 // Whether the pixel-stage kernel skips the transposition, products and stores of a band past the last output row
@@ -246,7 +284,7 @@ inline bool grouped_conv_pixel_early_weights_of(const ConvSpec& sp, DType t, con
 // per work-group, leave one band slot in 8 past P). skip = 0 computes it and drops its stores (docs/performance.md
 // s40).
 inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
-  return bounded_param(p, "skip", 0, 1, 1, "grouped convolution tile") == 1;
+  return harness::option_value(grouped_conv_options(), p, "skip", 1, "grouped convolution tile") == 1;
 }
 
 // Whether the pixel-stage kernel's output stage lies in the planar buffer its band was copied into ("ya", 0 or 1): 7.3
@@ -257,7 +295,7 @@ inline bool grouped_conv_pixel_skip_past_of(const harness::Params& p) {
 inline bool grouped_conv_pixel_output_alias_of(const ConvSpec& sp, DType t, const harness::Params& p,
                                                std::uint32_t rows, std::uint32_t bw, bool os) {
   const bool fits = grouped_conv_mma_pixel_refusal(sp, dtype_size(t), rows, bw, os, false, true).empty();
-  return bounded_param(p, "ya", 0, 1, fits ? 1 : 0, "grouped convolution tile") == 1;
+  return harness::option_value(grouped_conv_options(), p, "ya", fits ? 1 : 0, "grouped convolution tile") == 1;
 }
 
 // Whether case p runs the pixel-stage tensor-core kernel (grouped_conv_mma_pixel.hpp): spec parameter "stage" = 3, for
@@ -280,13 +318,14 @@ inline bool grouped_conv_uses_pixel(const ConvSpec& sp, DType t, const harness::
 // and 256 in 3-D (the fastest measured for each, docs/performance.md s7).
 inline std::uint32_t grouped_conv_stage_threads_of(const ConvSpec& sp, const harness::Params& p) {
   const std::uint32_t dflt = sp.rank() == 3 ? 256u : kStagedMmaGroup;
-  return bounded_param(p, "threads", 32, 256, dflt, "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "threads", dflt, "grouped convolution tile");
 }
 
 // Output rows per band of the staged kernel: "rows", default grouped_conv_stage_rows_default.
 inline std::uint32_t grouped_conv_stage_rows_of(const ConvSpec& sp, DType t, const harness::Params& p) {
-  return bounded_param(p, "rows", 1, 1024, grouped_conv_stage_rows_default(sp, t, grouped_conv_stage_vector_of(p)),
-                       "grouped convolution tile");
+  return harness::option_value(grouped_conv_options(), p, "rows",
+                               grouped_conv_stage_rows_default(sp, t, grouped_conv_stage_vector_of(p)),
+                               "grouped convolution tile");
 }
 
 inline harness::Params with_grouped_conv_tile(harness::Params p, const GroupedConvTile& t) {
@@ -315,9 +354,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
   using harness::param;
   using harness::Params;
   auto s = direct_conv_kernel(f, std::move(description), tests, bench);
-  for (const char* key : {"OC", "VH", "VW", "mma",  "rows", "mmatx", "stage", "threads", "sv",   "lm", "hb",
-                          "sp", "ds", "ru", "minb", "bw",   "il",    "os",    "we",      "skip", "ya", "msm"})
-    s.spec_params.emplace_back(key);
+  for (const auto& o : grouped_conv_options()) s.add_option(o);
   for (const auto& tc : tiled_tests)
     s.tests.push_back({tc.name, with_grouped_conv_tile(conv_params(f, tc.c), tc.tile)});
   for (const auto& t : bench_tiles) {
@@ -421,7 +458,7 @@ inline harness::KernelSpec grouped_conv_kernel(const ConvForm& f, std::string de
       });
     }
     // Like the staged kernel's other parameters, minb is ignored where a case's stage = 1 meets f32 (the FMA kernel).
-    if (p.count("minb") && !(p.count("stage") && param(p, "stage") >= 1)) {
+    if (p.count("minb") && harness::option_value(grouped_conv_options(), p, "stage", 0, "grouped convolution") == 0) {
       throw std::invalid_argument(
           sp.name +
           ": minb applies to the staged tensor-core kernels only (f16/bf16, stage = 1, 2 or 3), "

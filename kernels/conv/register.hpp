@@ -12,29 +12,36 @@
 
 namespace ingot::kernels {
 
-// The shared memory a kernel may take, named in KB by case parameter `key` (16-227: an SM's most on sm_90; above 48 KB
-// CUDA's dynamic shared memory, other backends refuse a kernel over their device's local memory); `dflt_bytes` (a
-// multiple of 1024) when the case does not carry it. Returns bytes.
-inline std::uint64_t shared_memory_allowance(const harness::Params& p, const std::string& key, std::uint64_t dflt_bytes,
-                                             const std::string& kernel) {
-  return std::uint64_t{1024} * bounded_param(p, key, 16, 227, static_cast<std::uint32_t>(dflt_bytes / 1024), kernel);
+// The option of the shared memory a kernel may take, in KB (16-227: an SM's most on sm_90; above 48 KB CUDA's dynamic
+// shared memory, other backends refuse a kernel over their device's local memory).
+inline harness::OptionSpec shared_memory_option(const std::string& key, const std::string& meaning) {
+  return {key, 16, 227, meaning};
 }
 
-// Optional case parameter "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at
-// most `group` threads per work-group (the registration's geometry must use that group size)
-// and registers chosen so that minb work-groups fit on one multiprocessor (CUDA). Without minb,
-// `required` still declares launch_bounds(group) (kernels with shuffles must declare bounds).
+// The shared memory option `key` of case p (shared_memory_option), or `dflt_bytes` (a multiple of 1024) when the case
+// does not carry it. Returns bytes.
+inline std::uint64_t shared_memory_allowance(const harness::Params& p, const std::string& key, std::uint64_t dflt_bytes,
+                                             const std::string& kernel) {
+  return std::uint64_t{1024} * harness::option_value({shared_memory_option(key, "shared memory, KB")}, p, key,
+                                                     static_cast<std::uint32_t>(dflt_bytes / 1024), kernel);
+}
+
+// Option "minb" (1..32): the kernel declares launch_bounds(group, minb), i.e. at most `group` threads per work-group
+// (the registration's geometry must use that group size) and registers chosen so that minb work-groups fit on one
+// multiprocessor (CUDA).
+inline harness::OptionSpec launch_bounds_option() {
+  return {"minb", 1, 32, "launch_bounds(group, minb): registers chosen for minb work-groups per multiprocessor"};
+}
+
+// Applies case p's minb (launch_bounds_option). Without minb, `required` still declares launch_bounds(group) (kernels
+// with shuffles must declare bounds).
 inline void apply_launch_bounds(KernelBuilder& k, const harness::Params& p, std::uint32_t group,
                                 bool required = false) {
   if (!p.count("minb")) {
     if (required) k.launch_bounds(group);
     return;
   }
-  const std::int64_t v = harness::param(p, "minb");
-  if (v < 1 || v > 32) {
-    throw std::invalid_argument("minb = " + std::to_string(v) + " must be in [1, 32] (work-groups per multiprocessor)");
-  }
-  k.launch_bounds(group, static_cast<std::uint32_t>(v));
+  k.launch_bounds(group, harness::option_value({launch_bounds_option()}, p, "minb", 0, k.kernel().name));
 }
 
 void register_depthwise_conv1d(harness::Registry& r);

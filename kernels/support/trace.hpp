@@ -56,4 +56,28 @@ inline void check_u32_elements(const std::string& kernel, std::uint64_t batch, s
   }
 }
 
+// Kernels traced with 64-bit indexes (blocks/index_width.hpp): throws std::invalid_argument unless `batch` x
+// `per_batch` elements fit 2^62 (far past any device's memory; the products of indexes stay in i64).
+inline void check_i64_elements(const std::string& kernel, std::uint64_t batch, std::uint64_t per_batch) {
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 62;
+  if (batch < 1) throw std::invalid_argument(kernel + ": the batch must be >= 1");
+  if (per_batch > kMax / batch) {
+    throw std::invalid_argument(kernel + ": batch " + std::to_string(batch) + " x " + std::to_string(per_batch) +
+                                " elements is past 2^62, even for 64-bit indices: use a smaller batch or shape");
+  }
+}
+
+// The index-width option of kernels that come in both widths (blocks/index_width.hpp).
+inline harness::OptionSpec index_width_option() {
+  return {"i64", 0, 1,
+          "i64 = 1: 64-bit indexes; default 1 exactly where the launch reaches 2^32 elements (smaller ones keep u32)"};
+}
+
+// The index width of a case: its i64, or by default i64 exactly where `elements` (the largest buffer or thread count of
+// the launch) needs it. The default is chosen per launch, so launches below 2^32 elements keep the 32-bit form's speed.
+inline bool wide_index_param(const harness::Params& p, std::uint64_t elements, const std::string& kernel) {
+  if (p.count("i64")) return harness::option_value({index_width_option()}, p, "i64", 0, kernel) == 1;
+  return elements > 0xffffffffull;
+}
+
 }  // namespace ingot::kernels

@@ -545,7 +545,13 @@ class Printer {
       case Op::Const: return literal(n.type, n.imm);
       case Op::ParamRef: return param_names_.at(n.imm);
       case Op::VarRef: return var_names_.at(n.imm);
-      case Op::ProgramId: return axis(d_.program_id, n.imm);
+      case Op::ProgramId: {
+        if (n.type != DType::i64) return axis(d_.program_id, n.imm);
+        // The 64-bit global index from the dialect's group id, size and local id, each widened before the multiply.
+        const std::string& t = type(DType::i64);
+        return "((" + t + ")" + axis(d_.group_id, n.imm) + " * (" + t + ")" + axis(d_.group_size, n.imm) + " + (" + t +
+               ")" + axis(d_.local_id, n.imm) + ")";
+      }
       case Op::LocalId: return axis(d_.local_id, n.imm);
       case Op::GroupId: return axis(d_.group_id, n.imm);
       case Op::GroupSize: return axis(d_.group_size, n.imm);

@@ -44,10 +44,11 @@ std::uint32_t KernelBuilder::add_shared(const std::string& name, DType t, std::u
   return id;
 }
 
-Val<u32> KernelBuilder::builtin(ir::Op op, int axis) {
+Val<u32> KernelBuilder::builtin(ir::Op op, int axis) { return Val<u32>(this, builtin_id(op, axis, DType::u32)); }
+
+ir::ExprId KernelBuilder::builtin_id(ir::Op op, int axis, DType t) {
   if (axis < 0 || axis > 2) throw TraceError("kernel '" + k_.name + "': thread-index axis must be 0, 1 or 2");
-  return Val<u32>(
-      this, k_.exprs.make({op, DType::u32, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, static_cast<std::uint64_t>(axis)}));
+  return k_.exprs.make({op, t, ir::kNoExpr, ir::kNoExpr, ir::kNoExpr, static_cast<std::uint64_t>(axis)});
 }
 
 ir::ExprId KernelBuilder::var_ref(ir::VarId v) {

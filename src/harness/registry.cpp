@@ -93,10 +93,58 @@ Params KernelSpec::with_overrides(const Params& p, const Params& overrides) cons
 }
 
 bool KernelSpec::default_case(const Params& p) const {
-  for (const auto& o : option_params) {
-    if (p.count(o)) return false;
+  for (const auto& o : options) {
+    if (p.count(o.name)) return false;
   }
   return true;
+}
+
+void KernelSpec::add_option(OptionSpec option) {
+  if (std::find(spec_params.begin(), spec_params.end(), option.name) == spec_params.end()) {
+    spec_params.push_back(option.name);
+  }
+  options.push_back(std::move(option));
+}
+
+std::vector<std::string> KernelSpec::option_names() const {
+  std::vector<std::string> out;
+  for (const auto& o : options) out.push_back(o.name);
+  return out;
+}
+
+const OptionSpec* KernelSpec::find_option(std::string_view key) const {
+  for (const auto& o : options) {
+    if (o.name == key) return &o;
+  }
+  return nullptr;
+}
+
+void check_options(const std::string& kernel, const std::vector<OptionSpec>& options, const Params& p) {
+  for (const auto& o : options) {
+    const auto it = p.find(o.name);
+    if (it == p.end() || (it->second >= o.lo && it->second <= o.hi)) continue;
+    throw std::invalid_argument(kernel + ": option " + o.name + " = " + std::to_string(it->second) + " must be in [" +
+                                std::to_string(o.lo) + ", " + std::to_string(o.hi) + "] (" + o.name + ": " + o.meaning +
+                                ")");
+  }
+}
+
+void KernelSpec::check_options(const Params& p) const { harness::check_options(name, options, p); }
+
+std::uint32_t option_value(const std::vector<OptionSpec>& options, const Params& p, std::string_view key,
+                           std::uint32_t dflt, const std::string& kernel) {
+  const auto o = std::find_if(options.begin(), options.end(), [&](const OptionSpec& s) { return s.name == key; });
+  if (o == options.end()) {
+    throw std::logic_error(kernel + " reads option '" + std::string(key) +
+                           "', which its option table does not declare");
+  }
+  if (o->lo < 0 || o->hi > 0xffffffffll) {
+    throw std::logic_error(kernel + ": option '" + o->name + "' has a range past 32 bits");
+  }
+  const auto it = p.find(o->name);
+  if (it == p.end()) return dflt;
+  check_options(kernel, {*o}, p);
+  return static_cast<std::uint32_t>(it->second);
 }
 
 const TestCase& KernelSpec::default_test() const {
@@ -164,11 +212,15 @@ void Registry::add(KernelSpec spec) {
       if (!declared(key)) throw undeclared_case_key(spec, kind, case_name, key);
     }
   };
-  for (const auto& o : spec.option_params) {
-    if (std::find(spec.spec_params.begin(), spec.spec_params.end(), o) == spec.spec_params.end()) {
-      throw std::invalid_argument("kernel '" + spec.name + "' declares tuning option '" + o +
-                                  "', which is not one of its specialisation parameters");
+  std::set<std::string> option_seen;
+  for (const auto& o : spec.options) {
+    const std::string what = "kernel '" + spec.name + "': tuning option '" + o.name + "' ";
+    if (std::find(spec.spec_params.begin(), spec.spec_params.end(), o.name) == spec.spec_params.end()) {
+      throw std::invalid_argument(what + "is not one of its specialisation parameters");
     }
+    if (!option_seen.insert(o.name).second) throw std::invalid_argument(what + "is declared twice");
+    if (o.lo > o.hi) throw std::invalid_argument(what + "has an empty range");
+    if (o.meaning.empty()) throw std::invalid_argument(what + "does not say what it chooses");
   }
   // The library's default must be tested: at least one case names no tuning option.
   if (std::none_of(spec.tests.begin(), spec.tests.end(),
@@ -178,6 +230,20 @@ void Registry::add(KernelSpec spec) {
                                 "tuning option)");
   for (const auto& t : spec.tests) check_case("test", t.name, t.params);
   for (const auto& b : spec.bench) check_case("bench", b.name, b.params);
+  for (const auto& t : spec.tests) spec.check_options(t.params);
+  for (const auto& b : spec.bench) spec.check_options(b.params);
+  // Every build and launch geometry refuses out-of-range options first, the same way for every kernel.
+  if (!spec.options.empty()) {
+    spec.build = [name = spec.name, options = spec.options, build = std::move(spec.build)](DType t, const Params& p) {
+      check_options(name, options, p);
+      return build(t, p);
+    };
+    spec.geometry = [name = spec.name, options = spec.options, geometry = std::move(spec.geometry)](DType t,
+                                                                                                    const Params& p) {
+      check_options(name, options, p);
+      return geometry(t, p);
+    };
+  }
   kernels_.push_back(std::move(spec));
 }
 

@@ -1,6 +1,7 @@
 // The checked interpreter: lockstep execution of each work-group under an active-lane mask.
 #include "ingot/runtime/interp.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -736,11 +737,18 @@ void Interpreter::launch(const ir::Kernel& k, const LaunchGeometry& g, const std
     throw ArgumentError("kernel '" + k.name + "': " + e.what());
   }
   check_launch_bounds(k, g);
+  const std::uint64_t total = g.total_groups();
+  if (options_.first_group >= total) {
+    throw ArgumentError("kernel '" + k.name + "': InterpOptions::first_group " + std::to_string(options_.first_group) +
+                        " is past the launch's " + std::to_string(total) + " work-groups");
+  }
+  const std::uint64_t left = total - options_.first_group;
+  const std::uint64_t end = options_.first_group + (options_.group_count ? std::min(options_.group_count, left) : left);
   GroupRunner runner(k, g, args, options_);
-  for (std::uint32_t z = 0; z < g.groups[2]; ++z) {
-    for (std::uint32_t y = 0; y < g.groups[1]; ++y) {
-      for (std::uint32_t x = 0; x < g.groups[0]; ++x) runner.run_group({x, y, z});
-    }
+  const std::uint64_t gx = g.groups[0], gy = g.groups[1];
+  for (std::uint64_t id = options_.first_group; id < end; ++id) {
+    runner.run_group({static_cast<std::uint32_t>(id % gx), static_cast<std::uint32_t>(id / gx % gy),
+                      static_cast<std::uint32_t>(id / gx / gy)});
   }
 }
 

@@ -21,6 +21,7 @@ std::string print_expr(const Kernel& k, ExprId e) {
     case Op::ParamRef: return n.imm < k.params.size() ? k.params[n.imm].name : "?param" + std::to_string(n.imm);
     case Op::VarRef: return var_name(k, static_cast<VarId>(n.imm));
     case Op::ProgramId:
+      return std::string(info.name) + (n.type == DType::i64 ? "64(" : "(") + std::to_string(n.imm) + ")";
     case Op::LocalId:
     case Op::GroupId:
     case Op::GroupSize:

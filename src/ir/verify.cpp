@@ -76,7 +76,9 @@ class Verifier {
           break;
         case TypeRule::Builtin:
           if (n.imm > 2) bad("axis must be 0, 1 or 2");
-          if (n.type != DType::u32) bad("index builtins are u32");
+          if (n.type != DType::u32 && !(n.op == Op::ProgramId && n.type == DType::i64)) {
+            bad("index builtins are u32 (program_id may be i64)");
+          }
           break;
         case TypeRule::LoadRule: {
           const MemRef m = decode_mem(n.imm);

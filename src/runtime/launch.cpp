@@ -22,9 +22,9 @@ LaunchGeometry grid_3d(std::array<std::uint64_t, 3> n, std::array<std::uint32_t,
     if (g[a] == 0)
       throw std::invalid_argument("work-group size on axis " + std::to_string(a) + " is 0: use at least 1");
     const std::uint64_t groups = n[a] == 0 ? 1 : (n[a] + g[a] - 1) / g[a];
-    if (groups * g[a] > 0xffffffffull) {
+    if (groups > 0xffffffffull) {
       throw std::invalid_argument("grid of " + std::to_string(n[a]) + " threads on axis " + std::to_string(a) +
-                                  " does not fit 32-bit program_id: split the problem or use more axes");
+                                  " needs more than 2^32 - 1 work-groups: use larger work-groups or more axes");
     }
     geo.groups[a] = static_cast<std::uint32_t>(groups);
     geo.group_size[a] = g[a];
@@ -41,10 +41,6 @@ void validate_geometry(const LaunchGeometry& g, std::uint64_t max_group_threads)
     if (g.groups[a] == 0 || g.group_size[a] == 0) {
       throw std::invalid_argument("launch " + g.describe() + " is empty on axis " + std::to_string(a) +
                                   ": every extent must be at least 1");
-    }
-    if (static_cast<std::uint64_t>(g.groups[a]) * g.group_size[a] > 0xffffffffull) {
-      throw std::invalid_argument("launch " + g.describe() + ": axis " + std::to_string(a) +
-                                  " exceeds 2^32 threads, which program_id (u32) cannot index");
     }
   }
   if (g.threads_per_group() > max_group_threads) {

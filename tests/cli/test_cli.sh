@@ -38,6 +38,9 @@ expect help_long 0 '--long +Also run, on a CPU OpenCL device' -- "$ingot" test -
 expect no_command nonzero 'subcommand' -- "$ingot"
 expect list 0 'depthwise_conv1d +conv +f32,f16,bf16' -- "$ingot" list
 expect list_json 0 '"name": "depthwise_conv1d"' -- "$ingot" list --json
+expect list_options 0 '^  shfl +\[0, 1\]' -- "$ingot" list --options --filter 'depthwise_conv1d$'
+expect list_options_json 0 '"name": "shfl"' -- "$ingot" list --json --filter 'depthwise_conv1d$'
+expect set_option_out_of_range nonzero 'V = 99.*\[1, 64\]' -- "$ingot" inspect depthwise_conv1d --set V=99 --stage ir
 expect test_interp 0 '^[0-9]+ passed, 0 failed, 0 skipped$' -- "$ingot" test --backend interp --filter depthwise --dtype f16
 # (Two small kernels: the unit tests check the whole library on each backend.)
 expect test_all_counts 0 'interp +[0-9]+ passed, 0 failed, 0 skipped' -- "$ingot" test --backend all --dtype f32 --filter depthwise_conv1d,causal_conv1d_update

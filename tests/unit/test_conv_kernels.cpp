@@ -729,8 +729,10 @@ TEST(ConvKernels, Conv1dDefaultVFollowsTheDtypeAndTheRows) {
   EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * (4098 / 8 + 1 + 1)));
   q = p, q["L"] = 1024, q["dilation"] = 81;  // O = 787: a window too wide for the exchange, V8
   EXPECT_EQ(threads(DType::bf16, q), round(2ull * 3 * (787 / 8 + 1 + 1)));
-  q = p, q["B"] = 255, q["C"] = 4096;  // V16's indices would pass u32 where V8's do not: V8
+  q = p, q["B"] = 255, q["C"] = 4096, q["i64"] = 0;  // V16's indices would pass u32 where V8's do not: V8
   EXPECT_EQ(threads(DType::bf16, q), round(255ull * 4096 * 514));
+  q.erase("i64");  // by default such a launch takes the 64-bit form, and V16 with it
+  EXPECT_EQ(threads(DType::bf16, q), round(255ull * 4096 * 258));
 }
 
 // Launch bounds: the case parameter minb, and depthwise_conv1d's default cap (16-bit types, V <= 8).
@@ -762,16 +764,16 @@ TEST(ConvKernels, LaunchBoundsFollowMinbAndTheDefaultCap) {
   }
 }
 
-// Shapes whose element indices do not fit u32, and parameters that do not fit 32 bits, are refused
-// with the reason (never a silent wrap).
+// Shapes whose element indices do not fit u32 (in the 32-bit form of the kernels that have a 64-bit one too, i64 = 0;
+// test_index_width.cpp), and parameters that do not fit 32 bits, are refused with the reason (never a silent wrap).
 TEST(ConvKernels, SizesBeyond32BitIndicesAreRefused) {
   const Registry reg = builtin_registry();
-  EXPECT_NE(
-      build_with(reg, "depthwise_conv1d", DType::f32, {{"C", 65536}, {"L", 65536}}).find("does not fit 32-bit indices"),
-      std::string::npos);
+  EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::f32, {{"C", 65536}, {"L", 65536}, {"i64", 0}})
+                .find("does not fit 32-bit indices"),
+            std::string::npos);
   EXPECT_NE(build_with(reg, "depthwise_conv1d", DType::f32, {{"C", (std::int64_t{1} << 32) + 8}}).find("C = "),
             std::string::npos);
-  EXPECT_NE(build_with(reg, "causal_conv1d_prefill", DType::f32, {{"C", 70000}, {"L", 70000}})
+  EXPECT_NE(build_with(reg, "causal_conv1d_prefill", DType::f32, {{"C", 70000}, {"L", 70000}, {"i64", 0}})
                 .find("does not fit 32-bit indices"),
             std::string::npos);
   EXPECT_NE(build_with(reg, "causal_conv1d_prefill_nlc", DType::f32, {{"C", 70000}, {"L", 70000}})

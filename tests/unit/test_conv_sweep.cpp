@@ -346,9 +346,9 @@ TEST(ConvWideWindow, TraceGrowsWithTheTapsNotTheDilation) {
   for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nhwc", "conv2d_grouped", "conv3d_grouped"}) {
     SCOPED_TRACE(name);
     const KernelSpec& ks = *reg.find(name);
-    ASSERT_FALSE(ks.option_params.empty());
+    ASSERT_FALSE(ks.options.empty());
     Params p = ks.tests.front().params;
-    for (const auto& o : ks.option_params) p.erase(o);  // the shape alone: the library's default
+    for (const auto& o : ks.options) p.erase(o.name);  // the shape alone: the library's default
     for (const char* axis : {"H", "W"}) {
       const std::string a = axis == std::string("H") ? "h" : "w";
       p[axis] = 5, p["k" + a] = 2, p["pad_" + a] = 200000000, p["dil_" + a] = 400000000, p["stride_" + a] = 1;
@@ -360,7 +360,7 @@ TEST(ConvWideWindow, TraceGrowsWithTheTapsNotTheDilation) {
       EXPECT_EQ(r.status, Status::Pass) << dtype_name(t) << ": " << r.message;
     }
     Params with_option = p;
-    with_option[ks.option_params.front()] = 1;  // a tuning option with the wide window: refused
+    with_option[ks.options.front().name] = ks.options.front().lo;  // a tuning option with the wide window: refused
     EXPECT_THROW((void)ks.build(ks.dtypes.front(), with_option), std::invalid_argument);
   }
 }

@@ -1,8 +1,11 @@
 // The registry, the manifest check and the harness (on the interpreter).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include "ingot/codegen/printer.hpp"
@@ -99,6 +102,92 @@ TEST(Registry, UndeclaredCaseParametersAreRefused) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   }
+}
+
+// Tuning options are data: every option of every kernel says what it chooses, and a value outside its range is refused
+// by build and geometry alike, before the kernel's own code runs (one rule for every kernel).
+TEST(Registry, OptionsOutOfRangeAreRefusedBeforeTheKernelRuns) {
+  const Registry reg = builtin_registry();
+  std::size_t checked = 0;
+  for (const auto& k : reg.kernels()) {
+    for (const auto& o : k.options) {
+      SCOPED_TRACE(k.name + " " + o.name);
+      EXPECT_FALSE(o.meaning.empty());
+      EXPECT_LE(o.lo, o.hi);
+      EXPECT_NE(std::find(k.spec_params.begin(), k.spec_params.end(), o.name), k.spec_params.end());
+      Params p = k.default_test().params;
+      p[o.name] = o.hi + 1;
+      EXPECT_THROW((void)k.build(k.dtypes.front(), p), std::invalid_argument);
+      EXPECT_THROW((void)k.geometry(k.dtypes.front(), p), std::invalid_argument);
+      p[o.name] = o.lo - 1;
+      EXPECT_THROW((void)k.build(k.dtypes.front(), p), std::invalid_argument);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 60u);
+
+  // The kernel's own build is not reached: a counting build behind an option of range [2, 4].
+  KernelSpec k = *reg.find("silu");
+  k.name = "silu_counted";
+  k.options.clear();
+  k.add_option({"opt", 2, 4, "a test option"});
+  auto calls = std::make_shared<int>(0);
+  k.build = [calls, build = k.build](DType t, const Params& p) {
+    ++*calls;
+    Params q = p;
+    q.erase("opt");
+    return build(t, q);
+  };
+  Registry r;
+  r.add(k);
+  const KernelSpec& added = *r.find("silu_counted");
+  EXPECT_THROW((void)added.build(DType::f32, {{"n", 5}, {"opt", 5}}), std::invalid_argument);
+  EXPECT_EQ(*calls, 0);
+  EXPECT_NO_THROW((void)added.build(DType::f32, {{"n", 5}, {"opt", 3}}));
+  EXPECT_EQ(*calls, 1);
+}
+
+// option_value: how kernels read their options; the range comes from the table, and reading an undeclared option is a
+// defect of the kernel (logic_error), not of the caller's case.
+TEST(Registry, OptionValueReadsThroughTheTable) {
+  const std::vector<OptionSpec> table{{"a", 2, 9, "a test option"}};
+  EXPECT_EQ(option_value(table, {}, "a", 4, "k"), 4u);
+  EXPECT_EQ(option_value(table, {{"a", 9}}, "a", 4, "k"), 9u);
+  EXPECT_THROW((void)option_value(table, {{"a", 10}}, "a", 4, "k"), std::invalid_argument);
+  EXPECT_THROW((void)option_value(table, {{"a", 1}}, "a", 4, "k"), std::invalid_argument);
+  bool defect = false;  // (std::invalid_argument is a std::logic_error too: tell them apart)
+  try {
+    (void)option_value(table, {{"b", 1}}, "b", 4, "k");
+  } catch (const std::invalid_argument&) {
+  } catch (const std::logic_error&) {
+    defect = true;
+  }
+  EXPECT_TRUE(defect);
+}
+
+// Bad option declarations are refused at registration: an empty range, no meaning, a name declared twice, a case
+// naming a value outside the range.
+TEST(Registry, BadOptionDeclarationsAreRefused) {
+  const Registry reg = builtin_registry();
+  const KernelSpec base = *reg.find("silu");
+  const auto refused = [&](const std::function<void(KernelSpec&)>& change) {
+    KernelSpec k = base;
+    k.name = "silu_changed";
+    change(k);
+    Registry r;
+    try {
+      r.add(k);
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(refused([](KernelSpec&) {}));
+  EXPECT_TRUE(refused([](KernelSpec& k) { k.add_option({"empty", 3, 2, "an empty range"}); }));
+  EXPECT_TRUE(refused([](KernelSpec& k) { k.add_option({"silent", 0, 1, ""}); }));
+  EXPECT_TRUE(refused([](KernelSpec& k) { k.add_option({"i64", 0, 1, "again"}); }));
+  EXPECT_TRUE(refused([](KernelSpec& k) { k.tests.push_back({"bad", {{"n", 5}, {"i64", 7}}}); }));
+  EXPECT_TRUE(refused([](KernelSpec& k) { k.options.push_back({"undeclared", 0, 1, "not a spec parameter"}); }));
 }
 
 TEST(Registry, EveryKernelHasATailCaseAndCompleteFunctions) {
@@ -264,7 +353,7 @@ TEST(Harness, UnwrittenElementFails) {
     const auto& x = d.buffers.at("x");
     return std::map<std::string, std::vector<double>>{{"y", std::vector<double>(x.begin(), x.begin() + 120)}};
   };
-  s.option_params.clear();  // (this spec's build ignores the options: its first case is its default)
+  s.options.clear();  // (this spec's build ignores the options: its first case is its default)
   s.tests = {s.tests.front()};
   s.dtypes = {DType::f32};
   r.add(s);

@@ -828,7 +828,55 @@ TEST(Interp, BadGeometryIsRefused) {
   EXPECT_THROW(be.launch(k, g, {scalar_arg<u32>(4), x, y}), ArgumentError);
   g.group_size = {0, 1, 1};
   EXPECT_THROW(be.launch(k, g, {scalar_arg<u32>(4), x, y}), ArgumentError);
-  EXPECT_THROW((void)grid_1d(1ull << 33, 256), std::invalid_argument);
+  // Past 2^32 - 1 work-groups on an axis (group ids are u32).
+  EXPECT_THROW((void)grid_1d(1ull << 45, 256), std::invalid_argument);
+}
+
+// program_id<i64>: the global index of a launch past 2^32 threads, in 64 bits. The interpreter runs only the last
+// work-groups (InterpOptions::first_group); each thread writes the high and low words of its index at index - base
+// (a 64-bit subtraction), so the buffers stay small. The same launch of a kernel reading a 32-bit program_id is
+// refused before anything runs.
+TEST(Interp, WideProgramIdIndexesPast2To32Threads) {
+  constexpr std::uint64_t kThreads = (std::uint64_t{1} << 32) + 300, kGroup = 128;
+  const ir::Kernel wide = trace("wide_ids", [](KernelBuilder& k) {
+    auto n = k.scalar<i64>("n");
+    auto base = k.scalar<i64>("base");
+    auto hi = k.out<u32>("hi", n - base);
+    auto lo = k.out<u32>("lo", n - base);
+    auto i = k.program_id<i64>(0);
+    if_(i >= base && i < n, [&] {
+      store(hi, i - base, cast<u32>(i >> 32));
+      store(lo, i - base, cast<u32>(i));
+    });
+  });
+  const auto g = grid_1d(kThreads, kGroup);
+  ASSERT_EQ(g.groups[0], (kThreads + kGroup - 1) / kGroup);
+  const std::uint64_t groups_run = 3, first = g.groups[0] - groups_run;
+  const std::uint64_t base = first * kGroup, count = kThreads - base;
+  Interpreter be(InterpOptions{.first_group = first});
+  auto hi = be.allocate(DType::u32, count), lo = be.allocate(DType::u32, count);
+  be.launch(
+      wide, g,
+      {scalar_arg<i64>(static_cast<std::int64_t>(kThreads)), scalar_arg<i64>(static_cast<std::int64_t>(base)), hi, lo});
+  std::vector<std::uint32_t> h(count), l(count);
+  be.download(*hi, h.data(), count * 4);
+  be.download(*lo, l.data(), count * 4);
+  for (std::uint64_t j = 0; j < count; ++j) {
+    const std::uint64_t want = base + j;
+    ASSERT_EQ((std::uint64_t{h[j]} << 32) | l[j], want) << "element " << j;
+  }
+  EXPECT_GT(base + count - 1, std::uint64_t{0xffffffffu});  // the last indexes are past 2^32
+
+  const ir::Kernel narrow = trace("narrow_ids", [](KernelBuilder& k) {
+    auto y = k.out<u32>("y", 1u);
+    auto i = k.program_id(0);
+    if_(i == 0u, [&] { store(y, 0u, i); });
+  });
+  auto y = be.allocate(DType::u32, 1);
+  EXPECT_THROW(be.launch(narrow, g, {y}), ArgumentError);
+  EXPECT_THROW(Interpreter(InterpOptions{.first_group = g.groups[0]})
+                   .launch(wide, g, {scalar_arg<i64>(1), scalar_arg<i64>(0), hi, lo}),
+               ArgumentError);
 }
 
 TEST(Interp, UploadSizeMismatchIsRefused) {

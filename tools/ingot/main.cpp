@@ -135,10 +135,14 @@ ir::Kernel build_kernel(const harness::KernelSpec& k, DType t, const harness::Pa
 }
 
 // ------------------------------------------------------------------ list
-int cmd_list(const harness::Registry& reg, bool as_json) {
+int cmd_list(const harness::Registry& reg, bool as_json, bool options, const std::string& filter) {
   if (as_json) {
     json j = json::array();
     for (const auto& k : reg.kernels()) {
+      if (!k.matches(filter)) continue;
+      json opts = json::array();
+      for (const auto& o : k.options)
+        opts.push_back({{"name", o.name}, {"lo", o.lo}, {"hi", o.hi}, {"meaning", o.meaning}});
       json dts = json::array();
       for (auto t : k.dtypes) dts.push_back(std::string(dtype_name(t)));
       j.push_back({{"name", k.name},
@@ -146,7 +150,7 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
                    {"description", k.description},
                    {"dtypes", dts},
                    {"spec_params", k.spec_params},
-                   {"option_params", k.option_params},
+                   {"options", opts},
                    {"runtime_params", k.runtime_params},
                    {"tests", k.tests.size()},
                    {"bench", k.bench.size()},
@@ -155,18 +159,29 @@ int cmd_list(const harness::Registry& reg, bool as_json) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
+  if (options) {
+    for (const auto& k : reg.kernels()) {
+      if (!k.matches(filter)) continue;
+      std::printf("%s: %s\n", k.name.c_str(), k.options.empty() ? "no tuning options" : "tuning options");
+      for (const auto& o : k.options) {
+        const std::string range = "[" + std::to_string(o.lo) + ", " + std::to_string(o.hi) + "]";
+        std::printf("  %-8s %-12s %s\n", o.name.c_str(), range.c_str(), o.meaning.c_str());
+      }
+    }
+    return 0;
+  }
   std::printf("%-28s %-7s %-14s %-9s %-6s %s\n", "kernel", "family", "dtypes", "variants", "cases",
               "parameters (shape | run-time | tuning options)");
   for (const auto& k : reg.kernels()) {
+    if (!k.matches(filter)) continue;
     std::string spec;
     for (const auto& s : k.spec_params) {
-      if (std::find(k.option_params.begin(), k.option_params.end(), s) == k.option_params.end())
-        spec += (spec.empty() ? "" : " ") + s;
+      if (!k.find_option(s)) spec += (spec.empty() ? "" : " ") + s;
     }
     std::string rt;
     for (const auto& s : k.runtime_params) rt += (rt.empty() ? "" : " ") + s;
     std::string opts;
-    for (const auto& s : k.option_params) opts += (opts.empty() ? "" : " ") + s;
+    for (const auto& o : k.options) opts += (opts.empty() ? "" : " ") + o.name;
     std::printf("%-28s %-7s %-14s %-9zu %-6zu %s | %s | %s\n", k.name.c_str(), k.family.c_str(),
                 tools::dtype_list(k.dtypes).c_str(), tools::variants(k).size(), k.tests.size(), spec.c_str(),
                 rt.c_str(), opts.empty() ? "-" : opts.c_str());
@@ -866,10 +881,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Examples:\n  ingot list\n  ingot test --backend all\n  ingot inspect depthwise_conv1d --stage cuda");
 
-  bool list_json = false;
+  bool list_json = false, list_options = false;
+  std::string list_filter;
   auto* list = app.add_subcommand("list", "List the library's kernels, dtypes and variants");
   list->add_flag("--json", list_json, "Print JSON");
-  list->footer("Examples:\n  ingot list\n  ingot list --json");
+  list->add_flag("--options", list_options, "Print each kernel's tuning options: range and what each chooses");
+  list->add_option("--filter", list_filter, "Only kernels whose name or family contains this (comma list: any part)");
+  list->footer("Examples:\n  ingot list\n  ingot list --json\n  ingot list --options --filter depthwise_conv2d$");
 
   std::string backend = "all", filter, dtype, json_path;
   bool fail_fast = false, long_compiles = false, all_variants = false;
@@ -1018,7 +1036,7 @@ int main(int argc, char** argv) {
 
   try {
     const harness::Registry reg = harness::builtin_registry();
-    if (*list) return cmd_list(reg, list_json);
+    if (*list) return cmd_list(reg, list_json, list_options, list_filter);
     if (*test) return cmd_test(reg, backend, filter, dtype, fail_fast, long_compiles, all_variants, json_path, seed);
     if (*build) return cmd_build(reg, build_targets, out_dir, filter, first_variant, build_all_variants, sources_only);
     if (*inspect) {

@@ -54,6 +54,30 @@ struct HostData {
 [[nodiscard]] const std::vector<double>& buffer_values(const HostData& d, const std::string& name,
                                                        const std::string& kernel);
 
+// A tuning option: a specialisation parameter that chooses how the operation runs (tiling, which kernel, launch
+// bounds), never what it computes. Each kernel declares its options once, as data (KernelSpec::add_option): the values
+// accepted, and one line on what the option chooses and where it applies. A value outside [lo, hi] is refused the same
+// way for every kernel, before anything is traced (Registry::add wraps build and geometry with check_options); a value
+// in range that the case's kernel cannot take (another dtype's or another kernel's option) is refused by the kernel,
+// with the reason.
+struct OptionSpec {
+  std::string name;
+  std::int64_t lo = 0;
+  std::int64_t hi = 1;
+  std::string meaning;  // what it chooses and where it applies; the default the kernel takes without it
+};
+
+// Throws std::invalid_argument naming the kernel, the option, its range and meaning for the first option of p whose
+// value is outside its range.
+void check_options(const std::string& kernel, const std::vector<OptionSpec>& options, const Params& p);
+
+// The value of tuning option `key` in case p, or dflt where p does not name it: how a kernel reads its options, so that
+// each option's range lives in its table alone. std::invalid_argument (the kernel, the option, its range and meaning)
+// for a value outside the range; std::logic_error where `options` does not declare key (a kernel reading an option it
+// did not declare). Options are non-negative and fit 32 bits.
+[[nodiscard]] std::uint32_t option_value(const std::vector<OptionSpec>& options, const Params& p, std::string_view key,
+                                         std::uint32_t dflt, const std::string& kernel);
+
 struct KernelSpec {
   std::string name;         // the operation, e.g. "depthwise_conv1d"
   std::string family;       // e.g. "conv"
@@ -61,10 +85,9 @@ struct KernelSpec {
   std::vector<DType> dtypes;
   std::vector<std::string> spec_params;     // case parameters that are specialisation constants
   std::vector<std::string> runtime_params;  // case parameters passed as run-time scalars
-  // The specialisation parameters that are tuning options (tiling, kernel choice, launch bounds): they choose how the
-  // operation runs, never what it computes, and each has a default the kernel picks per shape. A case that names none
-  // runs the library's default variant (default_case).
-  std::vector<std::string> option_params;
+  // The tuning options (OptionSpec), each also one of spec_params: each has a default the kernel picks per shape. A
+  // case that names none runs the library's default variant (default_case).
+  std::vector<OptionSpec> options;
   std::vector<TestCase> tests;   // at least one with a partial last work-group
   std::vector<BenchCase> bench;  // production-sized
 
@@ -103,7 +126,15 @@ struct KernelSpec {
   // specialisation parameter (spec_params) the case leaves at its default; std::invalid_argument naming the kernel's
   // parameters otherwise.
   [[nodiscard]] Params with_overrides(const Params& p, const Params& overrides) const;
-  // Whether a case names no tuning option (option_params): the library's default for its shape.
+  // Declares a tuning option: appends it to options, and its name to spec_params where it is not there yet.
+  void add_option(OptionSpec option);
+  // The options' names, in declaration order.
+  [[nodiscard]] std::vector<std::string> option_names() const;
+  // The option named `key`, or nullptr.
+  [[nodiscard]] const OptionSpec* find_option(std::string_view key) const;
+  // harness::check_options over this kernel's options.
+  void check_options(const Params& p) const;
+  // Whether a case names no tuning option (options): the library's default for its shape.
   [[nodiscard]] bool default_case(const Params& p) const;
   // The first test case of the default variant (Registry::add requires one); std::logic_error if there is none.
   [[nodiscard]] const TestCase& default_test() const;

@@ -74,7 +74,8 @@ struct CompileError : std::runtime_error {
 // Checks args against k's parameter list; throws ArgumentError naming the parameter and what
 // to change. Also used by every backend before launching.
 void check_args(const ir::Kernel& k, const std::vector<Arg>& args);
-// Refuses (ArgumentError) a work-group larger than the kernel's launch bounds.
+// Refuses (ArgumentError) a work-group larger than the kernel's launch bounds, work-groups that split a shuffling
+// kernel's sub-groups, and 2^32 threads or more on an axis where the kernel reads a 32-bit program_id.
 void check_launch_bounds(const ir::Kernel& k, const LaunchGeometry& g);
 // The element count parameter `param` requires, given the scalar arguments. Throws
 // ArgumentError if the extent overflows its integer type.

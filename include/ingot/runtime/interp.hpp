@@ -21,6 +21,11 @@ struct InterpOptions {
   bool check_uninitialized_reads = true;  // report loads of never-written elements
   bool check_global_races = true;         // report two threads storing one global element in one launch
   std::uint64_t max_group_threads = 1024;
+  // Runs only the work-groups [first_group, first_group + group_count) of a launch, in linear order (x fastest;
+  // group_count 0: to the last one). For the tail of a launch too large to interpret whole, e.g. the 64-bit index
+  // arithmetic of groups past 2^32 threads; the groups left out do nothing.
+  std::uint64_t first_group = 0;
+  std::uint64_t group_count = 0;
 };
 
 // A launch stopped by a semantic error. what() is the full human-readable message.

@@ -28,8 +28,8 @@ struct LaunchGeometry {
 [[nodiscard]] LaunchGeometry grid_2d(std::uint64_t nx, std::uint64_t ny, std::uint32_t gx, std::uint32_t gy);
 [[nodiscard]] LaunchGeometry grid_3d(std::array<std::uint64_t, 3> n, std::array<std::uint32_t, 3> g);
 
-// Throws std::invalid_argument with an actionable message if the geometry is empty, a group
-// exceeds max_group_threads, or a global index would not fit in u32.
+// Throws std::invalid_argument with an actionable message if the geometry is empty or a group exceeds
+// max_group_threads. Whether the kernel's program ids can index the grid is check_launch_bounds' (backend.hpp).
 void validate_geometry(const LaunchGeometry& g, std::uint64_t max_group_threads);
 
 }  // namespace ingot::runtime
