@@ -549,8 +549,9 @@ class Printer {
         if (n.type != DType::i64) return axis(d_.program_id, n.imm);
         // The 64-bit global index from the dialect's group id, size and local id, each widened before the multiply.
         const std::string& t = type(DType::i64);
-        return "((" + t + ")" + axis(d_.group_id, n.imm) + " * (" + t + ")" + axis(d_.group_size, n.imm) + " + (" + t +
-               ")" + axis(d_.local_id, n.imm) + ")";
+        return "(" + cv(t, axis(d_.group_id, n.imm), false, false) + " * " +
+               cv(t, axis(d_.group_size, n.imm), false, false) + " + " + cv(t, axis(d_.local_id, n.imm), false, false) +
+               ")";
       }
       case Op::LocalId: return axis(d_.local_id, n.imm);
       case Op::GroupId: return axis(d_.group_id, n.imm);

@@ -69,9 +69,9 @@ TEST(IndexWidth, TheDefaultIsChosenPerLaunchBySize) {
 }
 
 // Every test case of the default variants, traced in the 64-bit form, passes its oracle on the interpreter (every
-// dtype); the first one per kernel compiles with NVRTC where it is present (bf16), and passes on OpenCL where a device
-// is (f16: the 16-bit conversions with 64-bit offsets; PoCL builds these small programs unoptimized, as the OpenCL
-// library test does).
+// dtype); the first one per kernel compiles with NVRTC where it is present (bf16), and passes on OpenCL (f16) and
+// Vulkan (bf16) where a device is (the 16-bit conversions with 64-bit offsets; PoCL builds these small programs
+// unoptimized, as the OpenCL library test does).
 TEST(IndexWidth, WideFormsPassTheDefaultCases) {
   const Registry reg = builtin_registry();
   const BackendSlot interp = open_backend("interp");
@@ -79,6 +79,7 @@ TEST(IndexWidth, WideFormsPassTheDefaultCases) {
   open.opencl.unoptimized_below = 100'000;
   const BackendSlot opencl = open_backend("opencl", open);
   const BackendSlot cuda = open_backend("cuda");  // without a GPU: NVRTC compiles (compile_only) where present
+  const BackendSlot vulkan = open_backend("vulkan");
   std::size_t run = 0;
   for (const auto& k : reg.kernels()) {
     if (!has_index_option(k)) continue;
@@ -100,6 +101,10 @@ TEST(IndexWidth, WideFormsPassTheDefaultCases) {
       if (opencl.backend && first) {
         const CaseResult r = run_case(k, DType::f16, wide, opencl, 11);
         EXPECT_EQ(r.status, Status::Pass) << k.name << " " << c.name << " opencl: " << r.message;
+      }
+      if (vulkan.backend && first) {
+        const CaseResult r = run_case(k, DType::bf16, wide, vulkan, 11);
+        EXPECT_EQ(r.status, Status::Pass) << k.name << " " << c.name << " vulkan: " << r.message;
       }
       first = false;
     }
