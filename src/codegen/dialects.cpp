@@ -439,6 +439,7 @@ Dialect glsl() {
   d.param_style = ParamStyle::VulkanBindings;
   d.index_style = IndexStyle::Expressions;
   d.cast_style = CastStyle::Constructor;
+  d.narrow_indexes = true;
   d.vector_access = VectorAccess::WordViews;
   d.unsupported = {Op::Erf};  // GLSL has no erf: legalise decomposes it
   // GLSL's keywords (reserved ones included) and the built-in functions a name could hide

@@ -188,6 +188,13 @@ class Printer {
   [[nodiscard]] bool reserved(const std::string& n) const {
     return reserved_words().count(n) != 0 || d_.reserved_words.count(n) != 0;
   }
+  // An index expression where it subscripts an array: converted to u32 where the dialect's subscripts are 32-bit
+  // (Dialect::narrow_indexes) and the index is wider.
+  std::string subscript(ExprId e) {
+    if (d_.narrow_indexes && dtype_bits(k_.exprs[e].type) > 32) return cv(type(DType::u32), expr(e));
+    return expr(e);
+  }
+
   // A conversion of x to type t: C's cast `((t)(x))` (outer: the outer parentheses; inner: those around x), or the
   // constructor `t(x)` where the dialect has no casts (GLSL).
   [[nodiscard]] std::string cv(const std::string& t, const std::string& x, bool outer = true, bool inner = true) const {
@@ -560,7 +567,7 @@ class Printer {
       case Op::Load: {
         const ir::MemRef m = ir::decode_mem(n.imm);
         if (shared_by_address(m)) return from_bits(n.type, shared_call(d_.shared_load, dtype_size(n.type), m, n.a, ""));
-        return mem_name(m) + "[" + expr(n.a) + "]";
+        return mem_name(m) + "[" + subscript(n.a) + "]";
       }
       case Op::Cast: return cast(k_.exprs[n.a].type, n.type, expr(n.a));
       case Op::Bitcast: return bitcast(k_.exprs[n.a].type, n.type, expr(n.a));
@@ -687,7 +694,7 @@ class Printer {
           os << ind << shared_call(d_.shared_store, dtype_size(t), s.mem, s.a, to_bits(t, expr(s.b))) << ";\n";
           break;
         }
-        os << ind << mem_name(s.mem) << "[" << expr(s.a) << "] = " << expr(s.b) << ";\n";
+        os << ind << mem_name(s.mem) << "[" << subscript(s.a) << "] = " << expr(s.b) << ";\n";
         break;
       case ir::StmtKind::If:
         os << ind << "if (" << expr(s.a) << ") {\n";
@@ -806,12 +813,13 @@ class Printer {
   std::string view_index(const ir::Stmt& s, std::size_t words) {
     word_views_[s.mem.id].insert(words);
     const std::size_t per_vector = words * 4 / dtype_size(k_.mem_type(s.mem));
-    return mem_name(s.mem) + "_w" + std::to_string(words) + "[(" + expr(s.a) + ") / " + std::to_string(per_vector) +
-           "u]";
+    return mem_name(s.mem) + "_w" + std::to_string(words) + "[(" + subscript(s.a) + ") / " +
+           std::to_string(per_vector) + "u]";
   }
   std::string shared_index(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const std::string i = "ingot_vi" + std::to_string(s.loc);
-    os << ind << "const " << type(k_.exprs[s.a].type) << " " << i << " = " << expr(s.a) << ";\n";
+    const DType it = d_.narrow_indexes && dtype_bits(k_.exprs[s.a].type) > 32 ? DType::u32 : k_.exprs[s.a].type;
+    os << ind << "const " << type(it) << " " << i << " = " << subscript(s.a) << ";\n";
     return i;
   }
   std::string view_words(const ir::Stmt& s, std::size_t words, const std::string& ind, std::ostringstream& os) {
@@ -1024,7 +1032,7 @@ class Printer {
 
   void atomic(const ir::Stmt& s, const std::string& ind, std::ostringstream& os) {
     const DType t = k_.mem_type(s.mem);
-    const std::string ref = mem_name(s.mem) + "[" + expr(s.a) + "]";
+    const std::string ref = mem_name(s.mem) + "[" + subscript(s.a) + "]";
     const std::string ptr = "&" + ref;
     const std::string value = expr(s.b);
     const std::string result = s.has_var ? "const " + type(t) + " " + var_names_[s.var] + " = " : std::string();
@@ -1070,7 +1078,7 @@ class Printer {
   std::vector<bool> var_read_;
   std::set<std::string> helpers_used_;
   std::map<std::size_t, std::set<std::size_t>> word_views_;  // GLSL: per buffer parameter, the word views it needs
-  std::map<ExprId, std::string> temps_;  // named temporaries of the statement being printed
+  std::map<ExprId, std::string> temps_;                      // named temporaries of the statement being printed
   int next_temp_ = 0;
 };
 

@@ -134,6 +134,9 @@ struct Dialect {
   ParamStyle param_style = ParamStyle::Plain;
   IndexStyle index_style = IndexStyle::Expressions;
   CastStyle cast_style = CastStyle::CStyle;
+  // Array subscripts are 32-bit (GLSL): a 64-bit index is converted to u32 where it subscripts. Exact where the
+  // runtime keeps every buffer under 2^32 bytes (Vulkan: maxStorageBufferRange is a 32-bit byte count).
+  bool narrow_indexes = false;
   VectorAccess vector_access = VectorAccess::PointerCast;
   // Names a kernel, parameter or shared array may not take in this dialect beyond the printer's C-family list
   // (GLSL's keywords and built-in functions: `input`, `output`, `mix`, ...); such a name gets a suffix.
