@@ -3,7 +3,7 @@
 # Skips the install when everything is already present (set INGOT_FORCE_APT=1 to force).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make git libgtest-dev libcli11-dev nlohmann-json3-dev
-      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clang hipcc)
+      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clang hipcc libz3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
