@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "depthwise_conv1d.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/passes/prove.hpp"
@@ -133,7 +134,7 @@ passes::ProveOptions launch_of(std::uint32_t groups, std::map<std::string, std::
 
 // Runs the witness on the interpreter: its scalars, its grid, buffers of exactly their declared
 // extents. Returns the LaunchError the launch stops with (none: the witness was spurious).
-std::optional<LaunchError> replay(const ir::Kernel& k, const passes::Witness& w) {
+std::optional<LaunchError> replay(const ir::Kernel& k, const passes::Witness& w, std::uint32_t group = kGroup) {
   Interpreter be;
   std::vector<Arg> args(k.params.size());
   for (std::size_t i = 0; i < k.params.size(); ++i) {
@@ -148,7 +149,7 @@ std::optional<LaunchError> replay(const ir::Kernel& k, const passes::Witness& w)
   }
   LaunchGeometry g;
   g.groups = w.groups;
-  g.group_size = {kGroup, 1, 1};
+  g.group_size = {group, 1, 1};
   try {
     be.launch(k, g, args);
   } catch (const LaunchError& e) {
@@ -293,4 +294,38 @@ TEST(Prove, HaloPastASharedTileIsRefutedAndReplays) {
   const auto err = replay(k, *is->witness);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->buffer, tile);
+}
+
+// The bug this project exists for: tail threads of grid_1d(n, 256) reading past x. The unguarded example kernel is
+// rejected with a witness that replays as the interpreter's out-of-range load; the guarded one is proved.
+TEST(Prove, UnguardedDepthwiseConv1dIsRejectedAndTheGuardedOneProved) {
+  using examples::Conv1dShape;
+  using examples::TailPolicy;
+  for (const auto& shape : {Conv1dShape{8, 17, 3, 1, 0, 1}, Conv1dShape{3, 19, 3, 1, 0, 1}}) {
+    const std::uint32_t n = shape.channels * shape.out_len();
+    passes::ProveOptions o;
+    o.group_size = {256, 1, 1};
+    o.groups = std::array<std::uint32_t, 3>{1, 1, 1};
+    o.scalars = {{"batch", 1}};
+    ASSERT_LT(n, 256u);
+    for (const TailPolicy tail : {TailPolicy::Guarded, TailPolicy::Unguarded}) {
+      const auto k = passes::optimize(
+          trace("dwconv1d", [&](KernelBuilder& b) { examples::depthwise_conv1d<f16>(b, shape, tail); }));
+      const auto r = passes::prove(k, o);
+      if (tail == TailPolicy::Guarded) {
+        EXPECT_TRUE(r.proved()) << (r.issues.empty() ? "" : passes::describe(r.issues[0]));
+        continue;
+      }
+      const auto* is = find_issue(r, ObligationKind::InRange);
+      ASSERT_NE(is, nullptr);
+      ASSERT_EQ(is->status, ProofStatus::Refuted);
+      EXPECT_EQ(is->buffer, "x");
+      EXPECT_GE(is->witness->local_id[0], n);  // a tail thread
+      EXPECT_GE(is->witness->index, static_cast<std::int64_t>(is->witness->extent));
+      const auto err = replay(k, *is->witness, 256);
+      ASSERT_TRUE(err);
+      EXPECT_EQ(err->buffer, "x");
+      EXPECT_GE(err->index, static_cast<std::int64_t>(err->extent));
+    }
+  }
 }
