@@ -33,6 +33,10 @@ using i128 = __int128;
 constexpr unsigned kExact = 128;
 // Bounds a witness keeps to where it can: free integer scalars (as unsigned bits) and work-groups per axis.
 constexpr std::uint64_t kSmallScalar = 4096, kSmallGroups = 64;
+// Each query goes first to one incremental solver, fast on the linear index arithmetic of fixed sizes (the library's
+// cases); what it cannot settle in this time goes to a solver of its own, whose QF_BV preprocessing copes better
+// with products of unknowns, with the full timeout.
+constexpr unsigned kIncrementalMs = 1000;
 
 // A closed interval of exact integer values.
 struct Interval {
@@ -62,6 +66,7 @@ class Prover {
   ProofReport run() {
     setup_launch();
     find_index_values();
+    if (!launchable()) return std::move(report_);
     block(k_.body);
     return std::move(report_);
   }
@@ -523,6 +528,29 @@ class Prover {
     return iv;
   }
 
+  // Whether any launch satisfies the base assumptions; an issue when none does.
+  bool launchable() {
+    ++report_.obligations;
+    ++report_.smt_queries;
+    z3::solver s(ctx_, "QF_BV");
+    z3::params p(ctx_);
+    p.set("timeout", o_.smt_timeout_ms);
+    s.set(p);
+    for (const auto& b : base_) s.add(b);
+    const z3::check_result r = s.check();
+    if (r == z3::sat) return true;
+    ProofIssue is;
+    is.kind = ObligationKind::Launchable;
+    is.status = r == z3::unsat ? ProofStatus::Refuted : ProofStatus::Unknown;
+    is.stmt = "kernel " + k_.name;
+    is.expr = "preconditions and extents";
+    is.detail = r == z3::unsat ? "no launch satisfies the preconditions with every extent fitting its type: every "
+                                 "launch of these scalars is refused"
+                               : "the solver gave no answer on whether any launch is possible";
+    report_.issues.push_back(std::move(is));
+    return false;
+  }
+
   // ------------------------------------------------------------------ obligations
   z3::expr path() {
     z3::expr p = ctx_.bool_val(true);
@@ -532,22 +560,6 @@ class Prover {
 
   // Whether the path and ~claim can hold together; fills *model when they can.
   ProofStatus ask(const z3::expr& claim, std::optional<z3::model>* model) {
-    // Most claims hold whatever the enclosing guards: asked once without them, a claim proved so is proved at every
-    // access that repeats it (unrolled code repeats the same index arithmetic under many guards).
-    if (!path_.empty() && !needs_path_.count(claim.id())) {
-      std::vector<z3::expr> saved;
-      saved.swap(path_);
-      std::optional<z3::model> ignored;
-      const ProofStatus st = ask_under_path(claim, &ignored);
-      path_.swap(saved);
-      if (st == ProofStatus::Proved) return st;
-      keep_.push_back(claim);
-      needs_path_.insert(claim.id());
-    }
-    return ask_under_path(claim, model);
-  }
-
-  ProofStatus ask_under_path(const z3::expr& claim, std::optional<z3::model>* model) {
     // Unrolled code asks the same question under the same guards many times. Terms stay alive in keep_, so their ids
     // are never reused for other terms.
     std::vector<unsigned> key{claim.id()};
@@ -556,8 +568,59 @@ class Prover {
     keep_.push_back(claim);
     for (const auto& c : path_) keep_.push_back(c);
     ++report_.smt_queries;
-    // A solver of its own per query: QF_BV preprocessing (constants propagated, the slice of the path the claim
-    // needs) then bit-blasting; measured faster on the library than one incremental solver kept across queries.
+    // One incremental solver: the base and the enclosing guards stay asserted (and their terms bit-blasted) across
+    // queries; each query is a push, the negated claim, a check and a pop.
+    if (!solver_) {
+      solver_.emplace(ctx_);
+      z3::params p(ctx_);
+      p.set("timeout", std::min(o_.smt_timeout_ms, kIncrementalMs));
+      solver_->set(p);
+      for (const auto& b : base_) solver_->add(b);
+    }
+    while (asserted_ > path_.size()) {
+      solver_->pop();
+      --asserted_;
+    }
+    // The asserted prefix may differ from the current path past a sibling If; re-assert from where they differ.
+    std::size_t same = 0;
+    while (same < asserted_ && z3::eq(asserted_path_[same], path_[same])) ++same;
+    while (asserted_ > same) {
+      solver_->pop();
+      --asserted_;
+    }
+    asserted_path_.erase(asserted_path_.begin() + static_cast<std::ptrdiff_t>(asserted_), asserted_path_.end());
+    while (asserted_ < path_.size()) {
+      solver_->push();
+      solver_->add(path_[asserted_]);
+      asserted_path_.push_back(path_[asserted_]);
+      ++asserted_;
+    }
+    z3::solver& s = *solver_;
+    s.push();
+    s.add(!claim);
+    const z3::check_result r = s.check();
+    if (r == z3::unsat) {
+      s.pop();
+      proved_.insert(std::move(key));
+      return ProofStatus::Proved;
+    }
+    if (r != z3::sat) {
+      s.pop();
+      return ask_fresh(claim, model, key);
+    }
+    *model = s.get_model();
+    // Prefer a witness that replays in moments: small free scalars and few work-groups.
+    if (!small_.empty()) {
+      for (const auto& c : small_) s.add(c);
+      if (s.check() == z3::sat) *model = s.get_model();
+    }
+    s.pop();
+    return ProofStatus::Refuted;
+  }
+
+  // The same question of a solver of its own, whose QF_BV preprocessing copes with products of unknowns better than
+  // the incremental one's.
+  ProofStatus ask_fresh(const z3::expr& claim, std::optional<z3::model>* model, std::vector<unsigned>& key) {
     z3::solver s(ctx_, "QF_BV");
     z3::params p(ctx_);
     p.set("timeout", o_.smt_timeout_ms);
@@ -571,7 +634,6 @@ class Prover {
       default: return ProofStatus::Unknown;
     }
     *model = s.get_model();
-    // Prefer a witness that replays in moments: small free scalars and few work-groups.
     if (!small_.empty()) {
       for (const auto& c : small_) s.add(c);
       if (s.check() == z3::sat) *model = s.get_model();
@@ -1044,9 +1106,11 @@ class Prover {
   std::vector<std::pair<ExprId, bool>> select_conds_;  // wrap_walk: the Select conditions that choose this value  //
                                                        // the enclosing If conditions and which side this is
   std::vector<z3::expr> small_;
-  std::set<std::vector<unsigned>> proved_;
-  std::set<unsigned> needs_path_;  // claims not proved without their guards  // (claim, path) already proved
-  std::vector<z3::expr> keep_;     // free scalars and group counts kept small, where a witness allows
+  std::optional<z3::solver> solver_;
+  std::vector<z3::expr> asserted_path_;  // the path conditions pushed on solver_, one scope each
+  std::size_t asserted_ = 0;
+  std::set<std::vector<unsigned>> proved_;  // (claim, path) already proved
+  std::vector<z3::expr> keep_;              // free scalars and group counts kept small, where a witness allows
   std::unordered_map<VarId, z3::expr> var_;
   std::unordered_map<VarId, Interval> var_iv_;
   std::set<VarId> approx_var_;
@@ -1069,6 +1133,7 @@ std::string obligation_name(ObligationKind k) {
     case ObligationKind::InRange: return "in range";
     case ObligationKind::Aligned: return "aligned";
     case ObligationKind::NoWrap: return "no wrap-around";
+    case ObligationKind::Launchable: return "launchable";
   }
   return "?";
 }

@@ -329,3 +329,11 @@ TEST(Prove, UnguardedDepthwiseConv1dIsRejectedAndTheGuardedOneProved) {
     }
   }
 }
+
+TEST(Prove, ScalarsNoLaunchAcceptsAreReportedNotVacuouslyProved) {
+  // rows * cols = 2^32 does not fit the extent's u32: check_args refuses every such launch.
+  const auto r = passes::prove(row_sum_kernel(), launch_of(1, {{"rows", 65536}, {"cols", 65536}}));
+  ASSERT_EQ(r.issues.size(), 1u);
+  EXPECT_EQ(r.issues[0].kind, ObligationKind::Launchable);
+  EXPECT_EQ(r.issues[0].status, ProofStatus::Refuted);
+}

@@ -51,7 +51,9 @@ struct ProveOptions {
 };
 
 enum class ProofStatus { Proved, Refuted, Unknown };
-enum class ObligationKind { InRange, Aligned, NoWrap };
+// Launchable: some launch satisfies the preconditions and the extents' types (else every access is vacuously in
+// range and every launch would be refused).
+enum class ObligationKind { InRange, Aligned, NoWrap, Launchable };
 
 // A launch on which an obligation fails: replaying it (these scalars, this grid) makes thread
 // (group_id, local_id) perform the failing access or arithmetic.
