@@ -552,12 +552,6 @@ class Prover {
   }
 
   // ------------------------------------------------------------------ obligations
-  z3::expr path() {
-    z3::expr p = ctx_.bool_val(true);
-    for (const auto& c : path_) p = p && c;
-    return p;
-  }
-
   // Whether the path and ~claim can hold together; fills *model when they can.
   ProofStatus ask(const z3::expr& claim, std::optional<z3::model>* model) {
     // Unrolled code asks the same question under the same guards many times. Terms stay alive in keep_, so their ids
@@ -746,7 +740,7 @@ class Prover {
         is.buffer = buffer;
         is.expr = ir::print_expr(k_, index);
         issue(std::move(is), st, model, index,
-              "index " + is_expr_text(index) + (width > 1 ? " + " + std::to_string(width) : "") + " outside '" +
+              "index " + ir::print_expr(k_, index) + (width > 1 ? " + " + std::to_string(width) : "") + " outside '" +
                   buffer + "'",
               [&](Witness& w, const z3::model& md) {
                 w.index = ir::int_of_bits(it, bits_of(md, idx));
@@ -776,8 +770,6 @@ class Prover {
             w.extent = bits_of(md, ext.extract(63, 0));
           });
   }
-
-  std::string is_expr_text(ExprId e) { return ir::print_expr(k_, e); }
 
   // The value of an extent whose scalars are all fixed ({0, 0} otherwise: the solver decides).
   Interval fixed_extent(ExprId e) {
@@ -1052,20 +1044,22 @@ class Prover {
       check_wrap(s, s.c);
     }
     const z3::expr v = fresh(t, var_hint(s.var));
-    z3::expr range = (sgn ? z3::sle(begin, v) : z3::ule(begin, v)) && (sgn ? z3::slt(v, end) : z3::ult(v, end));
+    // Counting up from begin (a step that may be negative or zero leaves only var < end), in steps of the step.
+    const bool up = interval(s.c).lo >= 1;
+    z3::expr range = sgn ? z3::slt(v, end) : z3::ult(v, end);
+    if (up) range = range && (sgn ? z3::sle(begin, v) : z3::ule(begin, v));
     const Node& step = k_.exprs[s.c];
-    if (step.op == Op::Const && ir::int_of_bits(t, step.imm) > 1) {
+    if (up && step.op == Op::Const && ir::int_of_bits(t, step.imm) > 1) {
       range = range && z3::urem(v - begin, value(s.c)) == ctx_.bv_val(0, static_cast<unsigned>(dtype_bits(t)));
     }
-    define(s.var, v, {begin_iv.lo, std::max(begin_iv.lo, end_iv.hi - 1)}, approx_begin(s.a));
+    const i128 lo = up ? begin_iv.lo : type_min(t);
+    define(s.var, v, {lo, std::max(lo, end_iv.hi - 1)}, approximate(s.a));
     path_.push_back(range);
     if (index_var_[s.var] && o_.check_overflow) loop_step(s, v);
     block(s.body);
     path_.pop_back();
     havoc(carried);
   }
-
-  bool approx_begin(ExprId e) { return approximate(e); }
 
   std::string var_hint(VarId v) { return k_.vars[v].hint.empty() ? "i" : k_.vars[v].hint; }
 
