@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ make git libgtest-dev libcli11-dev nlohmann-json3-dev
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clang hipcc
       pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
-      libvulkan-dev libvulkan1 mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools glslang-tools vulkan-tools)
+      libvulkan-dev libvulkan1 mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools glslang-tools vulkan-tools
+      libz3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

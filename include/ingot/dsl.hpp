@@ -244,6 +244,11 @@ class KernelBuilder {
 
   void barrier();
 
+  // States what the kernel assumes of its run-time scalars (e.g. require(stride >= 1u)): a bool
+  // over scalars and constants only. Every launch refuses scalars that break it before anything
+  // runs (runtime::PreconditionError); passes::prove assumes it. A literal false is a TraceError.
+  void require(const Val<bool>& condition);
+
   // Promises that every launch uses work-groups of at most max_group_threads threads and asks
   // for registers such that min_groups_per_core groups fit on one multiprocessor (0: no ask).
   // CUDA prints __launch_bounds__, HIP and Metal their maximum-threads attributes; OpenCL has

@@ -92,6 +92,8 @@
 //   dialects without asynchronous copies copy at once (passes::legalise), which the rules allow.
 // Atomics. Atomic add/min/max on i32, u32 (and f32 add) are performed indivisibly; the order
 //   between threads is unspecified.
+// Preconditions. Kernel::preconditions are bool expressions over run-time scalars and constants
+//   that hold on every launch: a launch whose scalars break one is refused before anything runs.
 // ===================================================================================
 #pragma once
 
@@ -287,6 +289,10 @@ struct Kernel {
   std::vector<SharedArray> shared;
   Block body;
   std::uint32_t next_loc = 0;
+  // What the kernel assumes of its run-time scalars: bool expressions over scalars and constants
+  // (`KernelBuilder::require`). Every launch checks them on the host before anything runs
+  // (runtime::check_args), and passes::prove assumes them.
+  std::vector<ExprId> preconditions;
 
   [[nodiscard]] DType type_of(ExprId e) const { return exprs[e].type; }
   // The element type and name of a memory reference.

@@ -312,6 +312,26 @@ void KernelBuilder::barrier() {
   push(std::move(s));
 }
 
+void KernelBuilder::require(const Val<bool>& condition) {
+  if (condition.is_literal()) {
+    if (condition.literal_bits() == 0) throw TraceError("kernel '" + k_.name + "': a precondition is always false");
+    return;
+  }
+  const ir::ExprId e = condition.id_in(*this);
+  // A launch evaluates preconditions from its scalars alone, before any thread exists.
+  std::vector<ir::ExprId> todo{e};
+  while (!todo.empty()) {
+    const ir::Node& n = k_.exprs[todo.back()];
+    todo.pop_back();
+    if (n.op == ir::Op::VarRef || n.op == ir::Op::Load || ir::op_info(n.op).rule == ir::TypeRule::Builtin) {
+      throw TraceError("kernel '" + k_.name + "': a precondition may use only run-time scalars and constants");
+    }
+    for (ir::ExprId o : {n.a, n.b, n.c})
+      if (o != ir::kNoExpr) todo.push_back(o);
+  }
+  k_.preconditions.push_back(e);
+}
+
 ir::ExprId KernelBuilder::cast_to(DType t, ir::ExprId e) {
   if (k_.exprs[e].type == t) return e;
   return k_.exprs.unary(ir::Op::Cast, t, e);

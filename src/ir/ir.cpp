@@ -266,6 +266,11 @@ std::string fingerprint(const Kernel& k) {
     d.add(sh.hint);
   }
   d.add_block(k.body);
+  // Kernels without preconditions keep the digests they had before preconditions existed.
+  if (!k.preconditions.empty()) {
+    d.add(k.preconditions.size());
+    for (ExprId e : k.preconditions) d.add(e);
+  }
   char buf[40];
   const auto [hi, lo] = d.final();
   std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(hi),

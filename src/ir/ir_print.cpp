@@ -153,6 +153,7 @@ std::string print_kernel(const Kernel& k) {
     os << ")";
   }
   os << " {\n";
+  for (ExprId e : k.preconditions) os << "  require " << print_expr(k, e) << "\n";
   print_block(k, k.body, 1, os);
   os << "}\n";
   return os.str();

@@ -162,6 +162,23 @@ class Verifier {
         check_extent_expr(p, p.extent);
       }
     }
+    for (ExprId e : k_.preconditions) {
+      if (e >= k_.exprs.size() || k_.exprs[e].type != DType::boolean) {
+        error("a precondition is not a bool expression");
+        continue;
+      }
+      check_scalar_only(e);
+    }
+  }
+
+  void check_scalar_only(ExprId e) {
+    const Node& n = k_.exprs[e];
+    if (n.op == Op::VarRef || n.op == Op::Load || op_info(n.op).rule == TypeRule::Builtin) {
+      error("a precondition may use only scalars and constants");
+      return;
+    }
+    for (ExprId o : {n.a, n.b, n.c})
+      if (o != kNoExpr) check_scalar_only(o);
   }
 
   void check_extent_expr(const Param& p, ExprId e) {

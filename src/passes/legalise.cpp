@@ -490,6 +490,7 @@ ir::Kernel legalise(const ir::Kernel& in, const LegaliseOptions& options) {
   out.exprs = std::move(arena);
   auto remap = [&](ExprId e) { return e == ir::kNoExpr ? e : map[e]; };
   for (auto& p : out.params) p.extent = remap(p.extent);
+  for (auto& e : out.preconditions) e = remap(e);
   std::vector<ir::Block*> stack{&out.body};
   while (!stack.empty()) {
     ir::Block* b = stack.back();

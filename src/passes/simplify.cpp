@@ -32,6 +32,7 @@ class Simplifier {
     for (auto& p : out_.params) {
       if (p.extent != ir::kNoExpr) p.extent = map_[p.extent];
     }
+    for (ExprId e : in_.preconditions) out_.preconditions.push_back(map_[e]);
     out_.body = block(in_.body);
     ir::renumber(out_);
     return std::move(out_);

@@ -2,6 +2,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "ingot/ir_print.hpp"
 #include "ingot/runtime/backend.hpp"
@@ -60,6 +61,41 @@ struct ExtentEval {
                         "', which extents may not use");
   }
 };
+
+// Evaluates a precondition (scalars and constants only) with the IR's own semantics.
+std::optional<std::uint64_t> eval_scalar_expr(const ir::Kernel& k, const std::vector<Arg>& args, ir::ExprId e,
+                                              std::string* error) {
+  const ir::Node& n = k.exprs[e];
+  if (n.op == ir::Op::Const) return n.imm;
+  if (n.op == ir::Op::ParamRef) return std::get<ScalarArg>(args.at(n.imm)).bits;
+  std::uint64_t v[3] = {0, 0, 0};
+  const ir::ExprId ops[3] = {n.a, n.b, n.c};
+  for (int i = 0; i < 3; ++i) {
+    if (ops[i] == ir::kNoExpr) continue;
+    const auto x = eval_scalar_expr(k, args, ops[i], error);
+    if (!x) return std::nullopt;
+    v[i] = *x;
+  }
+  const DType operand = n.a == ir::kNoExpr ? n.type : k.exprs[n.a].type;
+  return ir::eval_op(n.op, n.type, operand, v[0], v[1], v[2], error);
+}
+
+void check_preconditions(const ir::Kernel& k, const std::vector<Arg>& args) {
+  for (ir::ExprId e : k.preconditions) {
+    std::string error;
+    const auto holds = eval_scalar_expr(k, args, e, &error);
+    if (holds && *holds != 0) continue;
+    std::string values;
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      if (ir::is_buffer(k.params[i].kind)) continue;
+      const auto& s = std::get<ScalarArg>(args[i]);
+      values += (values.empty() ? "" : ", ") + k.params[i].name + " = " + ir::format_bits(s.type, s.bits);
+    }
+    throw PreconditionError("kernel '" + k.name + "': precondition " + ir::print_expr(k, e) +
+                            (holds ? " fails" : " cannot be evaluated (" + error + ")") + " with " + values +
+                            ": launch with scalars that satisfy it");
+  }
+}
 
 }  // namespace
 
@@ -144,7 +180,9 @@ void check_args(const ir::Kernel& k, const std::vector<Arg>& args) {
                           "tensor that is not an offset slice)");
     }
   }
-  // Extents need every scalar checked first.
+  // Preconditions and extents need every scalar checked first; preconditions come before extents,
+  // which may rely on them (a divisor that must not be zero).
+  check_preconditions(k, args);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ir::Param& p = k.params[i];
     if (!ir::is_buffer(p.kind)) continue;

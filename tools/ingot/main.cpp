@@ -1,4 +1,4 @@
-// ingot — the command-line tool: list, test, build, inspect, device, run.
+// ingot — the command-line tool: list, test, build, inspect, device, run, prove.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -32,6 +32,7 @@
 #include "ingot/runtime/spirv.hpp"
 #include "ingot/scalar_eval.hpp"
 #include "progress.hpp"
+#include "prove.hpp"
 #include "tools.hpp"
 
 #ifndef INGOT_VERSION
@@ -1032,6 +1033,18 @@ int main(int argc, char** argv) {
       "--set pad=1 --set dilation=1 --set bias=0 --in x=x.npy --in w=w.npy --out y=y.npy\n"
       "  ingot run depthwise_conv1d --dtype f32 --case k1 --set B=2 --in x=x.npy --in w=w.npy --out y=y.npy");
 
+  tools::ProveArgs pargs;
+  auto* prove = app.add_subcommand(
+      "prove", "Prove every access of the library's kernels in range and their index arithmetic free of wrap-around");
+  prove->add_option("kernel", pargs.kernel, "Only this kernel (default: every kernel)");
+  prove->add_option("--dtype", pargs.dtype, "Only this dtype");
+  prove->add_option("--set", pargs.sets, "Override a parameter of every case: NAME=VALUE (repeatable)");
+  prove->add_flag("--all", pargs.all_variants,
+                  "Every test case, each tuning option set the registry lists (default: the default variants)");
+  prove->add_flag("--replay", pargs.replay,
+                  "Run each case not proved on the checked interpreter and show the out-of-range access it reports");
+  prove->footer("Examples:\n  ingot prove\n  ingot prove depthwise_conv1d --dtype f16 --set L=100001");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -1049,6 +1062,7 @@ int main(int argc, char** argv) {
     if (*bench) return cmd_bench(reg, bargs, false);
     if (*snap) return cmd_bench(reg, bargs, true);
     if (*diff) return cmd_diff(diff_a, diff_b, threshold, strict);
+    if (*prove) return tools::cmd_prove(reg, pargs);
     if (*run) return cmd_run(reg, kernel_name, run_backend, dtype, case_name, sets, ins, outs);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ingot: error: %s\n", e.what());

@@ -59,6 +59,11 @@ template <class T>
 struct ArgumentError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
+// Scalars that break one of the kernel's preconditions (ir::Kernel::preconditions): what()
+// names the kernel, the precondition and the scalars' values. Nothing has been launched.
+struct PreconditionError : ArgumentError {
+  using ArgumentError::ArgumentError;
+};
 // A backend that cannot be used here ("not available: <why>").
 struct BackendUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -72,7 +77,8 @@ struct CompileError : std::runtime_error {
 };
 
 // Checks args against k's parameter list; throws ArgumentError naming the parameter and what
-// to change. Also used by every backend before launching.
+// to change, PreconditionError when the scalars break a precondition. Also used by every backend
+// before launching.
 void check_args(const ir::Kernel& k, const std::vector<Arg>& args);
 // Refuses (ArgumentError) a work-group larger than the kernel's launch bounds, work-groups that split a shuffling
 // kernel's sub-groups, and 2^32 threads or more on an axis where the kernel reads a 32-bit program_id.
