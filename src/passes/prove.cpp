@@ -263,8 +263,13 @@ class Prover {
   z3::expr builtin(const Node& n) {
     const int a = static_cast<int>(n.imm);
     z3::expr v = gid_[a];
+    if (n.op == Op::ProgramId && dtype_bits(n.type) > 32) {  // program_id<i64>: exact in 64 bits for any launch
+      const auto bits = static_cast<unsigned>(dtype_bits(n.type) - 32);
+      return z3::zext(gid_[a], bits) * z3::zext(gs_[a], bits) + z3::zext(lid_[a], bits);
+    }
     switch (n.op) {
-      case Op::ProgramId: v = gid_[a] * gs_[a] + lid_[a]; break;  // fits: groups * size <= 2^32
+      // A u32 program id: groups * size <= 2^32 on its axis (check_launch_bounds refuses larger launches).
+      case Op::ProgramId: v = gid_[a] * gs_[a] + lid_[a]; break;
       case Op::LocalId: v = lid_[a]; break;
       case Op::GroupId: v = gid_[a]; break;
       case Op::GroupSize: v = gs_[a]; break;
