@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "ingot/dsl.hpp"
@@ -41,6 +43,20 @@ dsl::Val<u32> narrow(const dsl::Val<I>& v) {
     return v;
   } else {
     return dsl::cast<u32>(v);
+  }
+}
+
+// A trace-time constant (a product of sizes, computed in 64 bits) as a literal of the index type: for u32 it must fit
+// (the 32-bit form is traced only where every offset does; std::logic_error otherwise, never a silent wrap).
+template <IndexType I>
+auto index_constant(std::uint64_t v) {
+  if constexpr (std::is_same_v<I, u32>) {
+    if (v > 0xffffffffull) {
+      throw std::logic_error("index constant " + std::to_string(v) + " does not fit the 32-bit form's u32 indexes");
+    }
+    return static_cast<std::uint32_t>(v);
+  } else {
+    return static_cast<std::int64_t>(v);
   }
 }
 

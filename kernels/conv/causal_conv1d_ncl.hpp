@@ -40,7 +40,7 @@ void causal_conv1d_prefill_ncl(dsl::KernelBuilder& k, const CausalConv1dSpec& s,
   const std::uint32_t C = s.channels, L = s.length, K = s.ksize, S = K - 1;
   const auto io = declare_rows1d_io<T, I>(k, C, L, K, L, s.bias, s.init_state ? S : 0);
   Out<T> final_state;
-  if (s.final_state) final_state = k.out<T>("final_state", io.batch * (C * S));
+  if (s.final_state) final_state = k.out<T>("final_state", io.batch * blocks::index_constant<I>(std::uint64_t{C} * S));
 
   const auto act = [&](const Val<f32>& z) { return s.silu ? silu(z) : z; };
   const auto after = [&](const Rows1dThread<I>& t) {

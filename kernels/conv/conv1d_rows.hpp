@@ -91,14 +91,15 @@ Rows1dIO<T, I> declare_rows1d_io(dsl::KernelBuilder& k, std::uint32_t C, std::ui
                                  std::uint32_t O, bool bias, std::uint32_t init_len = 0) {
   Rows1dIO<T, I> io;
   io.batch = k.scalar<I>("batch");
-  io.x = k.in<T>("x", io.batch * (C * L));
+  using blocks::index_constant;  // (sizes multiplied in 64 bits: C * L may pass 2^32 in the 64-bit form)
+  io.x = k.in<T>("x", io.batch * index_constant<I>(std::uint64_t{C} * L));
   io.w = k.in<T>("w", C * K);
   io.has_bias = bias;
   if (bias) io.bias = k.in<T>("bias", C);
   io.has_init = init_len > 0;
   io.init_len = init_len;
-  if (io.has_init) io.init = k.in<T>("init_state", io.batch * (C * init_len));
-  io.y = k.out<T>("y", io.batch * (C * O));
+  if (io.has_init) io.init = k.in<T>("init_state", io.batch * index_constant<I>(std::uint64_t{C} * init_len));
+  io.y = k.out<T>("y", io.batch * index_constant<I>(std::uint64_t{C} * O));
   return io;
 }
 
@@ -150,7 +151,7 @@ void conv1d_rows(dsl::KernelBuilder& k, const Rows1dGeom& g, const Rows1dIO<T, I
   const auto i32c = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
 
   auto gid = k.let("gid", k.program_id<I>(0));
-  auto n = k.let("n", io.batch * (C * G));
+  auto n = k.let("n", io.batch * blocks::index_constant<I>(std::uint64_t{C} * G));
   auto live = k.let("live", gid < n);
   auto i = k.let("i", select(live, gid, 0u));  // tail threads take thread 0's operands
   auto row = k.let("row", i / G);

@@ -12,6 +12,7 @@
 #include "ingot/harness/harness.hpp"
 #include "ingot/harness/registry.hpp"
 #include "ingot/library.hpp"
+#include "ingot/runtime/backend.hpp"
 
 using namespace ingot;
 using namespace ingot::harness;
@@ -66,6 +67,26 @@ TEST(IndexWidth, TheDefaultIsChosenPerLaunchBySize) {
   EXPECT_TRUE(reads_i64_program_id(causal.build(DType::f32, q)));
   q["i64"] = 0;
   EXPECT_THROW((void)causal.build(DType::f32, q), std::invalid_argument);
+}
+
+// Sizes are multiplied in 64 bits: in the 64-bit form a row product past 2^32 (C x L = 2^33 elements of one batch)
+// keeps its value in the buffers' extents, never wrapping to a small buffer.
+TEST(IndexWidth, SizeProductsPast2To32KeepTheirValue) {
+  const Registry reg = builtin_registry();
+  const KernelSpec& dw = *reg.find("depthwise_conv1d");
+  Params p = dw.default_test().params;
+  p["B"] = 1, p["C"] = std::int64_t{1} << 20, p["L"] = std::int64_t{1} << 13, p["K"] = 3, p["pad"] = 1;
+  p["stride"] = 1, p["dilation"] = 1;
+  const ir::Kernel k = dw.build(DType::f32, p);
+  ASSERT_TRUE(reads_i64_program_id(k));
+  std::vector<runtime::Arg> args(k.params.size(), runtime::BufferPtr{});
+  args[0] = runtime::ScalarArg{DType::i64, 1};  // batch
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].name == "x" || k.params[i].name == "y") {
+      EXPECT_EQ(runtime::required_extent(k, i, args), std::uint64_t{1} << 33) << k.params[i].name;
+    }
+  }
+  EXPECT_EQ(dw.geometry(DType::f32, p).total_threads(), std::uint64_t{1} << 30);  // C x O / V (V = 8, f32's default)
 }
 
 // Every test case of the default variants, traced in the 64-bit form, passes its oracle on the interpreter (every
