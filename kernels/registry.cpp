@@ -1,6 +1,7 @@
 // ingot's kernel library: every family registered by explicit calls (nothing a linker can drop).
 #include "activation/register.hpp"
 #include "conv/register.hpp"
+#include "gemm/register.hpp"
 #include "ingot/library.hpp"
 
 namespace ingot::harness {
@@ -9,6 +10,7 @@ Registry builtin_registry() {
   Registry r;
   kernels::register_conv(r);
   kernels::register_activation(r);
+  kernels::register_gemm_family(r);
   return r;
 }
 
