@@ -132,8 +132,6 @@ void register_gemm(harness::Registry& r) {
       {"m65_n72_k72_tile2_ta_bias_relu", gemm_case(65, 72, 72, with(relu_bias, {{"tile", 2}}))},
       {"m264_n136_k40_tile3_stages4_tb", gemm_case(264, 136, 40, {{"tile", 3}, {"stages", 4}, {"tb", 1}})},
       {"m70_n66_k300_tile2_stages5", gemm_case(70, 66, 300, {{"tile", 2}, {"stages", 5}})},
-      {"m7_n17_k129_mma0", gemm_case(7, 17, 129, {{"mma", 0}})},
-      {"m136_n264_k72_ta_bias_relu_mma0", gemm_case(136, 264, 72, with(relu_bias, {{"mma", 0}}))},
       {"m129_n136_k48_ta_tb_silu_mma0", gemm_case(129, 136, 48, with(silu_ta_tb, {{"mma", 0}}))},
       {"batch3_m33_n24_k40_acc_bias_gelu_mma0", gemm_case(33, 24, 40, with(acc_gelu, {{"batch", 3}, {"mma", 0}}))},
       {"m264_n136_k40_tile3_tb_mma0", gemm_case(264, 136, 40, {{"tile", 3}, {"tb", 1}, {"mma", 0}})},
