@@ -28,14 +28,14 @@ const std::vector<harness::OptionSpec>& gemm_options() {
   static const std::vector<harness::OptionSpec> options{
       {"tile", 0, kGemmTiles.size() - 1,
        "f16/bf16 tensor-core block tiling (gemm.hpp kGemmTiles): 0 128x128 (default), 1 128x256, 2 64x64, "
-       "3 256x128; the exact f32 kernel has one tiling (64x64)"},
+       "3 256x128, 4 16x64 with k-steps of 128 (few rows: decode); the exact f32 kernel has one tiling (64x64)"},
       {"stages", 2, 5, "f16/bf16 tensor-core kernel: shared-memory pipeline depth (tiles in flight); default 3"},
       {"mma", 0, 1,
        "f16/bf16: 1 warp matrix instructions (load_matrix, mma_m16n8k16: tensor cores on CUDA; default), 0 plain "
        "loops over the same shared tiles (the compact source for backends without matrix instructions)"},
       {"minb", 1, 4,
        "f16/bf16 tensor-core kernel: launch_bounds(threads, minb), registers chosen for minb work-groups per "
-       "multiprocessor (CUDA); default the tiling's (gemm.hpp kGemmTiles: 2, 1, 4, 1)"},
+       "multiprocessor (CUDA); default the tiling's (gemm.hpp kGemmTiles: 2, 1, 4, 1, 2)"},
   };
   return options;
 }
@@ -135,6 +135,8 @@ void register_gemm(harness::Registry& r) {
       {"m129_n136_k48_ta_tb_silu_mma0", gemm_case(129, 136, 48, with(silu_ta_tb, {{"mma", 0}}))},
       {"batch3_m33_n24_k40_acc_bias_gelu_mma0", gemm_case(33, 24, 40, with(acc_gelu, {{"batch", 3}, {"mma", 0}}))},
       {"m264_n136_k40_tile3_tb_mma0", gemm_case(264, 136, 40, {{"tile", 3}, {"tb", 1}, {"mma", 0}})},
+      {"m17_n136_k300_tile4_tb", gemm_case(17, 136, 300, {{"tile", 4}, {"tb", 1}})},
+      {"m33_n72_k264_tile4_stages4", gemm_case(33, 72, 264, {{"tile", 4}, {"stages", 4}})},
   };
   s.bench = {
       {"8192cube", gemm_case(8192, 8192, 8192)},
@@ -143,7 +145,8 @@ void register_gemm(harness::Registry& r) {
       {"8192cube_tile3_stages4", gemm_case(8192, 8192, 8192, {{"tile", 3}, {"stages", 4}})},
       // decode: 16 tokens through a [8192, 8192] weight ([N, K]): memory-bound on the weight
       {"decode_m16_n8192_k8192_tb", gemm_case(16, 8192, 8192, {{"tb", 1}})},
-      {"decode_m16_n8192_k8192_tb_tile2", gemm_case(16, 8192, 8192, {{"tb", 1}, {"tile", 2}})},
+      {"decode_m16_n8192_k8192_tb_tile4", gemm_case(16, 8192, 8192, {{"tb", 1}, {"tile", 4}})},
+      {"decode_m16_n8192_k8192_tb_tile4_stages4", gemm_case(16, 8192, 8192, {{"tb", 1}, {"tile", 4}, {"stages", 4}})},
       {"batch64_m512_n512_k64", gemm_case(512, 512, 64, {{"batch", 64}})},
   };
   s.build = [](DType t, const Params& p) {

@@ -48,11 +48,12 @@ struct GemmTile {
 };
 
 // The tilings the `tile` option names, by index.
-inline constexpr std::array<GemmTile, 4> kGemmTiles{{
+inline constexpr std::array<GemmTile, 5> kGemmTiles{{
     {128, 128, 32, 2, 4, 2},  // 0: 8 warps of 64 x 32
     {128, 256, 32, 2, 4, 1},  // 1: 8 warps of 64 x 64
     {64, 64, 32, 2, 2, 4},    // 2: 4 warps of 32 x 32 (small shapes; fits 32 KiB of shared memory in 3 stages)
     {256, 128, 32, 4, 2, 1},  // 3: 8 warps of 64 x 64
+    {16, 64, 128, 1, 4, 2},   // 4: few rows (decode): 4 warps of 16 x 16, long k-steps keep 16 KB a stage in flight
 }};
 inline constexpr std::uint32_t kGemmBandTiles = 8;  // tile rows per band of the visiting order
 inline constexpr std::uint32_t kGemmSmemPad = 8;    // elements added to each shared row: ldmatrix rows hit 8 banks
