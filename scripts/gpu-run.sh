@@ -8,6 +8,9 @@
 #   INGOT_SLOW=1             ctest -L slow as well (every variant on every backend, the long sweeps)
 #   INGOT_BENCH_FILTER=a,b   bench (and reference) only these kernels; INGOT_BENCH_CASES=re only these cases
 #   INGOT_SKIP_TESTS=1       the bench alone
+#   INGOT_FOCUS=re           one family in depth instead of the suite: the CLI alone, `ingot test --backend cuda
+#                            --all-variants`, memcheck and (with --bench) the bench with every registered variant, each
+#                            over the kernels the filter names (e.g. 'gemm$')
 # Write the local commit to the git-ignored .commit and name it in the call's carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,11 +27,20 @@ left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
 } > "$out/env.txt"
 cat "$out/env.txt"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build build -j "$(nproc)" ${INGOT_SKIP_TESTS:+--target ingot-cli} > "$out/build.log" 2>&1 ||
+cli_only=${INGOT_SKIP_TESTS:-${INGOT_FOCUS:-}}
+cmake --build build -j "$(nproc)" ${cli_only:+--target ingot-cli} > "$out/build.log" 2>&1 ||
   { grep -E "error" "$out/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 ./build/ingot device > "$out/device.txt" 2>&1; head -30 "$out/device.txt"
-if [[ -z ${INGOT_SKIP_TESTS:-} ]]; then
+if [[ -n ${INGOT_FOCUS:-} && -z ${INGOT_SKIP_TESTS:-} ]]; then
+  timeout "$(( $(left) * 3 / 10 ))" ./build/ingot test --backend cuda --all-variants --filter "$INGOT_FOCUS" \
+    --json "$out/test-focus.json" > "$out/test-focus.log" 2>&1
+  echo "ingot test (cuda, every variant) rc=$? at $(( $(date +%s) - t0 )) s"; grep -E "^FAIL" "$out/test-focus.log" | head
+  tail -3 "$out/test-focus.log"
+  timeout "$(( $(left) * 2 / 10 ))" compute-sanitizer --tool memcheck --error-exitcode 9 ./build/ingot test \
+    --backend cuda --filter "$INGOT_FOCUS" > "$out/memcheck.log" 2>&1
+  echo "memcheck rc=$? at $(( $(date +%s) - t0 )) s"; grep -E "ERROR SUMMARY|passed," "$out/memcheck.log" | tail -3
+elif [[ -z ${INGOT_SKIP_TESTS:-} ]]; then
   labels=(--label-exclude slow); [[ -n ${INGOT_SLOW:-} ]] && labels=()
   (cd build && timeout "$(( $(left) * 5 / 10 ))" ctest -j 8 "${labels[@]}" > "$out/ctest.log" 2>&1)
   echo "ctest rc=$? at $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
@@ -43,12 +55,13 @@ if [[ -z ${INGOT_SKIP_TESTS:-} ]]; then
   fi
 fi
 if [[ ${1:-} == --bench ]]; then
-  ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} \
+  if [[ -n ${INGOT_FOCUS:-} ]]; then INGOT_BENCH_FILTER=$INGOT_FOCUS; every=--all-variants; else every=; fi
+  ./build/ingot bench --emit-cases "$out/cases.json" ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} $every \
     ${INGOT_BENCH_CASES:+--cases "$INGOT_BENCH_CASES"} > /dev/null
   timeout "$(( $(left) / 2 ))" python3 bench/reference_torch.py "$out/cases.json" "$out/reference.json" \
     > "$out/reference.log" 2>&1
   echo "reference rc=$?"; tail -3 "$out/reference.log"
-  timeout "$(left)" ./build/ingot snap --backend cuda --reference "$out/reference.json" --out "$out/baseline.json" \
+  timeout "$(left)" ./build/ingot snap --backend cuda $every --reference "$out/reference.json" --out "$out/baseline.json" \
     ${INGOT_BENCH_FILTER:+--filter "$INGOT_BENCH_FILTER"} ${INGOT_BENCH_CASES:+--cases "$INGOT_BENCH_CASES"} \
     > "$out/bench.log" 2>&1
   echo "bench rc=$?"; tail -45 "$out/bench.log"
