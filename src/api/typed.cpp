@@ -1,9 +1,11 @@
-// The typed functions of ingot/api/conv.hpp and ingot/api/activation.hpp: parameters from the tensors' shapes.
+// The typed functions of ingot/api/conv.hpp, ingot/api/activation.hpp and ingot/api/gemm.hpp: parameters from the
+// tensors' shapes.
 #include <algorithm>
 #include <string>
 
 #include "ingot/api/activation.hpp"
 #include "ingot/api/conv.hpp"
+#include "ingot/api/gemm.hpp"
 
 namespace ingot {
 
@@ -44,6 +46,47 @@ void activation::silu(api::Context& ctx, const api::TensorView& x, const api::Te
     v->strides.clear();
   }
   api::call(ctx, "silu", {{"n", std::max<std::int64_t>(api::element_count(x), 0)}}, {{"x", fx}, {"y", fy}});
+}
+
+void linalg::gemm(api::Context& ctx, const api::TensorView& a, const api::TensorView& b, const api::TensorView& c,
+                  const GemmOptions& o, const api::TensorView* bias) {
+  const char* k = "gemm";
+  const std::size_t rank = a.shape.size();
+  if (rank != 2 && rank != 3) {
+    throw api::Error(api::ErrorCode::BadShape, "a",
+                     std::string(k) + ": tensor 'a' has shape " + api::shape_text(a.shape) + "; it must be " +
+                         (o.a_transposed ? "[K, M] or [batch, K, M]" : "[M, K] or [batch, M, K]"));
+  }
+  require_rank(b, "b", rank, o.b_weight ? "[(batch,) N, K], as 'a'" : "[(batch,) K, N], as 'a'", k);
+  require_rank(c, "c", rank, "[(batch,) M, N], as 'a'", k);
+  const std::size_t r = rank - 2;  // the first matrix dimension
+  const std::int64_t batch = rank == 3 ? a.shape[0] : 1;
+  const std::int64_t M = o.a_transposed ? a.shape[r + 1] : a.shape[r];
+  const std::int64_t K = o.a_transposed ? a.shape[r] : a.shape[r + 1];
+  const std::int64_t N = o.b_weight ? b.shape[r] : b.shape[r + 1];
+  // The kernel takes every matrix as [batch, rows, cols]; shapes that disagree (K, the batch) are api::call's to
+  // refuse, naming the tensor, against these parameters.
+  api::TensorView fa = a, fb = b, fc = c;
+  if (rank == 2) {
+    for (auto* v : {&fa, &fb, &fc}) {
+      v->shape.insert(v->shape.begin(), 1);
+      if (!v->strides.empty()) v->strides.insert(v->strides.begin(), v->strides.front() * v->shape[1]);
+    }
+  }
+  const harness::Params p{{"M", M},
+                          {"N", N},
+                          {"K", K},
+                          {"batch", batch},
+                          {"alpha", 1},
+                          {"beta", 1},
+                          {"ta", o.a_transposed ? 1 : 0},
+                          {"tb", o.b_weight ? 1 : 0},
+                          {"acc", o.accumulate ? 1 : 0},
+                          {"bias", bias ? 1 : 0},
+                          {"act", static_cast<std::int64_t>(o.activation)}};
+  api::Tensors t{{"a", fa}, {"b", fb}, {"c", fc}};
+  if (bias) t.emplace("bias", *bias);
+  api::call(ctx, k, p, t);
 }
 
 }  // namespace ingot

@@ -10,6 +10,7 @@
 #include "ingot/api/activation.hpp"
 #include "ingot/api/call.hpp"
 #include "ingot/api/conv.hpp"
+#include "ingot/api/gemm.hpp"
 
 #if INGOT_HAVE_OPENCL
 #define CL_TARGET_OPENCL_VERSION 120
@@ -130,6 +131,62 @@ void expect_refused(F&& f, ErrorCode code, const std::string& argument) {
     EXPECT_EQ(e.argument, argument) << e.what();
     EXPECT_GT(std::strlen(e.what()), 0u);
   }
+}
+
+// c = relu(a^T b_w^T + c + bias) with a [batch, K, M] and b as a weight [batch, N, K]: odd sizes, f32 on the host.
+TEST(Api, GemmTakesItsShapesFromTheTensors) {
+  auto ctx = api::Context::interpreter();
+  const int batch = 2, M = 7, N = 5, K = 9;
+  std::vector<float> a = ramp(std::size_t(batch * K * M), 2.0f), b = ramp(std::size_t(batch * N * K), 1.0f),
+                     bias = ramp(std::size_t(N), 1.0f), c = ramp(std::size_t(batch * M * N), 1.0f);
+  std::vector<float> want(c.size());
+  for (int i = 0; i < batch; ++i)
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double v = c[(i * M + m) * N + n] + bias[n];
+        for (int k = 0; k < K; ++k) v += double(a[(i * K + k) * M + m]) * b[(i * N + n) * K + k];
+        want[(i * M + m) * N + n] = static_cast<float>(std::max(v, 0.0));
+      }
+  linalg::GemmOptions o;
+  o.a_transposed = true;
+  o.b_weight = true;
+  o.accumulate = true;
+  o.activation = linalg::Activation::relu;
+  const api::TensorView bv = api::host_tensor(bias.data(), DType::f32, {N});
+  linalg::gemm(ctx, api::host_tensor(a.data(), DType::f32, {batch, K, M}),
+               api::host_tensor(b.data(), DType::f32, {batch, N, K}),
+               api::host_tensor(c.data(), DType::f32, {batch, M, N}), o, &bv);
+  expect_near(c, want);
+}
+
+// Rank-2 matrices, and shapes that disagree refused by the tensor's name before anything runs.
+TEST(Api, GemmOfMatricesAndItsRefusals) {
+  auto ctx = api::Context::interpreter();
+  const int M = 3, N = 4, K = 5;
+  std::vector<float> a = ramp(std::size_t(M * K), 2.0f), b = ramp(std::size_t(K * N), 1.0f), c(M * N, kSentinel);
+  std::vector<float> want(c.size());
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double v = 0;
+      for (int k = 0; k < K; ++k) v += double(a[m * K + k]) * b[k * N + n];
+      want[m * N + n] = static_cast<float>(v);
+    }
+  const auto av = api::host_tensor(a.data(), DType::f32, {M, K});
+  linalg::gemm(ctx, av, api::host_tensor(b.data(), DType::f32, {K, N}), api::host_tensor(c.data(), DType::f32, {M, N}));
+  expect_near(c, want);
+  std::vector<float> c2(c.size(), kSentinel);
+  const auto cv = api::host_tensor(c2.data(), DType::f32, {M, N});
+  // b with K + 1 rows: its shape disagrees with a's K.
+  std::vector<float> b_long(std::size_t((K + 1) * N), 1.0f);
+  expect_refused(
+      [&] {
+        linalg::gemm(ctx, av, api::host_tensor(b_long.data(), DType::f32, {K + 1, N}), cv);
+      },
+      ErrorCode::BadShape, "b");
+  // a of rank 1.
+  expect_refused([&] { linalg::gemm(ctx, api::host_tensor(a.data(), DType::f32, {M * K}), av, cv); },
+                 ErrorCode::BadShape, "a");
+  for (const float v : c2) EXPECT_EQ(v, kSentinel);
 }
 
 TEST(Api, BadInputIsRefusedByNameAndNothingIsWritten) {
