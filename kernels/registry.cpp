@@ -2,6 +2,7 @@
 #include "activation/register.hpp"
 #include "conv/register.hpp"
 #include "ingot/library.hpp"
+#include "norm/register.hpp"
 
 namespace ingot::harness {
 
@@ -9,6 +10,7 @@ Registry builtin_registry() {
   Registry r;
   kernels::register_conv(r);
   kernels::register_activation(r);
+  kernels::register_norm(r);
   return r;
 }
 
