@@ -3,7 +3,6 @@
 // seeded row inputs with an offset on chosen rows, and the tolerance of a normalised row.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <random>
 #include <stdexcept>

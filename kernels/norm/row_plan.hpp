@@ -9,6 +9,7 @@
 // kernel's shape and its launch, and refuses what cannot run.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
