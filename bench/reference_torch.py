@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reference timings for ingot's bench cases: cuDNN (convolutions) and PyTorch's own kernels (activations, norms)
-through PyTorch, on the same GPU, in the same run as `ingot bench`.
+"""Reference timings for ingot's bench cases: cuDNN (convolutions), cuBLAS (gemm) and PyTorch's own kernels
+(activations, norms) through PyTorch, on the same GPU, in the same run as `ingot bench`.
 
 usage: python3 bench/reference_torch.py CASES.json OUT.json [--back-to-back N]
   CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
@@ -132,6 +132,35 @@ def causal(p, dt, channels_last):
     return make, fn, size * n * c * l
 
 
+def gemm(p, dt):
+    """torch.matmul (cuBLAS) on the case's layouts: a [batch, M, K] or, with ta, [batch, K, M] read transposed; b
+    [batch, K, N] or, with tb, [batch, N, K] read transposed (F.linear's weight layout); the epilogue as PyTorch eager
+    ops after the product (alpha, beta * c, bias, activation)."""
+    m, n, k, batch = g(p, "M"), g(p, "N"), g(p, "K"), g(p, "batch", default=1)
+    ta, tb, acc = bool(g(p, "ta", default=0)), bool(g(p, "tb", default=0)), bool(g(p, "acc", default=0))
+    bias, act = bool(g(p, "bias", default=0)), g(p, "act", default=0)
+    alpha, beta = g(p, "alpha", default=1), g(p, "beta", default=0)
+    size = torch.finfo(dt).bits // 8
+    acts = {0: None, 1: F.relu, 2: F.silu, 3: F.gelu}
+
+    def make():
+        a = rnd((batch, k, m), dt) if ta else rnd((batch, m, k), dt)
+        b = rnd((batch, n, k), dt) if tb else rnd((batch, k, n), dt)
+        return (a, b, rnd((batch, m, n), dt) if acc else None, rnd((n,), dt) if bias else None)
+
+    def fn(a, b, c, bv):
+        y = torch.matmul(a.transpose(1, 2) if ta else a, b.transpose(1, 2) if tb else b)
+        if alpha != 1:
+            y = y * alpha
+        if c is not None:
+            y = y + beta * c
+        if bv is not None:
+            y = y + bv
+        return acts[act](y) if acts[act] else y
+
+    return make, fn, size * batch * (m * k + k * n)
+
+
 def elementwise(p, dt, fn):
     n = g(p, "n")
     size = torch.finfo(dt).bits // 8
@@ -177,7 +206,7 @@ def reference_for(kernel, p, dt):
     depthwise = lambda q, c: c
     grouped = lambda q, c: g(q, "groups", "G")
     dense = lambda q, c: 1
-    via = "cuDNN via PyTorch " + torch.__version__
+    via = ("cuBLAS (torch.matmul) via PyTorch " if kernel == "gemm" else "cuDNN via PyTorch ") + torch.__version__
     if kernel.endswith("_bs") or "blockscaled" in kernel or "block_scaled" in kernel or "quant" in kernel:
         dt = torch.bfloat16
         via = "dense bf16 cuDNN conv of the same shape (no block-scaled cuDNN kernel exists)"
@@ -195,6 +224,7 @@ def reference_for(kernel, p, dt):
         "causal_conv1d_prefill": lambda: causal(p, dt, False),
         "causal_conv1d_prefill_nlc": lambda: causal(p, dt, True),
         "silu": lambda: elementwise(p, dt, F.silu),
+        "gemm": lambda: gemm(p, dt),
     }
     if kernel in ("rmsnorm", "layernorm"):
         eager = "PyTorch eager " + torch.__version__

@@ -69,15 +69,16 @@ TEST(BlocksMmaFragment, LoadMatrixRowsFillTheFragments) {
 
 namespace {
 
-// C[M x N] = A[M x K] * B (stored n-major: Bt[N x K]) by one warp from the blocks alone: the operands staged into
-// shared memory by every lane, then a WarpTile of MT x NT fragments over K / 16 k-steps.
+// C[M x N] = A[M x K] * B[K x N] by one warp from the blocks alone: the operands staged into shared memory by every
+// lane as they are stored (A row-major [M, K] or transposed [K, M]; B n-major [N, K] or row-major [K, N]), then a
+// WarpTile of MT x NT fragments over K / 16 k-steps.
 template <class T, std::uint32_t MT, std::uint32_t NT>
-ir::Kernel warp_gemm(std::uint32_t K) {
+ir::Kernel warp_gemm(std::uint32_t K, bool a_k_contiguous, bool b_k_contiguous, bool matrix_instructions) {
   constexpr std::uint32_t M = 16 * MT, N = 8 * NT;
   return passes::optimize(trace("warp_gemm", [=](KernelBuilder& k) {
     k.launch_bounds(kWarpLanes);
     auto a = k.in<T>("a", M * K);
-    auto bt = k.in<T>("bt", N * K);
+    auto b = k.in<T>("b", N * K);
     auto c = k.out<f32>("c", M * N);
     auto as = k.shared<T>("as", M * K);
     auto bs = k.shared<T>("bs", N * K);
@@ -85,10 +86,12 @@ ir::Kernel warp_gemm(std::uint32_t K) {
     for (std::uint32_t r = 0; r < M * K / kWarpLanes; ++r)
       store(as, lid + r * kWarpLanes, load(a, lid + r * kWarpLanes));
     for (std::uint32_t r = 0; r < N * K / kWarpLanes; ++r)
-      store(bs, lid + r * kWarpLanes, load(bt, lid + r * kWarpLanes));
+      store(bs, lid + r * kWarpLanes, load(b, lid + r * kWarpLanes));
     k.barrier();
-    WarpTile<T, MT, NT> tile(k, WarpLane::of(k, lid));
-    for (std::uint32_t k0 = 0; k0 < K; k0 += 16) tile.mma_step(as, K, 0u, Val<u32>(k0), bs, K, 0u, Val<u32>(k0));
+    WarpTile<T> tile(k, WarpLane::of(k, lid), MT, NT, matrix_instructions);
+    const SharedOperand<T> ao{as, a_k_contiguous ? K : M, a_k_contiguous, Val<u32>(0u)};
+    const SharedOperand<T> bo{bs, b_k_contiguous ? K : N, b_k_contiguous, Val<u32>(0u)};
+    for (std::uint32_t k0 = 0; k0 < K; k0 += 16) tile.mma_step(ao, Val<u32>(0u), bo, Val<u32>(0u), Val<u32>(k0));
     tile.for_each_value(
         [&](const Val<u32>& row, const Val<u32>& col, const Val<f32>& v) { store(c, row * N + col, v); });
   }));
@@ -105,19 +108,25 @@ std::vector<double> host_values(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-void expect_product(runtime::Backend& be, std::uint32_t K) {
+void expect_product(runtime::Backend& be, std::uint32_t K, bool a_k_contiguous = true, bool b_k_contiguous = true,
+                    bool matrix_instructions = true) {
   constexpr std::uint32_t MT = 2, NT = 4, M = 16 * MT, N = 8 * NT;
   const auto av = host_values(std::size_t{M} * K, 1), bv = host_values(std::size_t{N} * K, 2);
   auto a = runtime::make_buffer(be, DType::bf16, av);
-  auto bt = runtime::make_buffer(be, DType::bf16, bv);
+  auto b = runtime::make_buffer(be, DType::bf16, bv);
   auto c = be.allocate(DType::f32, std::size_t{M} * N);
-  be.launch(warp_gemm<bf16, MT, NT>(K), runtime::grid_1d(kWarpLanes, kWarpLanes), {a, bt, c});
+  be.launch(warp_gemm<bf16, MT, NT>(K, a_k_contiguous, b_k_contiguous, matrix_instructions),
+            runtime::grid_1d(kWarpLanes, kWarpLanes), {a, b, c});
   const auto got = runtime::read_buffer(be, *c);
   for (std::uint32_t m = 0; m < M; ++m) {
     for (std::uint32_t n = 0; n < N; ++n) {
       double want = 0;
-      for (std::uint32_t kk = 0; kk < K; ++kk) want += av[m * K + kk] * bv[n * K + kk];
-      ASSERT_NEAR(got[m * N + n], want, 1e-5 * K) << "C[" << m << "][" << n << "] on " << be.name();
+      for (std::uint32_t kk = 0; kk < K; ++kk) {
+        want += av[a_k_contiguous ? m * K + kk : kk * M + m] * bv[b_k_contiguous ? n * K + kk : kk * N + n];
+      }
+      ASSERT_NEAR(got[m * N + n], want, 1e-5 * K)
+          << "C[" << m << "][" << n << "] on " << be.name() << " (A " << (a_k_contiguous ? "[M, K]" : "[K, M]")
+          << ", B " << (b_k_contiguous ? "[N, K]" : "[K, N]") << (matrix_instructions ? ")" : ", plain loops)");
     }
   }
 }
@@ -130,6 +139,22 @@ TEST(BlocksMmaFragment, WarpTileComputesAGemmOnTheInterpreter) {
   expect_product(be, 48);
 }
 
+// The transposed operands (load_matrix_trans) give the same product as the k-contiguous ones.
+TEST(BlocksMmaFragment, WarpTileReadsEveryOperandLayout) {
+  runtime::Interpreter be;
+  for (const bool ak : {true, false}) {
+    for (const bool bk : {true, false}) expect_product(be, 32, ak, bk);
+  }
+}
+
+// The plain-loop form (no warp operations) gives the same product from every operand layout.
+TEST(BlocksMmaFragment, WarpTilePlainLoopsComputeTheSameProduct) {
+  runtime::Interpreter be;
+  for (const bool ak : {true, false}) {
+    for (const bool bk : {true, false}) expect_product(be, 48, ak, bk, false);
+  }
+}
+
 TEST(BlocksMmaFragment, WarpTileComputesAGemmOnOpenCL) {
   std::unique_ptr<runtime::OpenCLBackend> be;
   try {
@@ -137,7 +162,7 @@ TEST(BlocksMmaFragment, WarpTileComputesAGemmOnOpenCL) {
   } catch (const runtime::BackendUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
-  expect_product(*be, 32);
+  expect_product(*be, 32, false, false);  // both operands transposed (one compile: PoCL builds are slow)
 }
 
 TEST(BlocksMmaFragment, WarpTileComputesAGemmOnCuda) {
@@ -147,5 +172,7 @@ TEST(BlocksMmaFragment, WarpTileComputesAGemmOnCuda) {
   } catch (const runtime::BackendUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
-  expect_product(*be, 64);
+  for (const bool ak : {true, false}) {
+    for (const bool bk : {true, false}) expect_product(*be, 64, ak, bk);
+  }
 }

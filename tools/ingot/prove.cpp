@@ -87,6 +87,10 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   }
   if (!a.kernel.empty() && !reg.find(a.kernel))
     throw std::invalid_argument("unknown kernel '" + a.kernel + "' (see `ingot list`)");
+  if (!passes::prover_available()) {
+    throw std::runtime_error(
+        "this ingot was built without Z3 (the proof pass's solver): install libz3-dev (Debian) and configure again");
+  }
   const auto t_all = std::chrono::steady_clock::now();
   std::size_t proved = 0, failed = 0, obligations = 0, queries = 0;
   for (const auto& spec : reg.kernels()) {

@@ -90,6 +90,9 @@ struct ProofReport {
 // `options` describes. Throws std::invalid_argument when a fixed scalar names no scalar parameter
 // or the options' geometry is empty.
 [[nodiscard]] ProofReport prove(const ir::Kernel& k, const ProveOptions& options);
+// Whether this build has the solver: false where ingot was configured without Z3, and prove() then throws
+// std::runtime_error saying what to install.
+[[nodiscard]] bool prover_available();
 
 // "in range", "aligned", "no wrap-around".
 [[nodiscard]] std::string obligation_name(ObligationKind k);
