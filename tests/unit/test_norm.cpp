@@ -13,7 +13,7 @@ using ingot::kernels::row_plan;
 using ingot::kernels::RowPlan;
 
 namespace {
-RowPlan plan(harness::Params p, std::uint32_t elem_bytes) { return row_plan(p, elem_bytes, "rmsnorm"); }
+RowPlan plan(const harness::Params& p, std::uint32_t elem_bytes) { return row_plan(p, elem_bytes, "rmsnorm"); }
 }  // namespace
 
 TEST(NormRowPlan, DefaultsFollowTheWidth) {
@@ -51,7 +51,7 @@ TEST(NormRowPlan, OptionsOverrideTheDefaults) {
 }
 
 TEST(NormRowPlan, RefusesWhatCannotRun) {
-  const auto refused = [](harness::Params p, std::uint32_t elem_bytes, const std::string& why) {
+  const auto refused = [](const harness::Params& p, std::uint32_t elem_bytes, const std::string& why) {
     try {
       (void)plan(p, elem_bytes);
       ADD_FAILURE() << "accepted " << harness::format_params(p);
