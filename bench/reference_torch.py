@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reference timings for ingot's bench cases: cuDNN (convolutions), cuBLAS (gemm) and PyTorch's own kernels (activations)
-through PyTorch, on the same GPU, in the same run as `ingot bench`.
+"""Reference timings for ingot's bench cases: cuDNN (convolutions), cuBLAS (gemm) and PyTorch's own kernels
+(activations, norms) through PyTorch, on the same GPU, in the same run as `ingot bench`.
 
 usage: python3 bench/reference_torch.py CASES.json OUT.json [--back-to-back N]
   CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
@@ -167,6 +167,40 @@ def elementwise(p, dt, fn):
     return (lambda: (rnd((n,), dt),)), fn, size * n
 
 
+def norm_rows(p, dt, kind):
+    """RMSNorm / LayerNorm of R rows of D in PyTorch eager: the fused forms as the ops a model would call (the residual
+    add then the norm; the norm then the SiLU gate's product)."""
+    r, d = g(p, "R"), g(p, "D")
+    eps = g(p, "eps_nano", default=10000) * 1e-9
+    residual = bool(g(p, "residual", default=0))
+    gated = bool(g(p, "gated", default=0))
+    bias = bool(g(p, "bias", default=0))
+    size = torch.finfo(dt).bits // 8
+    rms_norm = getattr(F, "rms_norm", None)  # PyTorch >= 2.4
+
+    def norm(x, w, b):
+        if kind == "layernorm":
+            return F.layer_norm(x, (d,), w, b, eps)
+        if rms_norm is not None:
+            return rms_norm(x, (d,), w, eps)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+    def make():
+        w = torch.empty((d,), device="cuda", dtype=dt).uniform_(0.5, 1.5)
+        return (rnd((r, d), dt), rnd((r, d), dt) if residual or gated else None, w, rnd((d,), dt) if bias else None)
+
+    def fn(x, other, w, b):
+        if residual:
+            h = x + other
+            return norm(h, w, b), h
+        if gated:
+            return norm(x, w, b) * F.silu(other)
+        return norm(x, w, b)
+
+    streams = 2 + (2 if residual else 0) + (1 if gated else 0)
+    return make, fn, size * (streams * r * d + d * (2 if bias else 1))
+
+
 def reference_for(kernel, p, dt):
     """(make, fn, set_bytes, note) for one case, or None with a note."""
     depthwise = lambda q, c: c
@@ -192,6 +226,11 @@ def reference_for(kernel, p, dt):
         "silu": lambda: elementwise(p, dt, F.silu),
         "gemm": lambda: gemm(p, dt),
     }
+    if kernel in ("rmsnorm", "layernorm"):
+        eager = "PyTorch eager " + torch.__version__
+        if kernel == "rmsnorm":
+            eager += " (F.rms_norm)" if hasattr(F, "rms_norm") else " (x * rsqrt(mean(x^2) + eps) * w)"
+        return norm_rows(p, dt, kernel), eager
     if kernel == "winograd_filter_transform":
         return None, "no counterpart: cuDNN transforms filters inside its own kernels"
     if kernel == "causal_conv1d_update":

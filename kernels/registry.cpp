@@ -3,6 +3,7 @@
 #include "conv/register.hpp"
 #include "gemm/register.hpp"
 #include "ingot/library.hpp"
+#include "norm/register.hpp"
 
 namespace ingot::harness {
 
@@ -11,6 +12,7 @@ Registry builtin_registry() {
   kernels::register_conv(r);
   kernels::register_activation(r);
   kernels::register_gemm_family(r);
+  kernels::register_norm(r);
   return r;
 }
 

@@ -168,7 +168,8 @@ double KernelSpec::scalar_value(const std::string& scalar, const Params& p) cons
     throw std::invalid_argument("kernel '" + name + "' does not say which parameter carries its run-time scalar '" +
                                 scalar + "' (a registry defect: set KernelSpec::scalar_params)");
   }
-  return static_cast<double>(param(p, it->second));
+  const auto unit = scalar_units.find(scalar);
+  return static_cast<double>(param(p, it->second)) * (unit == scalar_units.end() ? 1.0 : unit->second);
 }
 
 bool KernelSpec::matches(const std::string& filter) const {

@@ -121,6 +121,14 @@ expect run_in_as_out 2 "'x', which is not an output buffer" -- "$ingot" run dept
 expect run_bad_in_syntax 2 "write BUFFER=FILE.npy" -- "$ingot" run depthwise_conv1d --dtype f32 --in x
 expect run_needs_dtype nonzero 'dtype' -- "$ingot" run depthwise_conv1d
 expect run_two_backends 2 'exactly one backend' -- "$ingot" run depthwise_conv1d --dtype f32 --backend interp,opencl --in x=x.npy --in w=w.npy
+# a row kernel: eps is a real scalar carried by eps_nano (x 1e-9); a zero width or row count, or a buffer of another
+# size, is refused with the kernel's reason before anything runs
+npy wn.npy '<f4' 'f<' 1 1 1 1 1 1 1 1 1
+norm=(rmsnorm --dtype f32 --set residual=0 --set gated=0 --set eps_nano=1000 --in x=x.npy --in w=wn.npy)
+expect run_rmsnorm 0 'wrote y: 72 x f32' -- "$ingot" run "${norm[@]}" --set R=8 --set D=9 --out y=yn.npy
+expect run_rmsnorm_d0 2 'D = 0 must be in \[1, 65536\]' -- "$ingot" run "${norm[@]}" --set R=8 --set D=0
+expect run_rmsnorm_r0 2 'R = 0 must be >= 1' -- "$ingot" run "${norm[@]}" --set R=0 --set D=9
+expect run_rmsnorm_wrong_size 2 "buffer 'x' needs 36 elements" -- "$ingot" run "${norm[@]}" --set R=4 --set D=9
 
 # bench, snap, diff (timings on the interpreter are meaningless; the commands are not)
 expect bench_emit_cases 0 'wrote the bench cases' -- "$ingot" bench --emit-cases cases.json

@@ -217,6 +217,17 @@ TEST(Registry, VariantNamesShowNamedParameterValues) {
   EXPECT_EQ(k.variant_name(DType::f32, {{"fmt", 2}, {"C", 8}}), "op_f32_fmt2_C8");  // unnamed value: key and number
 }
 
+// A real-valued scalar (eps) is carried by an integer case parameter counting its unit; others are the value itself.
+TEST(Registry, ScalarUnitsScaleTheCarryingParameter) {
+  KernelSpec k;
+  k.name = "op";
+  k.scalar_params = {{"R", "R"}, {"eps", "eps_nano"}};
+  k.scalar_units = {{"eps", 1e-9}};
+  const Params p{{"R", 3}, {"eps_nano", 10000}};
+  EXPECT_EQ(k.scalar_value("R", p), 3.0);
+  EXPECT_DOUBLE_EQ(k.scalar_value("eps", p), 1e-5);
+}
+
 // Every case, each tuning option set included (the interpreter is quick enough for all of them).
 TEST(Harness, LibraryPassesOnTheInterpreter) {
   HarnessOptions all;

@@ -107,6 +107,9 @@ struct KernelSpec {
   // The case parameter each run-time scalar of the traced kernel carries (e.g. "batch" -> "B"): a caller launching
   // with its own buffers (ingot run) takes the scalars from the parameters without generating any input.
   std::map<std::string, std::string> scalar_params;
+  // The unit of a real-valued run-time scalar whose case parameter (an integer) counts it: eps carried by eps_nano
+  // with unit 1e-9. A scalar not listed has unit 1 (the parameter's value itself).
+  std::map<std::string, double> scalar_units;
   // Optional: the logical shape of buffers (e.g. x -> {B, C, L}) for a case, so that a caller's arrays can be checked
   // against it (a transposed array holds the right count of elements but the wrong shape).
   std::function<std::map<std::string, std::vector<std::uint64_t>>(DType, const Params&)> shapes;
@@ -140,8 +143,8 @@ struct KernelSpec {
   [[nodiscard]] const TestCase& default_test() const;
   // Every parameter name the kernel knows: its specialisation and run-time parameters and every key of its cases.
   [[nodiscard]] std::vector<std::string> known_params() const;
-  // The value of run-time scalar `name` for a case, from scalar_params; std::invalid_argument when the registry does
-  // not say which parameter carries it (a registry defect) or the case lacks that parameter.
+  // The value of run-time scalar `name` for a case, from scalar_params (times its scalar_units); std::invalid_argument
+  // when the registry does not say which parameter carries it (a registry defect) or the case lacks that parameter.
   [[nodiscard]] double scalar_value(const std::string& name, const Params& p) const;
 };
 

@@ -1,0 +1,11 @@
+// The norm family: one explicit call per kernel.
+#include "norm/register.hpp"
+
+namespace ingot::kernels {
+
+void register_norm(harness::Registry& r) {
+  register_rmsnorm(r);
+  register_layernorm(r);
+}
+
+}  // namespace ingot::kernels
