@@ -10,7 +10,8 @@
 //    fed by load_matrix, tensor cores on CUDA), the operands' tiles staged through a `stages`-deep ring of shared
 //    buffers by asynchronous copies (blocks/tile_copy.hpp), so the copies of the next tiles overlap the products of
 //    this one. A work-group takes one output tile; tiles are visited in bands of kGemmBandTiles tile rows so that the
-//    work-groups running at once share their A and B tiles in L2.
+//    work-groups running at once share their A and B tiles in L2. Option mma = 0 computes the same warp tiles by plain
+//    loops over the shared tiles (WarpTile's compact form for backends without matrix instructions).
 //  - gemm_simt (f32): exact f32 (no TF32), 64 x 64 tiles of fused multiply-adds, 4 x 4 outputs per thread.
 #pragma once
 
