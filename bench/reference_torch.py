@@ -161,6 +161,18 @@ def gemm(p, dt):
     return make, fn, size * batch * (m * k + k * n)
 
 
+def glu(p, dt):
+    rows, d, act = g(p, "rows"), g(p, "D"), g(p, "act", default=0)
+    acts = {0: F.silu, 1: F.gelu, 2: lambda x: F.gelu(x, approximate="tanh")}
+    size = torch.finfo(dt).bits // 8
+
+    def fn(gu):
+        gate, up = gu.chunk(2, dim=-1)
+        return acts[act](gate) * up
+
+    return (lambda: (rnd((rows, 2 * d), dt),)), fn, size * rows * 2 * d
+
+
 def elementwise(p, dt, fn):
     n = g(p, "n")
     size = torch.finfo(dt).bits // 8
@@ -224,6 +236,8 @@ def reference_for(kernel, p, dt):
         "causal_conv1d_prefill": lambda: causal(p, dt, False),
         "causal_conv1d_prefill_nlc": lambda: causal(p, dt, True),
         "silu": lambda: elementwise(p, dt, F.silu),
+        "gelu": lambda: elementwise(p, dt, lambda x: F.gelu(x, approximate="tanh" if g(p, "approx") else "none")),
+        "glu": lambda: glu(p, dt),
         "gemm": lambda: gemm(p, dt),
     }
     if kernel in ("rmsnorm", "layernorm"):

@@ -3,6 +3,10 @@
 
 namespace ingot::kernels {
 
-void register_activation(harness::Registry& r) { register_silu(r); }
+void register_activation(harness::Registry& r) {
+  register_silu(r);
+  register_gelu(r);
+  register_glu(r);
+}
 
 }  // namespace ingot::kernels

@@ -7,5 +7,7 @@ namespace ingot::kernels {
 
 void register_activation(harness::Registry& r);  // every kernel below
 void register_silu(harness::Registry& r);
+void register_gelu(harness::Registry& r);
+void register_glu(harness::Registry& r);
 
 }  // namespace ingot::kernels
