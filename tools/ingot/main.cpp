@@ -1043,7 +1043,12 @@ int main(int argc, char** argv) {
                   "Every test case, each tuning option set the registry lists (default: the default variants)");
   prove->add_flag("--replay", pargs.replay,
                   "Run each case not proved on the checked interpreter and show the out-of-range access it reports");
-  prove->footer("Examples:\n  ingot prove\n  ingot prove depthwise_conv1d --dtype f16 --set L=100001");
+  prove->add_flag("--no-cache", pargs.no_cache,
+                  "Prove every case now: neither use nor store the cached results (in $INGOT_CACHE_DIR/prove, or "
+                  "~/.cache/ingot/prove)");
+  prove->footer(
+      "Examples:\n  ingot prove\n  ingot prove depthwise_conv1d --dtype f16 --set L=100001\n"
+      "  ingot prove --no-cache");
 
   CLI11_PARSE(app, argc, argv);
 

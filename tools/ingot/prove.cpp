@@ -2,11 +2,14 @@
 #include "prove.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
 
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/passes/prove.hpp"
+#include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"
 
@@ -47,6 +50,73 @@ passes::ProveOptions case_options(const harness::KernelSpec& spec, const ir::Ker
   }
   return o;
 }
+
+// ------------------------------------------------------------------ the result cache
+// A proof's result is determined by the kernel's IR as the prover sees it (the fingerprint of the optimized kernel,
+// which covers its parameters, extents, preconditions and statements), the options of the proof (launch geometry,
+// fixed scalars, overflow checking, solver timeout) and the prover itself (passes::kProverVersion). The entries live
+// in runtime::DiskCache's folder (INGOT_CACHE_DIR, ...) under prove/, in its format: the whole key is stored in the
+// entry and compared on load, and a checksum covers key and payload, so an entry of another key, a truncated or a
+// corrupt one is a miss (the case is proved again and the entry rewritten), never a result taken on trust. (The
+// fingerprint is a 128-bit digest of the IR: two kernels share an entry only if their digests collide.)
+//
+// Only proved results are stored. A proof is a fact about its key that no later run can change, so replaying it from
+// disk loses nothing; a result not proved is not: its witness, its detail and --replay must come from the prover that
+// runs now (a fixed prover bug must not be hidden behind a stored refutation), and an "unknown" that a solver timeout
+// gave may be proved by the next run on a less loaded machine.
+struct CachedProof {
+  std::size_t obligations = 0, by_intervals = 0, smt_queries = 0;
+  double seconds = 0;  // how long the proof took when it ran
+};
+
+class ProofCache {
+ public:
+  explicit ProofCache(bool enabled) : enabled_(enabled), disk_(runtime::DiskCache::default_dir() / "prove") {}
+
+  [[nodiscard]] static runtime::CacheKey key(const ir::Kernel& k, const passes::ProveOptions& o) {
+    std::string opt = "group_size=" + std::to_string(o.group_size[0]) + "," + std::to_string(o.group_size[1]) + "," +
+                      std::to_string(o.group_size[2]) + " groups=";
+    opt += o.groups ? std::to_string((*o.groups)[0]) + "," + std::to_string((*o.groups)[1]) + "," +
+                          std::to_string((*o.groups)[2])
+                    : std::string("any");
+    opt += " check_overflow=" + std::to_string(o.check_overflow ? 1 : 0) +
+           " smt_timeout_ms=" + std::to_string(o.smt_timeout_ms) + " scalars=";
+    // Length-prefixed like CacheKey::text, so that no scalar name can make two option sets print alike.
+    for (const auto& [name, bits] : o.scalars)
+      opt += std::to_string(name.size()) + ":" + name + "=" + std::to_string(bits) + ";";
+    return {ir::fingerprint(k), std::string("prove-") + passes::kProverVersion, opt};
+  }
+
+  [[nodiscard]] std::optional<CachedProof> get(const runtime::CacheKey& key) const {
+    if (!enabled_) return std::nullopt;
+    const auto data = disk_.get(key);
+    if (!data) return std::nullopt;
+    std::istringstream in(std::string(data->begin(), data->end()));
+    std::string status, f1, f2, f3, f4, rest;
+    CachedProof c;
+    // A payload this prover did not write (or cannot read) is a miss like a corrupt entry.
+    if (!(in >> status >> f1 >> c.obligations >> f2 >> c.by_intervals >> f3 >> c.smt_queries >> f4 >> c.seconds) ||
+        (in >> rest) || status != "proved" || f1 != "obligations" || f2 != "by_intervals" || f3 != "smt_queries" ||
+        f4 != "seconds" || c.by_intervals > c.obligations || !std::isfinite(c.seconds) || c.seconds < 0) {
+      return std::nullopt;
+    }
+    return c;
+  }
+
+  // Stores a proved result (a failure to write is no error: the cache only saves time).
+  void put(const runtime::CacheKey& key, const passes::ProofReport& r, double seconds) const {
+    if (!enabled_ || !r.proved()) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "proved obligations %zu by_intervals %zu smt_queries %zu seconds %.6f\n",
+                  r.obligations, r.by_intervals, r.smt_queries, seconds);
+    const std::string text = buf;
+    (void)disk_.put(key, std::vector<std::uint8_t>(text.begin(), text.end()));
+  }
+
+ private:
+  bool enabled_;
+  runtime::DiskCache disk_;
+};
 
 // Runs the case on the checked interpreter, as the harness would (its inputs, outputs poisoned), and returns the
 // interpreter's report of the first failing access ("" when the launch ran clean: the witness was spurious).
@@ -91,8 +161,9 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
     throw std::runtime_error(
         "this ingot was built without Z3 (the proof pass's solver): install libz3-dev (Debian) and configure again");
   }
+  const ProofCache cache(!a.no_cache);
   const auto t_all = std::chrono::steady_clock::now();
-  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0;
+  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0, queries_run = 0, from_cache = 0;
   for (const auto& spec : reg.kernels()) {
     if (!a.kernel.empty() && spec.name != a.kernel) continue;
     for (const DType t : spec.dtypes) {
@@ -104,9 +175,21 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
         const auto t0 = std::chrono::steady_clock::now();
         std::string error;
         passes::ProofReport r;
+        std::optional<CachedProof> hit;
         try {
           const ir::Kernel k = passes::optimize(spec.build(t, p));
-          r = passes::prove(k, case_options(spec, k, t, p));
+          const passes::ProveOptions o = case_options(spec, k, t, p);
+          const runtime::CacheKey key = ProofCache::key(k, o);
+          hit = cache.get(key);
+          if (hit) {
+            r.obligations = hit->obligations;
+            r.by_intervals = hit->by_intervals;
+            r.smt_queries = hit->smt_queries;
+          } else {
+            r = passes::prove(k, o);
+            cache.put(key, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            queries_run += r.smt_queries;
+          }
         } catch (const std::exception& e) {
           error = e.what();
         }
@@ -115,8 +198,15 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
         queries += r.smt_queries;
         if (error.empty() && r.proved()) {
           ++proved;
-          std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n", label.c_str(),
-                      r.obligations, r.by_intervals, r.smt_queries, s);
+          if (hit) {
+            ++from_cache;
+            std::printf(
+                "proved      %s (%zu obligations: %zu by intervals, %zu solver queries; cached, proved in %.2f s)\n",
+                label.c_str(), r.obligations, r.by_intervals, r.smt_queries, hit->seconds);
+          } else {
+            std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n",
+                        label.c_str(), r.obligations, r.by_intervals, r.smt_queries, s);
+          }
         } else {
           ++failed;
           std::printf("NOT PROVED  %s (%.2f s)\n", label.c_str(), s);
@@ -133,8 +223,10 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
     }
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
-  std::printf("%zu proved, %zu not proved (%zu obligations, %zu solver queries, %.1f s)\n", proved, failed, obligations,
-              queries, s);
+  // The obligations and queries are those of the proofs, cached ones included; the queries run now are this run's.
+  std::printf(
+      "%zu proved (%zu from the cache), %zu not proved (%zu obligations, %zu solver queries, %zu run now; %.1f s)\n",
+      proved, from_cache, failed, obligations, queries, queries_run, s);
   if (proved + failed == 0) {
     std::printf("nothing selected\n");
     return 1;
