@@ -210,6 +210,26 @@ else
   truncate -s 40 "${entries[1]}"
   expect prove_corrupt_ignored 0 '^3 proved \(0 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32
   expect prove_corrupt_rewritten 0 '^3 proved \(3 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32
+  # --json: every case with its counts; a case that cannot be built is an error row; an unwritable path is refused
+  # before anything is proved.
+  expect prove_json 0 '^3 proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32 --json "$work/prove.json"
+  expect prove_json_parses 0 '^3 cases: silu f32 n1 proved cached' -- perl -MJSON::PP -e '
+    local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>); my @r = @{$j->{results}};
+    for my $x (@r) { for my $k (qw(kernel dtype case status obligations by_intervals smt_queries seconds cached issues)) {
+      die "missing $k" unless exists $x->{$k}; } }
+    die "counts" unless $j->{proved} == 3 && $j->{not_proved} == 0 && $j->{from_cache} == 3;
+    printf "%d cases: %s %s %s %s %s\n", scalar(@r), $r[0]{kernel}, $r[0]{dtype}, $r[0]{case}, $r[0]{status},
+      $r[0]{cached} ? "cached" : "fresh";' "$work/prove.json"
+  expect prove_json_error_row 1 'NOT PROVED  gemm f32' -- "${pc[@]}" "$ingot" prove gemm --dtype f32 --set batch=0 --json "$work/prove_err.json"
+  expect prove_json_error_status 0 '"status" : "error"' -- perl -MJSON::PP -e '
+    local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+    print JSON::PP->new->pretty->encode($j->{results}[0]);' "$work/prove_err.json"
+  out=$("${pc[@]}" "$ingot" prove silu --dtype f32 --json /nonexistent-dir/x.json 2>&1); rc=$?
+  if [[ $rc -eq 2 && $out == *"the folder '/nonexistent-dir' does not exist"* && $out != *proved* ]]; then
+    pass=$((pass+1)); echo "PASS prove_json_refused_before_proving"
+  else
+    fail=$((fail+1)); echo "FAIL prove_json_refused_before_proving (rc=$rc)"; sed 's/^/    /' <<<"$out" | tail -15
+  fi
 fi
 
 echo "$pass passed, $fail failed"

@@ -1,17 +1,21 @@
 // `ingot prove`: every selected (kernel, dtype, case) through passes::prove.
 #include "prove.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/passes/prove.hpp"
 #include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"
+#include "tools.hpp"
 
 namespace ingot::tools {
 
@@ -118,6 +122,41 @@ class ProofCache {
   runtime::DiskCache disk_;
 };
 
+// ------------------------------------------------------------------ --json
+using nlohmann::json;
+
+json axes(const std::array<std::uint32_t, 3>& v) { return json::array({v[0], v[1], v[2]}); }
+
+// A witness with its scalars as values of their parameters' types (integers exact, floats as numbers).
+json witness_json(const ir::Kernel& k, const passes::Witness& w) {
+  json scalars = json::object();
+  for (const auto& [name, bits] : w.scalars) {
+    const auto it = std::find_if(k.params.begin(), k.params.end(), [&](const ir::Param& q) { return q.name == name; });
+    if (it == k.params.end() || !(is_integer(it->type) || it->type == DType::boolean)) {
+      scalars[name] = it == k.params.end() ? json(bits) : json(ir::double_of_bits(it->type, bits));
+    } else {
+      scalars[name] = ir::int_of_bits(it->type, bits);
+    }
+  }
+  return {{"groups", axes(w.groups)},
+          {"group_id", axes(w.group_id)},
+          {"local_id", axes(w.local_id)},
+          {"scalars", scalars},
+          {"index", w.index},
+          {"extent", w.extent}};
+}
+
+json issue_json(const ir::Kernel& k, const passes::ProofIssue& is) {
+  return {{"kind", passes::obligation_name(is.kind)},
+          {"status", is.status == passes::ProofStatus::Refuted ? "refuted" : "unknown"},
+          {"loc", is.loc},
+          {"statement", is.stmt},
+          {"buffer", is.buffer},
+          {"expression", is.expr},
+          {"detail", is.detail},
+          {"witness", is.witness ? witness_json(k, *is.witness) : json(nullptr)}};
+}
+
 // Runs the case on the checked interpreter, as the harness would (its inputs, outputs poisoned), and returns the
 // interpreter's report of the first failing access ("" when the launch ran clean: the witness was spurious).
 std::string replay(const harness::KernelSpec& spec, const ir::Kernel& k, DType t, const harness::Params& p) {
@@ -157,6 +196,8 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   }
   if (!a.kernel.empty() && !reg.find(a.kernel))
     throw std::invalid_argument("unknown kernel '" + a.kernel + "' (see `ingot list`)");
+  // Refused before anything is proved (a whole-library run is minutes of work to lose at the end).
+  if (!a.json_path.empty()) require_writable_file(a.json_path, "--json");
   if (!passes::prover_available()) {
     throw std::runtime_error(
         "this ingot was built without Z3 (the proof pass's solver): install libz3-dev (Debian) and configure again");
@@ -164,6 +205,7 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   const ProofCache cache(!a.no_cache);
   const auto t_all = std::chrono::steady_clock::now();
   std::size_t proved = 0, failed = 0, obligations = 0, queries = 0, queries_run = 0, from_cache = 0;
+  json results = json::array();
   for (const auto& spec : reg.kernels()) {
     if (!a.kernel.empty() && spec.name != a.kernel) continue;
     for (const DType t : spec.dtypes) {
@@ -176,6 +218,7 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
         std::string error;
         passes::ProofReport r;
         std::optional<CachedProof> hit;
+        json issues = json::array();
         try {
           const ir::Kernel k = passes::optimize(spec.build(t, p));
           const passes::ProveOptions o = case_options(spec, k, t, p);
@@ -187,6 +230,7 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
             r.smt_queries = hit->smt_queries;
           } else {
             r = passes::prove(k, o);
+            for (const auto& is : r.issues) issues.push_back(issue_json(k, is));
             cache.put(key, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             queries_run += r.smt_queries;
           }
@@ -196,6 +240,20 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         obligations += r.obligations;
         queries += r.smt_queries;
+        json row = {{"kernel", spec.name},
+                    {"dtype", dtype_name(t)},
+                    {"case", c.name},
+                    {"status", !error.empty() ? "error"
+                               : r.proved()   ? "proved"
+                                              : "not proved"},
+                    {"obligations", r.obligations},
+                    {"by_intervals", r.by_intervals},
+                    {"smt_queries", r.smt_queries},
+                    {"seconds", s},
+                    {"cached", hit.has_value()},
+                    {"issues", issues}};
+        if (hit) row["proved_in_seconds"] = hit->seconds;
+        if (!error.empty()) row["error"] = error;
         if (error.empty() && r.proved()) {
           ++proved;
           if (hit) {
@@ -216,8 +274,10 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
             const std::string ran = replay(spec, passes::optimize(spec.build(t, p)), t, p);
             std::printf("  replay on the interpreter: %s\n",
                         ran.empty() ? "ran clean (the witness is spurious: a prover bug)" : ran.c_str());
+            row["replay"] = ran;
           }
         }
+        results.push_back(std::move(row));
         std::fflush(stdout);
       }
     }
@@ -227,6 +287,18 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   std::printf(
       "%zu proved (%zu from the cache), %zu not proved (%zu obligations, %zu solver queries, %zu run now; %.1f s)\n",
       proved, from_cache, failed, obligations, queries, queries_run, s);
+  if (!a.json_path.empty()) {
+    const json j = {{"prover_version", passes::kProverVersion},
+                    {"proved", proved},
+                    {"not_proved", failed},
+                    {"from_cache", from_cache},
+                    {"obligations", obligations},
+                    {"smt_queries", queries},
+                    {"smt_queries_run", queries_run},
+                    {"seconds", s},
+                    {"results", std::move(results)}};
+    write_file(a.json_path, j.dump(2) + "\n");
+  }
   if (proved + failed == 0) {
     std::printf("nothing selected\n");
     return 1;
