@@ -193,6 +193,58 @@ expect run_unknown_parameter 2 "has no parameter 'Q'" -- "$ingot" run depthwise_
 expect bench_variant_refused_up_front 2 "--variant V=3: depthwise_conv1d" -- "$ingot" bench --backend interp --filter 'depthwise_conv1d$' --all-variants --variant V=3
 expect device_measure 0 '^cuda: (not measured \(cuda not available|ceilings on cuda)|^ceilings on cuda' -- "$ingot" device --measure
 
+# prove: the result cache (a folder of its own), a corrupt or truncated entry proved again and rewritten
+pc=(env INGOT_CACHE_DIR="$work/pcache")
+if "$ingot" prove silu --dtype f32 --no-cache 2>&1 | grep -q 'built without Z3'; then
+  expect prove_without_z3 1 'built without Z3.*install libz3-dev' -- "$ingot" prove silu
+else
+  expect prove_cold 0 '^([0-9]+) proved \(0 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32
+  "${pc[@]}" "$ingot" prove silu --dtype f32 --no-cache > prove_fresh.txt 2>&1
+  "${pc[@]}" "$ingot" prove silu --dtype f32 > prove_cached.txt 2>&1
+  # Same cases, same outcome and counts; only the timing part differs.
+  if grep -Eq '^([0-9]+) proved \(\1 from the cache\), 0 not proved' prove_cached.txt &&
+     grep -q '; cached, proved in' prove_cached.txt &&
+     diff <(grep '^proved' prove_fresh.txt | sed 's/;.*//') <(grep '^proved' prove_cached.txt | sed 's/;.*//') > /dev/null; then
+    pass=$((pass+1)); echo "PASS prove_cached_same_outcome"
+  else
+    fail=$((fail+1)); echo "FAIL prove_cached_same_outcome"; sed 's/^/    /' prove_cached.txt | tail -15
+  fi
+  expect prove_no_cache 0 '^([0-9]+) proved \(0 from the cache\)' -- "${pc[@]}" "$ingot" prove silu --dtype f32 --no-cache
+  entries=("$work"/pcache/prove/*.bin)
+  # silu f32 has three cases: one entry corrupt (a byte of its payload changed), one truncated, and another key's
+  # (valid) entry under the third's name.
+  cp "${entries[1]}" "${entries[2]}"
+  printf 'X' | dd of="${entries[0]}" bs=1 seek=$(( $(stat -c %s "${entries[0]}") - 3 )) conv=notrunc 2> /dev/null
+  truncate -s 40 "${entries[1]}"
+  expect prove_corrupt_ignored 0 '^3 proved \(0 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32
+  expect prove_corrupt_rewritten 0 '^3 proved \(3 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32
+  # The key is what the proof depends on, not the case's name: with --set n=1000 the three cases are one launch, so
+  # the first is proved (a new key: another scalar and grid) and the other two find its entry.
+  expect prove_key_by_content 0 '^3 proved \(2 from the cache\), 0 not proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32 --set n=1000
+  # A cache folder that cannot be written costs time, not the proof.
+  expect prove_cache_unwritable 0 '^3 proved \(0 from the cache\), 0 not proved' -- env INGOT_CACHE_DIR=/proc/no-such-cache "$ingot" prove silu --dtype f32
+  # --json: every case with its counts; a case that cannot be built is an error row; an unwritable path is refused
+  # before anything is proved.
+  expect prove_json 0 '^3 proved' -- "${pc[@]}" "$ingot" prove silu --dtype f32 --json "$work/prove.json"
+  expect prove_json_parses 0 '^3 cases: silu f32 n1 proved cached' -- perl -MJSON::PP -e '
+    local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>); my @r = @{$j->{results}};
+    for my $x (@r) { for my $k (qw(kernel dtype case status obligations by_intervals smt_queries seconds cached issues)) {
+      die "missing $k" unless exists $x->{$k}; } }
+    die "counts" unless $j->{proved} == 3 && $j->{not_proved} == 0 && $j->{from_cache} == 3;
+    printf "%d cases: %s %s %s %s %s\n", scalar(@r), $r[0]{kernel}, $r[0]{dtype}, $r[0]{case}, $r[0]{status},
+      $r[0]{cached} ? "cached" : "fresh";' "$work/prove.json"
+  expect prove_json_error_row 1 'NOT PROVED  gemm f32' -- "${pc[@]}" "$ingot" prove gemm --dtype f32 --set batch=0 --json "$work/prove_err.json"
+  expect prove_json_error_status 0 '"status" : "error"' -- perl -MJSON::PP -e '
+    local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+    print JSON::PP->new->pretty->encode($j->{results}[0]);' "$work/prove_err.json"
+  out=$("${pc[@]}" "$ingot" prove silu --dtype f32 --json /nonexistent-dir/x.json 2>&1); rc=$?
+  if [[ $rc -eq 2 && $out == *"the folder '/nonexistent-dir' does not exist"* && $out != *proved* ]]; then
+    pass=$((pass+1)); echo "PASS prove_json_refused_before_proving"
+  else
+    fail=$((fail+1)); echo "FAIL prove_json_refused_before_proving (rc=$rc)"; sed 's/^/    /' <<<"$out" | tail -15
+  fi
+fi
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
 

@@ -1043,7 +1043,15 @@ int main(int argc, char** argv) {
                   "Every test case, each tuning option set the registry lists (default: the default variants)");
   prove->add_flag("--replay", pargs.replay,
                   "Run each case not proved on the checked interpreter and show the out-of-range access it reports");
-  prove->footer("Examples:\n  ingot prove\n  ingot prove depthwise_conv1d --dtype f16 --set L=100001");
+  prove->add_flag("--no-cache", pargs.no_cache,
+                  "Prove every case now: neither use nor store the cached results (in $INGOT_CACHE_DIR/prove, or "
+                  "~/.cache/ingot/prove)");
+  prove->add_option("--json", pargs.json_path,
+                    "Also write every (kernel, dtype, case) result to this JSON file: status, counts, seconds, "
+                    "cached, each obligation not proven with its witness");
+  prove->footer(
+      "Examples:\n  ingot prove\n  ingot prove depthwise_conv1d --dtype f16 --set L=100001\n"
+      "  ingot prove --no-cache\n  ingot prove silu --json prove.json");
 
   CLI11_PARSE(app, argc, argv);
 

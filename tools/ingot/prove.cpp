@@ -1,14 +1,21 @@
 // `ingot prove`: every selected (kernel, dtype, case) through passes::prove.
 #include "prove.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/passes/prove.hpp"
+#include "ingot/runtime/cache.hpp"
 #include "ingot/runtime/interp.hpp"
 #include "ingot/scalar_eval.hpp"
+#include "tools.hpp"
 
 namespace ingot::tools {
 
@@ -46,6 +53,108 @@ passes::ProveOptions case_options(const harness::KernelSpec& spec, const ir::Ker
     o.scalars[param.name] = ir::bits_of_double(param.type, spec.scalar_value(param.name, p));
   }
   return o;
+}
+
+// ------------------------------------------------------------------ the result cache
+// A proof's result is determined by the kernel's IR as the prover sees it (the fingerprint of the optimized kernel,
+// which covers its parameters, extents, preconditions and statements), the options of the proof (launch geometry,
+// fixed scalars, overflow checking, solver timeout) and the prover itself (passes::kProverVersion). The entries live
+// in runtime::DiskCache's folder (INGOT_CACHE_DIR, ...) under prove/, in its format: the whole key is stored in the
+// entry and compared on load, and a checksum covers key and payload, so an entry of another key, a truncated or a
+// corrupt one is a miss (the case is proved again and the entry rewritten), never a result taken on trust. (The
+// fingerprint is a 128-bit digest of the IR: two kernels share an entry only if their digests collide.)
+//
+// Only proved results are stored. A proof is a fact about its key that no later run can change, so replaying it from
+// disk loses nothing; a result not proved is not: its witness, its detail and --replay must come from the prover that
+// runs now (a fixed prover bug must not be hidden behind a stored refutation), and an "unknown" that a solver timeout
+// gave may be proved by the next run on a less loaded machine.
+struct CachedProof {
+  std::size_t obligations = 0, by_intervals = 0, smt_queries = 0;
+  double seconds = 0;  // how long the proof took when it ran
+};
+
+class ProofCache {
+ public:
+  explicit ProofCache(bool enabled) : enabled_(enabled), disk_(runtime::DiskCache::default_dir() / "prove") {}
+
+  [[nodiscard]] static runtime::CacheKey key(const ir::Kernel& k, const passes::ProveOptions& o) {
+    std::string opt = "group_size=" + std::to_string(o.group_size[0]) + "," + std::to_string(o.group_size[1]) + "," +
+                      std::to_string(o.group_size[2]) + " groups=";
+    opt += o.groups ? std::to_string((*o.groups)[0]) + "," + std::to_string((*o.groups)[1]) + "," +
+                          std::to_string((*o.groups)[2])
+                    : std::string("any");
+    opt += " check_overflow=" + std::to_string(o.check_overflow ? 1 : 0) +
+           " smt_timeout_ms=" + std::to_string(o.smt_timeout_ms) + " scalars=";
+    // Length-prefixed like CacheKey::text, so that no scalar name can make two option sets print alike.
+    for (const auto& [name, bits] : o.scalars)
+      opt += std::to_string(name.size()) + ":" + name + "=" + std::to_string(bits) + ";";
+    return {ir::fingerprint(k), std::string("prove-") + passes::kProverVersion, opt};
+  }
+
+  [[nodiscard]] std::optional<CachedProof> get(const runtime::CacheKey& key) const {
+    if (!enabled_) return std::nullopt;
+    const auto data = disk_.get(key);
+    if (!data) return std::nullopt;
+    std::istringstream in(std::string(data->begin(), data->end()));
+    std::string status, f1, f2, f3, f4, rest;
+    CachedProof c;
+    // A payload this prover did not write (or cannot read) is a miss like a corrupt entry.
+    if (!(in >> status >> f1 >> c.obligations >> f2 >> c.by_intervals >> f3 >> c.smt_queries >> f4 >> c.seconds) ||
+        (in >> rest) || status != "proved" || f1 != "obligations" || f2 != "by_intervals" || f3 != "smt_queries" ||
+        f4 != "seconds" || c.by_intervals > c.obligations || !std::isfinite(c.seconds) || c.seconds < 0) {
+      return std::nullopt;
+    }
+    return c;
+  }
+
+  // Stores a proved result (a failure to write is no error: the cache only saves time).
+  void put(const runtime::CacheKey& key, const passes::ProofReport& r, double seconds) const {
+    if (!enabled_ || !r.proved()) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "proved obligations %zu by_intervals %zu smt_queries %zu seconds %.6f\n",
+                  r.obligations, r.by_intervals, r.smt_queries, seconds);
+    const std::string text = buf;
+    (void)disk_.put(key, std::vector<std::uint8_t>(text.begin(), text.end()));
+  }
+
+ private:
+  bool enabled_;
+  runtime::DiskCache disk_;
+};
+
+// ------------------------------------------------------------------ --json
+using nlohmann::json;
+
+json axes(const std::array<std::uint32_t, 3>& v) { return json::array({v[0], v[1], v[2]}); }
+
+// A witness with its scalars as values of their parameters' types (integers exact, floats as numbers).
+json witness_json(const ir::Kernel& k, const passes::Witness& w) {
+  json scalars = json::object();
+  for (const auto& [name, bits] : w.scalars) {
+    const auto it = std::find_if(k.params.begin(), k.params.end(), [&](const ir::Param& q) { return q.name == name; });
+    if (it == k.params.end() || !(is_integer(it->type) || it->type == DType::boolean)) {
+      scalars[name] = it == k.params.end() ? json(bits) : json(ir::double_of_bits(it->type, bits));
+    } else {
+      scalars[name] = ir::int_of_bits(it->type, bits);
+    }
+  }
+  return {{"groups", axes(w.groups)},
+          {"group_id", axes(w.group_id)},
+          {"local_id", axes(w.local_id)},
+          {"scalars", scalars},
+          {"index", w.index},
+          {"extent", w.extent}};
+}
+
+json issue_json(const ir::Kernel& k, const passes::ProofIssue& is) {
+  return {{"kind", passes::obligation_name(is.kind)},
+          {"status", is.status == passes::ProofStatus::Refuted ? "refuted" : "unknown"},
+          {"loc", is.loc},
+          {"statement", is.stmt},
+          {"buffer", is.buffer},
+          {"expression", is.expr},
+          {"detail", is.detail},
+          {"witness", is.witness ? witness_json(k, *is.witness) : json(nullptr)}};
 }
 
 // Runs the case on the checked interpreter, as the harness would (its inputs, outputs poisoned), and returns the
@@ -87,12 +196,16 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   }
   if (!a.kernel.empty() && !reg.find(a.kernel))
     throw std::invalid_argument("unknown kernel '" + a.kernel + "' (see `ingot list`)");
+  // Refused before anything is proved (a whole-library run is minutes of work to lose at the end).
+  if (!a.json_path.empty()) require_writable_file(a.json_path, "--json");
   if (!passes::prover_available()) {
     throw std::runtime_error(
         "this ingot was built without Z3 (the proof pass's solver): install libz3-dev (Debian) and configure again");
   }
+  const ProofCache cache(!a.no_cache);
   const auto t_all = std::chrono::steady_clock::now();
-  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0;
+  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0, queries_run = 0, from_cache = 0;
+  json results = json::array();
   for (const auto& spec : reg.kernels()) {
     if (!a.kernel.empty() && spec.name != a.kernel) continue;
     for (const DType t : spec.dtypes) {
@@ -104,19 +217,54 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
         const auto t0 = std::chrono::steady_clock::now();
         std::string error;
         passes::ProofReport r;
+        std::optional<CachedProof> hit;
+        json issues = json::array();
         try {
           const ir::Kernel k = passes::optimize(spec.build(t, p));
-          r = passes::prove(k, case_options(spec, k, t, p));
+          const passes::ProveOptions o = case_options(spec, k, t, p);
+          const runtime::CacheKey key = ProofCache::key(k, o);
+          hit = cache.get(key);
+          if (hit) {
+            r.obligations = hit->obligations;
+            r.by_intervals = hit->by_intervals;
+            r.smt_queries = hit->smt_queries;
+          } else {
+            r = passes::prove(k, o);
+            for (const auto& is : r.issues) issues.push_back(issue_json(k, is));
+            cache.put(key, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            queries_run += r.smt_queries;
+          }
         } catch (const std::exception& e) {
           error = e.what();
         }
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         obligations += r.obligations;
         queries += r.smt_queries;
+        json row = {{"kernel", spec.name},
+                    {"dtype", dtype_name(t)},
+                    {"case", c.name},
+                    {"status", !error.empty() ? "error"
+                               : r.proved()   ? "proved"
+                                              : "not proved"},
+                    {"obligations", r.obligations},
+                    {"by_intervals", r.by_intervals},
+                    {"smt_queries", r.smt_queries},
+                    {"seconds", s},
+                    {"cached", hit.has_value()},
+                    {"issues", issues}};
+        if (hit) row["proved_in_seconds"] = hit->seconds;
+        if (!error.empty()) row["error"] = error;
         if (error.empty() && r.proved()) {
           ++proved;
-          std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n", label.c_str(),
-                      r.obligations, r.by_intervals, r.smt_queries, s);
+          if (hit) {
+            ++from_cache;
+            std::printf(
+                "proved      %s (%zu obligations: %zu by intervals, %zu solver queries; cached, proved in %.2f s)\n",
+                label.c_str(), r.obligations, r.by_intervals, r.smt_queries, hit->seconds);
+          } else {
+            std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n",
+                        label.c_str(), r.obligations, r.by_intervals, r.smt_queries, s);
+          }
         } else {
           ++failed;
           std::printf("NOT PROVED  %s (%.2f s)\n", label.c_str(), s);
@@ -126,15 +274,31 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
             const std::string ran = replay(spec, passes::optimize(spec.build(t, p)), t, p);
             std::printf("  replay on the interpreter: %s\n",
                         ran.empty() ? "ran clean (the witness is spurious: a prover bug)" : ran.c_str());
+            row["replay"] = ran;
           }
         }
+        results.push_back(std::move(row));
         std::fflush(stdout);
       }
     }
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
-  std::printf("%zu proved, %zu not proved (%zu obligations, %zu solver queries, %.1f s)\n", proved, failed, obligations,
-              queries, s);
+  // The obligations and queries are those of the proofs, cached ones included; the queries run now are this run's.
+  std::printf(
+      "%zu proved (%zu from the cache), %zu not proved (%zu obligations, %zu solver queries, %zu run now; %.1f s)\n",
+      proved, from_cache, failed, obligations, queries, queries_run, s);
+  if (!a.json_path.empty()) {
+    const json j = {{"prover_version", passes::kProverVersion},
+                    {"proved", proved},
+                    {"not_proved", failed},
+                    {"from_cache", from_cache},
+                    {"obligations", obligations},
+                    {"smt_queries", queries},
+                    {"smt_queries_run", queries_run},
+                    {"seconds", s},
+                    {"results", std::move(results)}};
+    write_file(a.json_path, j.dump(2) + "\n");
+  }
   if (proved + failed == 0) {
     std::printf("nothing selected\n");
     return 1;

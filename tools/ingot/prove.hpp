@@ -14,12 +14,16 @@ struct ProveArgs {
   std::vector<std::string> sets;  // NAME=VALUE overrides of every case's parameters
   bool all_variants = false;      // every test case, not only the default variants'
   bool replay = false;            // run each case not proved on the checked interpreter and show what it reports
+  bool no_cache = false;          // neither read nor write the result cache (every case proved now)
+  std::string json_path;          // also write every result to this JSON file (empty: none)
 };
 
 // Proves every (kernel, dtype, case) selected: the kernel as the harness runs it (passes::optimize), the case's launch
 // geometry with symbolic work-group and thread ids, its run-time scalars fixed to the case's values. Prints one line
 // per case (proved, or each obligation not proven with its witness) and a summary; returns 0 when every case is
-// proved, 1 otherwise. Throws std::invalid_argument for an unknown kernel or dtype or a bad --set.
+// proved, 1 otherwise. Proved results are cached on disk (see ProofCache in prove.cpp) unless `no_cache`. With a
+// json_path, also writes every result there (refusing an unwritable path before anything is proved). Throws
+// std::invalid_argument for an unknown kernel or dtype or a bad --set.
 int cmd_prove(const harness::Registry& reg, const ProveArgs& a);
 
 }  // namespace ingot::tools

@@ -35,6 +35,11 @@
 
 namespace ingot::passes {
 
+// The prover's version, part of the key of every cached proof result (`ingot prove`'s result cache): bump it whenever
+// a change to this pass can change what a proof establishes or what it reports (obligations, counts), so that no
+// result of an older prover is taken for one of this prover.
+inline constexpr const char* kProverVersion = "1";
+
 // The launches a proof covers.
 struct ProveOptions {
   // Threads per work-group on each axis (kernels are traced for their work-group size).
