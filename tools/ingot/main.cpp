@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -1046,6 +1047,9 @@ int main(int argc, char** argv) {
   prove->add_flag("--no-cache", pargs.no_cache,
                   "Prove every case now: neither use nor store the cached results (in $INGOT_CACHE_DIR/prove, or "
                   "~/.cache/ingot/prove)");
+  pargs.jobs = std::max(1u, std::thread::hardware_concurrency());
+  prove->add_option("--jobs,-j", pargs.jobs, "Proofs run at once, each on its own thread (default: the cores)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
   prove->add_option("--json", pargs.json_path,
                     "Also write every (kernel, dtype, case) result to this JSON file: status, counts, seconds, "
                     "cached, each obligation not proven with its witness");

@@ -2,11 +2,15 @@
 #include "prove.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -204,84 +208,131 @@ int cmd_prove(const harness::Registry& reg, const ProveArgs& a) {
   }
   const ProofCache cache(!a.no_cache);
   const auto t_all = std::chrono::steady_clock::now();
-  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0, queries_run = 0, from_cache = 0;
-  json results = json::array();
+  // Every selected (kernel, dtype, case), in the order they are reported.
+  struct Job {
+    const harness::KernelSpec* spec;
+    DType t;
+    const harness::TestCase* c;
+    harness::Params p;
+  };
+  std::vector<Job> jobs;
   for (const auto& spec : reg.kernels()) {
     if (!a.kernel.empty() && spec.name != a.kernel) continue;
     for (const DType t : spec.dtypes) {
       if (only && *only != t) continue;
       for (const auto& c : spec.tests) {
         if (!a.all_variants && !spec.default_case(c.params)) continue;
-        const harness::Params p = spec.with_overrides(c.params, overrides);
-        const std::string label = spec.name + " " + std::string(dtype_name(t)) + " " + c.name;
-        const auto t0 = std::chrono::steady_clock::now();
-        std::string error;
-        passes::ProofReport r;
-        std::optional<CachedProof> hit;
-        json issues = json::array();
-        try {
-          const ir::Kernel k = passes::optimize(spec.build(t, p));
-          const passes::ProveOptions o = case_options(spec, k, t, p);
-          const runtime::CacheKey key = ProofCache::key(k, o);
-          hit = cache.get(key);
-          if (hit) {
-            r.obligations = hit->obligations;
-            r.by_intervals = hit->by_intervals;
-            r.smt_queries = hit->smt_queries;
-          } else {
-            r = passes::prove(k, o);
-            for (const auto& is : r.issues) issues.push_back(issue_json(k, is));
-            cache.put(key, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            queries_run += r.smt_queries;
-          }
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        obligations += r.obligations;
-        queries += r.smt_queries;
-        json row = {{"kernel", spec.name},
-                    {"dtype", dtype_name(t)},
-                    {"case", c.name},
-                    {"status", !error.empty() ? "error"
-                               : r.proved()   ? "proved"
-                                              : "not proved"},
-                    {"obligations", r.obligations},
-                    {"by_intervals", r.by_intervals},
-                    {"smt_queries", r.smt_queries},
-                    {"seconds", s},
-                    {"cached", hit.has_value()},
-                    {"issues", issues}};
-        if (hit) row["proved_in_seconds"] = hit->seconds;
-        if (!error.empty()) row["error"] = error;
-        if (error.empty() && r.proved()) {
-          ++proved;
-          if (hit) {
-            ++from_cache;
-            std::printf(
-                "proved      %s (%zu obligations: %zu by intervals, %zu solver queries; cached, proved in %.2f s)\n",
-                label.c_str(), r.obligations, r.by_intervals, r.smt_queries, hit->seconds);
-          } else {
-            std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n",
-                        label.c_str(), r.obligations, r.by_intervals, r.smt_queries, s);
-          }
-        } else {
-          ++failed;
-          std::printf("NOT PROVED  %s (%.2f s)\n", label.c_str(), s);
-          if (!error.empty()) std::printf("  error: %s\n", error.c_str());
-          for (const auto& is : r.issues) std::printf("  %s\n", passes::describe(is).c_str());
-          if (a.replay && error.empty()) {
-            const std::string ran = replay(spec, passes::optimize(spec.build(t, p)), t, p);
-            std::printf("  replay on the interpreter: %s\n",
-                        ran.empty() ? "ran clean (the witness is spurious: a prover bug)" : ran.c_str());
-            row["replay"] = ran;
-          }
-        }
-        results.push_back(std::move(row));
-        std::fflush(stdout);
+        jobs.push_back({&spec, t, &c, spec.with_overrides(c.params, overrides)});
       }
     }
   }
+  // What one proof gives: computed by any worker, reported by this thread in the jobs' order.
+  struct Outcome {
+    std::string error;
+    passes::ProofReport r;
+    std::optional<CachedProof> hit;
+    json issues = json::array();
+    std::string replayed;  // --replay's report where the case is not proved
+    double seconds = 0;
+  };
+  const auto run_job = [&](const Job& j) {
+    Outcome o;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const ir::Kernel k = passes::optimize(j.spec->build(j.t, j.p));
+      const passes::ProveOptions po = case_options(*j.spec, k, j.t, j.p);
+      const runtime::CacheKey key = ProofCache::key(k, po);
+      o.hit = cache.get(key);
+      if (o.hit) {
+        o.r.obligations = o.hit->obligations;
+        o.r.by_intervals = o.hit->by_intervals;
+        o.r.smt_queries = o.hit->smt_queries;
+      } else {
+        o.r = passes::prove(k, po);
+        for (const auto& is : o.r.issues) o.issues.push_back(issue_json(k, is));
+        cache.put(key, o.r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        if (a.replay && !o.r.proved()) o.replayed = replay(*j.spec, k, j.t, j.p);
+      }
+    } catch (const std::exception& e) {
+      o.error = e.what();
+    }
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return o;
+  };
+  // Proofs are independent (each its own Z3 context and trace), so `jobs` workers take them in turn; the report
+  // stays in order and streams as the next case in order completes.
+  std::vector<std::optional<Outcome>> done(jobs.size());
+  std::mutex m;
+  std::condition_variable ready;
+  std::atomic<std::size_t> next{0};
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(a.jobs, jobs.size()));
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w) {
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < jobs.size(); i = next++) {
+        Outcome o = run_job(jobs[i]);
+        const std::lock_guard<std::mutex> lock(m);
+        done[i] = std::move(o);
+        ready.notify_all();
+      }
+    });
+  }
+  std::size_t proved = 0, failed = 0, obligations = 0, queries = 0, queries_run = 0, from_cache = 0;
+  json results = json::array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Outcome o;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      ready.wait(lock, [&] { return done[i].has_value(); });
+      o = std::move(*done[i]);
+      done[i].reset();
+    }
+    const Job& j = jobs[i];
+    const std::string label = j.spec->name + " " + std::string(dtype_name(j.t)) + " " + j.c->name;
+    const passes::ProofReport& r = o.r;
+    obligations += r.obligations;
+    queries += r.smt_queries;
+    if (!o.hit) queries_run += r.smt_queries;
+    json row = {{"kernel", j.spec->name},
+                {"dtype", dtype_name(j.t)},
+                {"case", j.c->name},
+                {"status", !o.error.empty() ? "error"
+                           : r.proved()     ? "proved"
+                                            : "not proved"},
+                {"obligations", r.obligations},
+                {"by_intervals", r.by_intervals},
+                {"smt_queries", r.smt_queries},
+                {"seconds", o.seconds},
+                {"cached", o.hit.has_value()},
+                {"issues", std::move(o.issues)}};
+    if (o.hit) row["proved_in_seconds"] = o.hit->seconds;
+    if (!o.error.empty()) row["error"] = o.error;
+    if (o.error.empty() && r.proved()) {
+      ++proved;
+      if (o.hit) {
+        ++from_cache;
+        std::printf(
+            "proved      %s (%zu obligations: %zu by intervals, %zu solver queries; cached, proved in %.2f s)\n",
+            label.c_str(), r.obligations, r.by_intervals, r.smt_queries, o.hit->seconds);
+      } else {
+        std::printf("proved      %s (%zu obligations: %zu by intervals, %zu solver queries; %.2f s)\n", label.c_str(),
+                    r.obligations, r.by_intervals, r.smt_queries, o.seconds);
+      }
+    } else {
+      ++failed;
+      std::printf("NOT PROVED  %s (%.2f s)\n", label.c_str(), o.seconds);
+      if (!o.error.empty()) std::printf("  error: %s\n", o.error.c_str());
+      for (const auto& is : r.issues) std::printf("  %s\n", passes::describe(is).c_str());
+      if (a.replay && o.error.empty()) {
+        std::printf("  replay on the interpreter: %s\n",
+                    o.replayed.empty() ? "ran clean (the witness is spurious: a prover bug)" : o.replayed.c_str());
+        row["replay"] = o.replayed;
+      }
+    }
+    results.push_back(std::move(row));
+    std::fflush(stdout);
+  }
+  for (auto& t : pool) t.join();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
   // The obligations and queries are those of the proofs, cached ones included; the queries run now are this run's.
   std::printf(

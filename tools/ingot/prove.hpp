@@ -16,6 +16,7 @@ struct ProveArgs {
   bool replay = false;            // run each case not proved on the checked interpreter and show what it reports
   bool no_cache = false;          // neither read nor write the result cache (every case proved now)
   std::string json_path;          // also write every result to this JSON file (empty: none)
+  std::size_t jobs = 1;           // proofs run at once (each on its own thread and Z3 context)
 };
 
 // Proves every (kernel, dtype, case) selected: the kernel as the harness runs it (passes::optimize), the case's launch
