@@ -54,12 +54,7 @@ void layernorm(KernelBuilder& k, const LayerNormSpec& s) {
   std::vector<std::vector<Val<f32>>> d;  // this thread's values of the row, less x0
   Val<f32> sum = 0.0f;
   for (std::size_t j = 0; j < part.index.size(); ++j) {
-    auto xs = load_part(k, plan, x, part.index[j], "x");
-    if (s.residual) {
-      const auto rs = load_part(k, plan, res, part.index[j], "r");
-      for (std::size_t e = 0; e < xs.size(); ++e) xs[e] = k.let("h", rounded<T>(xs[e] + rs[e]));
-      if_(part.stores(j), [&] { store_part(plan, h, part.index[j], xs); });
-    }
+    auto xs = load_row_part(k, plan, part, j, x, s.residual ? &res : nullptr, s.residual ? &h : nullptr);
     std::vector<Val<f32>> ds;
     for (const auto& e : xs) {
       ds.push_back(k.let("d", e - x0));

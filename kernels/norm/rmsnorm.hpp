@@ -48,13 +48,7 @@ void rmsnorm(KernelBuilder& k, const RmsNormSpec& s) {
   std::vector<std::vector<Val<f32>>> v;  // this thread's values of the row
   Val<f32> squares = 0.0f;
   for (std::size_t j = 0; j < part.index.size(); ++j) {
-    auto xs = load_part(k, plan, x, part.index[j], "x");
-    if (s.residual) {
-      const auto rs = load_part(k, plan, res, part.index[j], "r");
-      // The norm reads the sum as stored (rounded to T), as the next layer will.
-      for (std::size_t e = 0; e < xs.size(); ++e) xs[e] = k.let("h", rounded<T>(xs[e] + rs[e]));
-      if_(part.stores(j), [&] { store_part(plan, h, part.index[j], xs); });
-    }
+    auto xs = load_row_part(k, plan, part, j, x, s.residual ? &res : nullptr, s.residual ? &h : nullptr);
     for (const auto& e : xs) squares = k.let("sq", fma(part.masked(j, e), part.masked(j, e), squares));
     v.push_back(std::move(xs));
   }

@@ -103,4 +103,18 @@ void store_part(const RowPlan& plan, const dsl::Buffer<T, A>& buf, const dsl::Va
   }
 }
 
+// Part j of this thread's row as the norm reads it: x, or with a residual (res set) h = x + res, rounded to T as it is
+// stored to h (the norm reads the sum as the next layer will), h stored where the part stores.
+template <class T>
+std::vector<dsl::Val<f32>> load_row_part(KernelBuilder& k, const RowPlan& plan, const RowPart& part, std::size_t j,
+                                         const dsl::In<T>& x, const dsl::In<T>* res, const dsl::Out<T>* h) {
+  auto xs = load_part(k, plan, x, part.index[j], "x");
+  if (res) {
+    const auto rs = load_part(k, plan, *res, part.index[j], "r");
+    for (std::size_t e = 0; e < xs.size(); ++e) xs[e] = k.let("h", rounded<T>(xs[e] + rs[e]));
+    dsl::if_(part.stores(j), [&] { store_part(plan, *h, part.index[j], xs); });
+  }
+  return xs;
+}
+
 }  // namespace ingot::kernels
