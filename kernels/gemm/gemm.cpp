@@ -40,7 +40,7 @@ const std::vector<harness::OptionSpec>& gemm_options() {
   return options;
 }
 
-// What case p computes (spec parameters ta, tb, acc, bias, act; 0 where absent).
+// What case p computes (spec parameters ta, tb, acc, bias, act, out; 0 where absent).
 GemmForm form_of(const Params& p) {
   GemmForm f;
   f.a_trans = bounded_param(p, "ta", 0, 1, 0, kName) == 1;
@@ -48,6 +48,7 @@ GemmForm form_of(const Params& p) {
   f.accumulate = bounded_param(p, "acc", 0, 1, 0, kName) == 1;
   f.bias = bounded_param(p, "bias", 0, 1, 0, kName) == 1;
   f.act = static_cast<GemmActivation>(bounded_param(p, "act", 0, kGemmActivations - 1, 0, kName));
+  f.c_f32 = bounded_param(p, "out", 0, 1, 0, kName) == 1;
   return f;
 }
 
@@ -97,11 +98,12 @@ void register_gemm(harness::Registry& r) {
   s.family = "gemm";
   s.description =
       "C = alpha * op(A) op(B) (+ beta * C) (+ bias[N]), activation; a [batch,M,K] (ta: [batch,K,M]), b [batch,K,N] "
-      "(tb: [batch,N,K]); f32 accumulation";
+      "(tb: [batch,N,K]); f32 accumulation; c of the inputs' dtype or (out = 1) f32";
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.spec_params = {"ta", "tb", "acc", "bias", "act"};
+  s.spec_params = {"ta", "tb", "acc", "bias", "act", "out"};
   for (const auto& o : gemm_options()) s.add_option(o);
   s.value_names["act"] = {"noact", "relu", "silu", "gelu"};
+  s.value_names["out"] = {"cdtype", "cf32"};
   s.runtime_params = {"M", "N", "K", "batch", "alpha", "beta"};
   s.scalar_params = {{"M", "M"}, {"N", "N"}, {"K", "K"}, {"batch", "batch"}, {"alpha", "alpha"}, {"beta", "beta"}};
   const auto with = [](Params p, const Params& more) {
@@ -127,6 +129,9 @@ void register_gemm(harness::Registry& r) {
       {"m129_n136_k48_ta_tb_silu", gemm_case(129, 136, 48, silu_ta_tb)},
       {"batch3_m33_n24_k40_acc_bias_gelu", gemm_case(33, 24, 40, with(acc_gelu, {{"batch", 3}}))},
       {"batch2_m17_n7_k9_acc_bias_gelu", gemm_case(17, 7, 9, with(acc_gelu, {{"batch", 2}}))},
+      // c in f32 from 16-bit inputs (f32: the same kernel as out = 0)
+      {"m129_n136_k48_out_f32", gemm_case(129, 136, 48, {{"out", 1}})},
+      {"batch2_m17_n7_k9_acc_out_f32", gemm_case(17, 7, 9, with(acc_gelu, {{"batch", 2}, {"out", 1}}))},
       // The tensor-core kernel's tilings, pipeline depths and plain-loop form (f16/bf16; f32 has one kernel).
       {"m136_n264_k104_tile1_stages2", gemm_case(136, 264, 104, {{"tile", 1}, {"stages", 2}})},
       {"m65_n72_k72_tile2_ta_bias_relu", gemm_case(65, 72, 72, with(relu_bias, {{"tile", 2}}))},
@@ -198,7 +203,7 @@ void register_gemm(harness::Registry& r) {
     d.buffers["a"] = random_values(t, sh.batch * sh.M * sh.K, seed);
     d.buffers["b"] = random_values(t, sh.batch * sh.K * sh.N, seed + 1);
     if (f.bias) d.buffers["bias"] = random_values(t, sh.N, seed + 2);
-    if (f.accumulate) d.buffers["c"] = random_values(t, sh.batch * sh.M * sh.N, seed + 3);
+    if (f.accumulate) d.buffers["c"] = random_values(f.c_f32 ? DType::f32 : t, sh.batch * sh.M * sh.N, seed + 3);
     return d;
   };
   s.oracle = [](DType, const Params& p, const harness::HostData& d) {
@@ -230,7 +235,7 @@ void register_gemm(harness::Registry& r) {
   // An f32 dot product of K terms rounded once to the dtype (dot_tolerance), its absolute error scaled by alpha and
   // by the activations' slope (at most 1.13, GELU's).
   s.tolerance = [](DType t, const Params& p) {
-    harness::Tolerance tol = dot_tolerance(t, param(p, "K"));
+    harness::Tolerance tol = dot_tolerance(form_of(p).c_f32 ? DType::f32 : t, param(p, "K"));
     tol.abs *= 1.25 * std::max<double>(1.0, std::abs(static_cast<double>(param(p, "alpha"))));
     return tol;
   };
@@ -238,8 +243,8 @@ void register_gemm(harness::Registry& r) {
     const GemmForm f = form_of(p);
     const GemmShape sh = shape_of(p);
     const double e = static_cast<double>(dtype_size(t));
-    const double c = static_cast<double>(sh.batch * sh.M * sh.N) * (f.accumulate ? 2.0 : 1.0);
-    return e * (static_cast<double>(sh.batch * (sh.M * sh.K + sh.K * sh.N)) + c + (f.bias ? sh.N : 0.0));
+    const double c = static_cast<double>(sh.batch * sh.M * sh.N) * (f.accumulate ? 2.0 : 1.0) * (f.c_f32 ? 4.0 : e);
+    return e * (static_cast<double>(sh.batch * (sh.M * sh.K + sh.K * sh.N)) + (f.bias ? sh.N : 0.0)) + c;
   };
   s.flops = [](const Params& p) {
     return 2.0 * static_cast<double>(param(p, "batch")) * static_cast<double>(param(p, "M")) *

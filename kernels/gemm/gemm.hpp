@@ -1,9 +1,10 @@
 // kernels/gemm/gemm.hpp — C = alpha * op(A) * op(B) (+ beta * C) (+ bias), an activation, over a strided batch.
 //
 //   a: [batch, M, K] (or [batch, K, M] with a_trans), b: [batch, K, N] (or [batch, N, K] with b_nk, a weight matrix),
-//   bias: [N] (optional), c: [batch, M, N]; row-major, each batch's matrices contiguous. M, N, K, batch are run-time
-//   scalars: one compiled kernel per (dtype, form, tiling) serves every shape. alpha (and beta with accumulate) are
-//   run-time f32 scalars. Products are summed in f32; the result is rounded once to the element type.
+//   bias: [N] (optional), c: [batch, M, N] (of the inputs' type, or f32 with c_f32); row-major, each batch's matrices
+//   contiguous. M, N, K, batch are run-time scalars: one compiled kernel per (dtype, form, tiling) serves every shape.
+//   alpha (and beta with accumulate) are run-time f32 scalars. Products are summed in f32; the result is rounded once
+//   to the element type.
 //
 // Two kernels, one form (GemmForm) and one epilogue:
 //  - gemm_mma (f16, bf16): block tiles of GemmTile on warp matrix fragments (blocks/mma_fragment.hpp: mma_m16n8k16
@@ -35,6 +36,7 @@ struct GemmForm {
   bool accumulate = false;  // adds beta * C (c is read and written)
   bool bias = false;        // adds bias[n]
   GemmActivation act = GemmActivation::none;
+  bool c_f32 = false;  // c is f32 whatever the inputs' type (the f32 sums rounded to nothing coarser)
 };
 
 // A block tiling of the tensor-core kernel: a work-group of warps_m x warps_n warps computes a bm x bn tile of C,
@@ -127,11 +129,12 @@ void gemm_store(const GemmForm& f, const GemmArgs<T, CBuf>& g, const dsl::Val<u3
     case GemmActivation::silu: v = v / (1.0f + exp(-v)); break;
     case GemmActivation::gelu: v = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
   }
-  store(g.c, at, cast<T>(v));
+  using TC = typename CBuf::elem;
+  store(g.c, at, cast<TC>(v));
 }
 
 // Declares the parameters (a, b, bias, c, then M, N, K, batch, alpha, beta) and the preconditions, then runs
-// body(args). CBuf is Out<T>, or InOut<T> with accumulate.
+// body(args). CBuf is Out<T>, or InOut<T> with accumulate (of f32 with c_f32).
 template <class T, class Body>
 void gemm_params(dsl::KernelBuilder& k, const GemmForm& f, const Body& body) {
   using namespace ingot::dsl;
@@ -150,10 +153,17 @@ void gemm_params(dsl::KernelBuilder& k, const GemmForm& f, const Body& body) {
   auto a = k.in<T>("a", batch * M * K);
   auto b = k.in<T>("b", batch * K * N);
   auto bias = f.bias ? k.in<T>("bias", N) : In<T>();
-  if (f.accumulate) {
-    body(GemmArgs<T, InOut<T>>{M, N, K, batch, alpha, beta, a, b, bias, k.inout<T>("c", batch * M * N)});
+  const auto with_c = [&]<class TC>() {
+    if (f.accumulate) {
+      body(GemmArgs<T, InOut<TC>>{M, N, K, batch, alpha, beta, a, b, bias, k.inout<TC>("c", batch * M * N)});
+    } else {
+      body(GemmArgs<T, Out<TC>>{M, N, K, batch, alpha, beta, a, b, bias, k.out<TC>("c", batch * M * N)});
+    }
+  };
+  if (f.c_f32) {
+    with_c.template operator()<f32>();
   } else {
-    body(GemmArgs<T, Out<T>>{M, N, K, batch, alpha, beta, a, b, bias, k.out<T>("c", batch * M * N)});
+    with_c.template operator()<T>();
   }
 }
 

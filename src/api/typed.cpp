@@ -83,7 +83,9 @@ void linalg::gemm(api::Context& ctx, const api::TensorView& a, const api::Tensor
                           {"tb", o.b_weight ? 1 : 0},
                           {"acc", o.accumulate ? 1 : 0},
                           {"bias", bias ? 1 : 0},
-                          {"act", static_cast<std::int64_t>(o.activation)}};
+                          {"act", static_cast<std::int64_t>(o.activation)},
+                          // f32 c from 16-bit a: the sums kept in f32 (out = 1)
+                          {"out", c.dtype == DType::f32 && a.dtype != DType::f32 ? 1 : 0}};
   api::Tensors t{{"a", fa}, {"b", fb}, {"c", fc}};
   if (bias) t.emplace("bias", *bias);
   api::call(ctx, k, p, t);

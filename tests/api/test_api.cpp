@@ -11,6 +11,7 @@
 #include "ingot/api/call.hpp"
 #include "ingot/api/conv.hpp"
 #include "ingot/api/gemm.hpp"
+#include "ingot/scalar_eval.hpp"
 
 #if INGOT_HAVE_OPENCL
 #define CL_TARGET_OPENCL_VERSION 120
@@ -156,6 +157,33 @@ TEST(Api, GemmTakesItsShapesFromTheTensors) {
   linalg::gemm(ctx, api::host_tensor(a.data(), DType::f32, {batch, K, M}),
                api::host_tensor(b.data(), DType::f32, {batch, N, K}),
                api::host_tensor(c.data(), DType::f32, {batch, M, N}), o, &bv);
+  expect_near(c, want);
+}
+
+// bf16 inputs with an f32 output keep the f32 sums (the products of bf16 values are exact in f32).
+TEST(Api, GemmOfBf16InputsIntoAnF32Output) {
+  auto ctx = api::Context::interpreter();
+  const int M = 9, N = 6, K = 20;
+  const auto av = ramp(std::size_t(M * K), 2.0f), bv = ramp(std::size_t(K * N), 1.0f);
+  std::vector<std::uint16_t> a(av.size()), b(bv.size());
+  std::vector<double> ar(av.size()), br(bv.size());  // the values as rounded to bf16
+  for (std::size_t i = 0; i < av.size(); ++i) {
+    a[i] = static_cast<std::uint16_t>(ir::bits_of_double(DType::bf16, av[i]));
+    ar[i] = ir::double_of_bits(DType::bf16, a[i]);
+  }
+  for (std::size_t i = 0; i < bv.size(); ++i) {
+    b[i] = static_cast<std::uint16_t>(ir::bits_of_double(DType::bf16, bv[i]));
+    br[i] = ir::double_of_bits(DType::bf16, b[i]);
+  }
+  std::vector<float> c(std::size_t(M * N), kSentinel), want(c.size());
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double v = 0;
+      for (int k = 0; k < K; ++k) v += ar[m * K + k] * br[k * N + n];
+      want[m * N + n] = static_cast<float>(v);
+    }
+  linalg::gemm(ctx, api::host_tensor(a.data(), DType::bf16, {M, K}), api::host_tensor(b.data(), DType::bf16, {K, N}),
+               api::host_tensor(c.data(), DType::f32, {M, N}));
   expect_near(c, want);
 }
 

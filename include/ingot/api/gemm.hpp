@@ -18,7 +18,8 @@ struct GemmOptions {
 };
 
 // c[M, N] = act(a b (+ c) (+ bias[N])), each matrix dense row-major, products summed in f32 and rounded once to c's
-// dtype (f16 and bf16 on tensor cores where the backend has them; f32 exact). With a leading batch dimension on a, b
+// dtype (f16 and bf16 on tensor cores where the backend has them; f32 exact). c is of a's dtype, or f32 with 16-bit
+// a and b (the f32 sums kept). With a leading batch dimension on a, b
 // and c ([batch, M, K] ...), one product per batch entry; a and b must both carry it or both not.
 void gemm(api::Context& ctx, const api::TensorView& a, const api::TensorView& b, const api::TensorView& c,
           const GemmOptions& options = {}, const api::TensorView* bias = nullptr);
