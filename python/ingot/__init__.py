@@ -14,7 +14,7 @@ import os as _os
 from ._ingot import Context, Error, call, describe, dtype_of, kernels  # noqa: F401
 
 __all__ = ["Context", "Error", "call", "describe", "dtype_of", "kernels", "use", "default_context", "conv",
-           "activation"]
+           "activation", "linalg"]
 
 _contexts = {}
 _chosen = []
@@ -43,4 +43,4 @@ def default_context():
     return _contexts[_chosen[0]]
 
 
-from . import activation, conv  # noqa: E402,F401
+from . import activation, conv, linalg  # noqa: E402,F401

@@ -49,6 +49,32 @@ def test_silu(ctx):
 
 
 @each_backend
+def test_gemm(ctx):
+    # f32 on every backend; a [batch, K, M] read transposed, b as a weight [batch, N, K], bias, ReLU, odd sizes.
+    a, b, bias = rand(2, 9, 7), rand(2, 5, 9), rand(5)
+    want = F.relu(torch.matmul(a.transpose(1, 2), b.transpose(1, 2)) + bias)
+    close(ingot.linalg.gemm(a, b, bias=bias, activation="relu", a_transposed=True, b_weight=True, context=ctx), want)
+    # accumulate into out
+    a, b, c = rand(7, 9), rand(9, 5), rand(7, 5)
+    want = torch.matmul(a, b) + c
+    assert ingot.linalg.gemm(a, b, out=c, accumulate=True, context=ctx) is c
+    close(c, want)
+
+
+def test_gemm_bf16_into_f32():
+    # bf16 inputs (tensor-core fragments; the interpreter: PoCL takes minutes over the legalised form) into f32
+    a, b = rand(17, 24, dtype=torch.bfloat16), rand(24, 9, dtype=torch.bfloat16)
+    c = torch.empty(17, 9, dtype=torch.float32)
+    ingot.linalg.gemm(a, b, out=c, context=ingot.use("interp"))
+    close(c, torch.matmul(a.float(), b.float()))
+    try:
+        ingot.linalg.gemm(a, rand(23, 9, dtype=torch.bfloat16), context=ingot.use("interp"))
+        assert False, "a K mismatch must be refused"
+    except ingot.Error as e:
+        assert e.argument == "b", e.argument
+
+
+@each_backend
 def test_depthwise_conv1d(ctx):
     for dtype in (torch.float32, torch.float16):
         x, w, b = rand(2, 5, 37, dtype=dtype), rand(5, 1, 4, dtype=dtype), rand(5, dtype=dtype)
