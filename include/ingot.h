@@ -91,6 +91,17 @@ ingot_status ingot_depthwise_conv1d(ingot_context* ctx, const ingot_tensor* x, c
 /* y = x * sigmoid(x), any shape. */
 ingot_status ingot_silu(ingot_context* ctx, const ingot_tensor* x, const ingot_tensor* y);
 
+/* ingot_gemm's flags (or-ed). */
+#define INGOT_GEMM_A_TRANSPOSED 1u /* a is [K, M] ([batch, K, M]) instead of [M, K] */
+#define INGOT_GEMM_B_WEIGHT 2u     /* b is [N, K] (a weight matrix) instead of [K, N] */
+#define INGOT_GEMM_ACCUMULATE 4u   /* c += a b: c is read */
+/* ingot_gemm's activations. */
+typedef enum { INGOT_ACT_NONE = 0, INGOT_ACT_RELU = 1, INGOT_ACT_SILU = 2, INGOT_ACT_GELU = 3 } ingot_activation;
+/* c[M, N] = act(a b (+ c) (+ bias[N]; bias may be NULL)), optionally batched ([batch, ...] on a, b and c alike);
+ * products summed in f32, rounded once to c's dtype (a's, or f32 with 16-bit a and b). */
+ingot_status ingot_gemm(ingot_context* ctx, const ingot_tensor* a, const ingot_tensor* b, const ingot_tensor* bias,
+                        const ingot_tensor* c, unsigned flags, ingot_activation activation);
+
 /* The calling thread's last failure: its message and the argument it names ("" when none). Valid until the thread's
  * next ingot call. */
 const char* ingot_last_error(void);

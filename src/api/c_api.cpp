@@ -7,6 +7,7 @@
 #include "ingot/api/activation.hpp"
 #include "ingot/api/call.hpp"
 #include "ingot/api/conv.hpp"
+#include "ingot/api/gemm.hpp"
 
 struct ingot_context {
   ingot::api::Context ctx;
@@ -154,6 +155,31 @@ ingot_status ingot_depthwise_conv1d(ingot_context* ctx, const ingot_tensor* x, c
 
 ingot_status ingot_silu(ingot_context* ctx, const ingot_tensor* x, const ingot_tensor* y) {
   return guarded([&] { ingot::activation::silu(context_of(ctx), view_of(x, "x"), view_of(y, "y")); });
+}
+
+ingot_status ingot_gemm(ingot_context* ctx, const ingot_tensor* a, const ingot_tensor* b, const ingot_tensor* bias,
+                        const ingot_tensor* c, unsigned flags, ingot_activation activation) {
+  return guarded([&] {
+    constexpr unsigned kKnown = INGOT_GEMM_A_TRANSPOSED | INGOT_GEMM_B_WEIGHT | INGOT_GEMM_ACCUMULATE;
+    if ((flags & ~kKnown) != 0) {
+      throw ingot::api::Error(ingot::api::ErrorCode::BadParameter, "flags",
+                              "ingot_gemm: flags " + std::to_string(flags) +
+                                  " name bits other than "
+                                  "INGOT_GEMM_A_TRANSPOSED, INGOT_GEMM_B_WEIGHT and INGOT_GEMM_ACCUMULATE");
+    }
+    if (activation < INGOT_ACT_NONE || activation > INGOT_ACT_GELU) {
+      throw ingot::api::Error(ingot::api::ErrorCode::BadParameter, "activation",
+                              "ingot_gemm: activation " + std::to_string(static_cast<int>(activation)) +
+                                  " is not one of INGOT_ACT_NONE, _RELU, _SILU, _GELU");
+    }
+    ingot::linalg::GemmOptions o;
+    o.a_transposed = (flags & INGOT_GEMM_A_TRANSPOSED) != 0;
+    o.b_weight = (flags & INGOT_GEMM_B_WEIGHT) != 0;
+    o.accumulate = (flags & INGOT_GEMM_ACCUMULATE) != 0;
+    o.activation = static_cast<ingot::linalg::Activation>(activation);
+    const ingot::api::TensorView bv = bias ? view_of(bias, "bias") : ingot::api::TensorView{};
+    ingot::linalg::gemm(context_of(ctx), view_of(a, "a"), view_of(b, "b"), view_of(c, "c"), o, bias ? &bv : nullptr);
+  });
 }
 
 const char* ingot_last_error(void) { return last_error().message.c_str(); }

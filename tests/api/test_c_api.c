@@ -1,5 +1,5 @@
-/* The C ABI (ingot.h), compiled as C: depthwise conv1d and silu on the interpreter (and OpenCL where a device exists)
- * against references, and refusals by status with nothing written. Exits 0 when every check holds. */
+/* The C ABI (ingot.h), compiled as C: depthwise conv1d, silu and gemm on the interpreter (and OpenCL where a device
+ * exists) against references, and refusals by status with nothing written. Exits 0 when every check holds. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +114,45 @@ static void run_on(ingot_context* ctx, const char* what) {
     }
     st = ingot_call(ctx, "no_such_kernel", &n, 1, ts, 2);
     CHECK(st == INGOT_ERROR_UNKNOWN_KERNEL);
+  }
+  /* gemm: c[5,3] = relu(a[5,4] b_w[3,4]^T + bias[3]) in f32, then refusals (a K mismatch, an unknown flag). */
+  {
+    enum { GM = 5, GN = 3, GK = 4 };
+    float a[GM * GK], w[GN * GK], bias[GN], c[GM * GN];
+    ingot_tensor ta, tw, tb, tc;
+    int m, n, k;
+    for (i = 0; i < GM * GK; ++i) a[i] = (float)(i % 7) / 3.0f - 1.0f;
+    for (i = 0; i < GN * GK; ++i) w[i] = (float)(i % 5) / 2.0f - 1.0f;
+    for (i = 0; i < GN; ++i) bias[i] = 0.25f * (float)i - 0.5f;
+    for (i = 0; i < GM * GN; ++i) c[i] = 999.0f;
+    ta = tensor3(a, GM, GK, 0);
+    ta.rank = 2;
+    tw = tensor3(w, GN, GK, 0);
+    tw.rank = 2;
+    tb = tensor3(bias, GN, 0, 0);
+    tb.rank = 1;
+    tc = tensor3(c, GM, GN, 0);
+    tc.rank = 2;
+    st = ingot_gemm(ctx, &ta, &tw, &tb, &tc, INGOT_GEMM_B_WEIGHT, INGOT_ACT_RELU);
+    CHECK(st == INGOT_OK);
+    for (m = 0; m < GM; ++m) {
+      for (n = 0; n < GN; ++n) {
+        double want = bias[n];
+        for (k = 0; k < GK; ++k) want += (double)a[m * GK + k] * w[n * GK + k];
+        want = want > 0 ? want : 0;
+        CHECK(fabs(c[m * GN + n] - want) <= 1e-5 + 1e-5 * fabs(want));
+      }
+    }
+    for (i = 0; i < GM * GN; ++i) c[i] = 999.0f;
+    tw.shape[1] = GK - 1; /* w [3, 3]: its K disagrees with a's */
+    st = ingot_gemm(ctx, &ta, &tw, NULL, &tc, INGOT_GEMM_B_WEIGHT, INGOT_ACT_NONE);
+    CHECK(st == INGOT_ERROR_BAD_SHAPE);
+    CHECK(strcmp(ingot_last_error_argument(), "b") == 0);
+    tw.shape[1] = GK;
+    st = ingot_gemm(ctx, &ta, &tw, NULL, &tc, 64u, INGOT_ACT_NONE);
+    CHECK(st == INGOT_ERROR_BAD_PARAMETER);
+    CHECK(strcmp(ingot_last_error_argument(), "flags") == 0);
+    for (i = 0; i < GM * GN; ++i) CHECK(c[i] == 999.0f);
   }
   printf("%s: C ABI checks done\n", what);
 }
