@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blocks/mma_fragment.hpp"
+#include "blocks/tile_copy.hpp"
 #include "ingot/dsl.hpp"
 #include "ingot/passes/pipeline.hpp"
 #include "ingot/runtime/cuda.hpp"
@@ -175,4 +176,68 @@ TEST(BlocksMmaFragment, WarpTileComputesAGemmOnCuda) {
   for (const bool ak : {true, false}) {
     for (const bool bk : {true, false}) expect_product(*be, 64, ak, bk);
   }
+}
+
+namespace {
+
+// A 16 x 32 tile at (row0, col0) of a rows x cols matrix that starts at element `offset` of src, copied by copy_tile
+// into a shared array (row stride 40) and from there, whole, into out.
+ir::Kernel tile_round_trip() {
+  return passes::optimize(trace("tile_round_trip", [](KernelBuilder& k) {
+    constexpr std::uint32_t kThreads = 64;
+    k.launch_bounds(kThreads);
+    auto offset = k.scalar<u32>("offset");
+    auto rows = k.scalar<u32>("rows");
+    auto cols = k.scalar<u32>("cols");
+    auto row0 = k.scalar<u32>("row0");
+    auto col0 = k.scalar<u32>("col0");
+    auto src = k.in<bf16>("src", offset + rows * cols);
+    auto out = k.out<bf16>("out", 16 * 32);
+    auto tile = k.shared<bf16>("tile", 16 * 40);
+    const TileShape shape{16, 32, 40, kThreads};
+    check_tile_shape(shape, "tile_round_trip");
+    const TileSource from{offset, rows, cols, row0, col0};
+    auto tid = k.local_id(0);
+    copy_tile(tile_vector_aligned(from), tile, k.constant<u32>(0), src, from, shape, tid);
+    async_commit(k);
+    async_wait(k, 0);
+    k.barrier();
+    for (std::uint32_t i = 0; i < 16 * 32 / kThreads; ++i) {
+      auto at = tid + i * kThreads;
+      store(out, at, load(tile, (at / 32u) * 40u + at % 32u));
+    }
+  }));
+}
+
+// Every element of the tile: the matrix's value inside it, zero outside (the values are never zero).
+void expect_tile(runtime::Backend& be, std::uint32_t offset, std::uint32_t rows, std::uint32_t cols, std::uint32_t row0,
+                 std::uint32_t col0) {
+  std::vector<double> src(offset + std::size_t{rows} * cols);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<double>(1 + i % 200);  // exact in bf16
+  auto s = runtime::make_buffer(be, DType::bf16, src);
+  auto out = be.allocate(DType::bf16, 16 * 32);
+  const auto u = [](std::uint32_t v) { return runtime::ScalarArg{DType::u32, v}; };
+  be.launch(tile_round_trip(), runtime::grid_1d(64, 64), {u(offset), u(rows), u(cols), u(row0), u(col0), s, out});
+  const auto got = runtime::read_buffer(be, *out);
+  for (std::uint32_t r = 0; r < 16; ++r) {
+    for (std::uint32_t c = 0; c < 32; ++c) {
+      const bool inside = row0 + r < rows && col0 + c < cols;
+      const double want = inside ? src[offset + std::size_t{row0 + r} * cols + col0 + c] : 0.0;
+      ASSERT_EQ(got[r * 32 + c], want) << "tile (" << r << ", " << c << "), offset " << offset << ", " << rows << " x "
+                                       << cols << " at (" << row0 << ", " << col0 << ")";
+    }
+  }
+}
+
+}  // namespace
+
+// The asynchronous form (rows and start 8-aligned) and the scalar form (either not), each with the tile hanging over
+// the matrix's bottom and right edges, and wholly inside.
+TEST(BlocksTileCopy, CopiesTheTileAndZeroFillsOutsideTheMatrix) {
+  runtime::Interpreter be;
+  expect_tile(be, 16, 20, 40, 8, 16);  // vector form, over both edges
+  expect_tile(be, 8, 40, 64, 8, 16);   // vector form, inside
+  expect_tile(be, 3, 20, 40, 8, 16);   // offset not 8-aligned: scalar form
+  expect_tile(be, 0, 20, 37, 8, 16);   // rows not 8-aligned: scalar form
+  expect_tile(be, 5, 9, 13, 0, 0);     // a matrix smaller than the tile
 }
