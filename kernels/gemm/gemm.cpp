@@ -141,6 +141,8 @@ void register_gemm(harness::Registry& r) {
       {"m129_n136_k48_ta_tb_silu_mma0", gemm_case(129, 136, 48, with(silu_ta_tb, {{"mma", 0}}))},
       {"batch3_m33_n24_k40_acc_bias_gelu_mma0", gemm_case(33, 24, 40, with(acc_gelu, {{"batch", 3}, {"mma", 0}}))},
       {"m264_n136_k40_tile3_tb_mma0", gemm_case(264, 136, 40, {{"tile", 3}, {"tb", 1}, {"mma", 0}})},
+      // the variant within 32 KiB of shared memory (lavapipe's limit) and without warp exchanges
+      {"m70_n66_k300_tile2_ta_mma0", gemm_case(70, 66, 300, {{"tile", 2}, {"ta", 1}, {"mma", 0}})},
       {"m17_n136_k300_tile4_tb", gemm_case(17, 136, 300, {{"tile", 4}, {"tb", 1}})},
       {"m33_n72_k264_tile4_stages4", gemm_case(33, 72, 264, {{"tile", 4}, {"stages", 4}})},
   };
