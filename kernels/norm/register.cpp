@@ -6,6 +6,7 @@ namespace ingot::kernels {
 void register_norm(harness::Registry& r) {
   register_rmsnorm(r);
   register_layernorm(r);
+  register_softmax(r);
 }
 
 }  // namespace ingot::kernels
