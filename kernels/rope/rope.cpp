@@ -36,6 +36,17 @@ Params shape(const Shape& s) {
           {"neox", s.neox ? 1 : 0}, {"theta", s.theta}, {"inplace", s.inplace ? 1 : 0}};
 }
 
+std::vector<harness::OptionSpec> rope_options() {
+  return {{"tables", 0, 1,
+           "tables = 1: each pair's frequency from two select trees of constants and one product; default 0, one "
+           "product per bit of the pair index"}};
+}
+
+Params with(Params p, const std::string& key, std::int64_t v) {
+  p[key] = v;
+  return p;
+}
+
 RopeSpec spec_of(const Params& p) {
   RopeSpec s;
   s.head_dim = bounded_param(p, "head_dim", 2, 1024, 128, "rope");
@@ -49,6 +60,7 @@ RopeSpec spec_of(const Params& p) {
   s.neox = bounded_param(p, "neox", 0, 1, 1, "rope") == 1;
   s.theta = bounded_param(p, "theta", 2, 1000000000, 10000, "rope");
   s.inplace = bounded_param(p, "inplace", 0, 1, 0, "rope") == 1;
+  s.tables = harness::option_value(rope_options(), p, "tables", 0, "rope") == 1;
   s.check();
   return s;
 }
@@ -79,6 +91,7 @@ void register_rope(harness::Registry& r) {
   s.dtypes = {DType::f32, DType::f16, DType::bf16};
   s.spec_params = {"head_dim", "rot", "neox", "theta", "inplace"};
   s.value_names["neox"] = {"gptj", "neox"};
+  for (const auto& o : rope_options()) s.add_option(o);
   s.runtime_params = {"tokens", "heads"};
   s.scalar_params = {{"tokens", "tokens"}, {"heads", "heads"}};
   s.tests = {
@@ -92,6 +105,10 @@ void register_rope(harness::Registry& r) {
       {"t1_h3_d64_rot2_gptj", shape({1, 3, 64, 2, false})},                     // one pair per head
       {"t5_h3_d128_rot64_inplace", shape({5, 3, 128, 64, true, 10000, true})},  // pass-through left alone
       {"t7_h5_d64_gptj_inplace", shape({7, 5, 64, 64, false, 10000, true})},    //
+      // Tuning options (ingot test --all-variants): the frequency from tables.
+      {"t7_h3_d128_tables", with(shape({7, 3, 128, 128}), "tables", 1)},
+      {"t9_h3_d72_rot18_tables", with(shape({9, 3, 72, 18}), "tables", 1)},
+      {"t1_h3_d64_rot2_gptj_tables", with(shape({1, 3, 64, 2, false}), "tables", 1)},
   };
   // A 7B-class decoder (32 heads, head_dim 128) at 1, 64 and 256 tokens per step, and a prefill-sized 8192 that is
   // memory-bound.

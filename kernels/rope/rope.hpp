@@ -46,6 +46,7 @@ struct RopeSpec {
   bool neox = true;             // half-split pairs (i, i + rot/2); false: interleaved (2i, 2i + 1)
   std::uint32_t theta = 10000;  // the base: every common model's is an integer (10000, 500000, 1000000)
   bool inplace = false;         // x is InOut and y absent
+  bool tables = false;          // the frequency from two tables of constants (else products over t's bits)
 
   // Refuses a spec the kernel cannot compute, saying what to change.
   void check() const {
@@ -72,12 +73,29 @@ inline std::int64_t fixed(double v) { return static_cast<std::int64_t>(std::ldex
 
 // G * c / 2^62 for fixed-point G, c in [0, 2^62): the high half from 31-bit limbs (every product below 2^62, their sum
 // below 2^63), truncated (less than 2 units).
-inline dsl::Val<i64> times(dsl::KernelBuilder& k, const dsl::Val<i64>& G, std::int64_t c) {
+inline dsl::Val<i64> times(dsl::KernelBuilder& k, const dsl::Val<i64>& G, const dsl::Val<i64>& c) {
   using namespace ingot::dsl;
   auto gh = k.let("gh", G >> 31);
   auto gl = k.let("gl", G & k.constant<i64>(kLimb));
-  const auto ch = k.constant<i64>(c >> 31), cl = k.constant<i64>(c & kLimb);
+  auto ch = k.let("ch", c >> 31);
+  auto cl = k.let("cl", c & k.constant<i64>(kLimb));
   return gh * ch + ((gh * cl + gl * ch) >> 31);
+}
+
+// values[index] for index < 2^bits, by a tree of selects on index's bits (values padded with its last entry).
+inline dsl::Val<i64> pick(dsl::KernelBuilder& k, std::vector<std::int64_t> values, const dsl::Val<u32>& index,
+                          std::uint32_t bits) {
+  using namespace ingot::dsl;
+  values.resize(std::size_t{1} << bits, values.back());
+  std::vector<Val<i64>> level;
+  for (const auto v : values) level.push_back(k.constant<i64>(v));
+  for (std::uint32_t b = 0; b < bits; ++b) {
+    auto set = k.let("bit", ((index >> b) & 1u) == 1u);
+    std::vector<Val<i64>> next;
+    for (std::size_t j = 0; j + 1 < level.size(); j += 2) next.push_back(select(set, level[j + 1], level[j]));
+    level = std::move(next);
+  }
+  return level[0];
 }
 
 }  // namespace rope_detail
@@ -112,13 +130,31 @@ void rope(dsl::KernelBuilder& k, const RopeSpec& s) {
     auto t = k.let("t", g - row * per_row);
     auto base = k.let("base", row * s.head_dim);
     auto pair = [&] {
+      // The pair's loads first: their latency overlaps the angle's arithmetic.
+      auto i1 = k.let("i1", s.neox ? base + t : base + 2u * t);
+      auto i2 = k.let("i2", s.neox ? i1 + half : i1 + 1u);
+      auto x1 = k.let("x1", load_x(i1));
+      auto x2 = k.let("x2", load_x(i2));
       // G = g_t in units of 2^-62 turn.
       const double two_pi = 6.283185307179586476925286766559;
-      Val<i64> G = k.let("G", k.constant<i64>(fixed(1.0 / two_pi)));
-      for (std::uint32_t b = 0; (1u << b) < half; ++b) {
-        const double c = std::pow(static_cast<double>(s.theta), -2.0 * static_cast<double>(1u << b) / s.rot);
-        auto set = k.let("bit", ((t >> b) & 1u) == 1u);
-        G = k.let("G", select(set, times(k, G, fixed(c)), G));
+      const double ratio = std::pow(static_cast<double>(s.theta), -2.0 / s.rot);  // g_(t+1) / g_t
+      std::uint32_t bits = 0;
+      while ((1u << bits) < half) ++bits;
+      Val<i64> G = k.constant<i64>(fixed(1.0 / two_pi));
+      if (s.tables) {
+        // g_t = A[t >> lo] * B[t & (2^lo - 1)]: two tables of trace-time constants, one product.
+        const std::uint32_t lo = bits / 2, hi = bits - lo;
+        std::vector<std::int64_t> A, B;
+        for (std::uint32_t j = 0; j < (1u << hi); ++j) A.push_back(fixed(std::pow(ratio, j << lo) / two_pi));
+        for (std::uint32_t m = 0; m < (1u << lo); ++m) B.push_back(fixed(std::pow(ratio, m)));
+        G = k.let("G", pick(k, A, t >> lo, hi));
+        if (lo > 0) G = k.let("G", times(k, G, pick(k, B, t & ((1u << lo) - 1u), lo)));
+      } else {
+        // g_t = g_0 * prod over the set bits b of t of r^(2^b).
+        for (std::uint32_t b = 0; b < bits; ++b) {
+          auto set = k.let("bit", ((t >> b) & 1u) == 1u);
+          G = k.let("G", select(set, times(k, G, k.constant<i64>(fixed(std::pow(ratio, 1u << b)))), G));
+        }
       }
       // pos * G mod 2^62 from pos * (high limb) mod 2^31 and pos * (low limb): |pos| < 2^24 keeps both below 2^55.
       const auto mask = [&](int bits) { return k.constant<i64>((std::int64_t{1} << bits) - 1); };
@@ -144,10 +180,6 @@ void rope(dsl::KernelBuilder& k, const RopeSpec& s) {
       auto cosv = k.let("cosv", select(q == 1u || q == 2u, -c0, c0));
       auto sinv = k.let("sinv", select(q >= 2u, -s0, s0));
 
-      auto i1 = k.let("i1", s.neox ? base + t : base + 2u * t);
-      auto i2 = k.let("i2", s.neox ? i1 + half : i1 + 1u);
-      auto x1 = k.let("x1", load_x(i1));
-      auto x2 = k.let("x2", load_x(i2));
       auto y1 = x1 * cosv - x2 * sinv;
       auto y2 = x2 * cosv + x1 * sinv;
       if (s.inplace) {
