@@ -14,19 +14,19 @@
 // Why the angle is not pos * inv_freq in f32: at pos ~ 32768 the f32 angle (~32768 rad) has an ulp of 2^-8 rad, and an
 // f32 inv_freq's own rounding moves it as much: a rotation off by ~1e-3 rad, growing with the position. Here the angle
 // is computed in turns, in integers, where nothing rounds:
-//   - g_i = theta^(-2i/rot) / (2 pi) as a fixed-point i64 G (units of 2^-62 turn): 2^62 / (2 pi) times the trace-time
-//     constants theta^(-2^(b+1)/rot) (f64, rounded to 2^-62) for the set bits b of i, each product's high half from
-//     31-bit limbs (a few units of 2^-62 each);
-//   - pos * G mod 2^62 is exactly the angle's fraction of a turn (two's complement wraps are the mod);
-//   - its quadrant and the rest, an eighth of a turn at most, are bit fields of it; the rest (24 bits) is then the only
-//     value converted to f32, and sin and cos come from polynomials on [-pi/4, pi/4].
+//   - g_i = theta^(-2i/rot) / (2 pi) as a fixed-point i64 G (units of 2^-62 turn) from trace-time f64 constants: by
+//     default 2^62 / (2 pi) times theta^(-2^(b+1)/rot) for each set bit b of i (the tuning option tables: one product
+//     of two constants picked by select trees), each product's high half from 31-bit limbs;
+//   - pos * G mod 2^62, computed exactly, is the angle's fraction of a turn (two's complement wraps are the mod);
+//   - its quadrant and the rest, an eighth of a turn at most, are bit fields of it; the rest, truncated to 2^-26 turn,
+//     is the only value converted to f32, and sin and cos come from polynomials on [-pi/4, pi/4].
 // Float tricks would do the reduction with fewer operations (split products, two-sums), but GLSL compilers reassociate
-// float arithmetic that is not declared precise, which undoes them on Vulkan; integers are exact on every backend, and
-// the polynomials make the result independent of a backend's sin/cos (Vulkan promises only 2^-11 for those). The angle
-// is then within ~2e-7 rad of the exact one for every position (rope.cpp's tolerance), instead of an error growing with
-// the position.
-// Preconditions: tokens, heads >= 1; tokens x heads x head_dim elements fit 32-bit indexes; |pos| < 2^24 (not checked:
-// positions are data; pos * G's partial products stay below 2^55 there).
+// float arithmetic that is not declared precise, which undoes them on Vulkan (lavapipe erred by ~1e-3 with them);
+// integers are exact on every backend, and the polynomials make the result independent of a backend's sin/cos (Vulkan
+// promises only 2^-11 for those). The angle is then within ~2.5e-7 rad of the exact one for |pos| < 2^24 (rope.cpp's
+// tolerance), the f64 constants' rounding (~1e-16 of G) adding up to ~1e-6 rad at |pos| ~ 2^31; every i32 position is
+// computed without overflow (|pos * G's limbs| < 2^62).
+// Preconditions: tokens, heads >= 1; tokens x heads x head_dim elements fit 32-bit indexes.
 #pragma once
 
 #include <cmath>
@@ -156,7 +156,7 @@ void rope(dsl::KernelBuilder& k, const RopeSpec& s) {
           G = k.let("G", select(set, times(k, G, k.constant<i64>(fixed(std::pow(ratio, 1u << b)))), G));
         }
       }
-      // pos * G mod 2^62 from pos * (high limb) mod 2^31 and pos * (low limb): |pos| < 2^24 keeps both below 2^55.
+      // pos * G mod 2^62 from pos * (high limb) mod 2^31 and pos * (low limb): G < 2^60, so both stay below 2^62.
       const auto mask = [&](int bits) { return k.constant<i64>((std::int64_t{1} << bits) - 1); };
       auto p = k.let("p", cast<i64>(load(pos, row / heads)));
       auto hi = k.let("hi", (p * (G >> 31)) & mask(31));
