@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference timings for ingot's bench cases: cuDNN (convolutions), cuBLAS (gemm) and PyTorch's own kernels
-(activations, norms) through PyTorch, on the same GPU, in the same run as `ingot bench`.
+(activations, norms, rope) through PyTorch, on the same GPU, in the same run as `ingot bench`.
 
 usage: python3 bench/reference_torch.py CASES.json OUT.json [--back-to-back N]
   CASES.json comes from `ingot bench --emit-cases CASES.json`; OUT.json is read by
@@ -213,6 +213,33 @@ def norm_rows(p, dt, kind):
     return make, fn, size * (streams * r * d + d * (2 if bias else 1))
 
 
+def rope(p, dt):
+    """Rotary embedding in PyTorch eager, as a model's Python does it, timed as a whole: the inverse frequencies and the
+    cos / sin tables from the positions (f32), then the rotation of the first rot features in f32 (NeoX: halves; GPT-J:
+    even / odd features), cast back and joined with the pass-through features (or written into x in place)."""
+    t, h, d, rot = g(p, "tokens"), g(p, "heads"), g(p, "head_dim"), g(p, "rot")
+    neox, theta, inplace = bool(g(p, "neox", default=1)), g(p, "theta", default=10000), bool(g(p, "inplace", default=0))
+    size = torch.finfo(dt).bits // 8
+
+    def make():
+        return rnd((t, h, d), dt), torch.randint(0, 32768, (t,), device="cuda", dtype=torch.int32)
+
+    def fn(x, pos):
+        inv = 1.0 / (theta ** (torch.arange(0, rot, 2, device="cuda", dtype=torch.float32) / rot))
+        angle = pos.float()[:, None] * inv[None, :]
+        cos, sin = angle.cos()[:, None, :], angle.sin()[:, None, :]
+        xr = x[..., :rot].float()
+        x1, x2 = (xr[..., : rot // 2], xr[..., rot // 2 :]) if neox else (xr[..., 0::2], xr[..., 1::2])
+        y1, y2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        yr = (torch.cat((y1, y2), -1) if neox else torch.stack((y1, y2), -1).flatten(-2)).to(dt)
+        if inplace:
+            x[..., :rot] = yr
+            return x
+        return torch.cat((yr, x[..., rot:]), -1) if rot < d else yr
+
+    return make, fn, size * t * h * d + 4 * t
+
+
 def reference_for(kernel, p, dt):
     """(make, fn, set_bytes, note) for one case, or None with a note."""
     depthwise = lambda q, c: c
@@ -245,6 +272,8 @@ def reference_for(kernel, p, dt):
         if kernel == "rmsnorm":
             eager += " (F.rms_norm)" if hasattr(F, "rms_norm") else " (x * rsqrt(mean(x^2) + eps) * w)"
         return norm_rows(p, dt, kernel), eager
+    if kernel == "rope":
+        return rope(p, dt), "PyTorch eager " + torch.__version__ + " (f32 cos / sin tables, then the rotation)"
     if kernel == "winograd_filter_transform":
         return None, "no counterpart: cuDNN transforms filters inside its own kernels"
     if kernel == "causal_conv1d_update":

@@ -4,6 +4,7 @@
 #include "gemm/register.hpp"
 #include "ingot/library.hpp"
 #include "norm/register.hpp"
+#include "rope/register.hpp"
 
 namespace ingot::harness {
 
@@ -13,6 +14,7 @@ Registry builtin_registry() {
   kernels::register_activation(r);
   kernels::register_gemm_family(r);
   kernels::register_norm(r);
+  kernels::register_rope_family(r);
   return r;
 }
 
