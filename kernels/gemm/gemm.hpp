@@ -71,10 +71,6 @@ inline constexpr std::uint32_t gemm_a_stage(const GemmTile& t, bool a_trans) {
 inline constexpr std::uint32_t gemm_b_stage(const GemmTile& t, bool b_nk) {
   return b_nk ? t.bn * gemm_smem_stride(t.bk) : t.bk * gemm_smem_stride(t.bn);
 }
-// Shared memory of the tensor-core kernel, bytes (16-bit elements).
-inline constexpr std::uint64_t gemm_mma_smem_bytes(const GemmTile& t, const GemmForm& f, std::uint32_t stages) {
-  return 2ull * stages * (gemm_a_stage(t, f.a_trans) + gemm_b_stage(t, f.b_nk));
-}
 
 inline constexpr GemmTile kGemmSimtTile{64, 64, 16, 2, 4, 1};  // 256 threads, 4 x 4 outputs each
 inline constexpr std::uint32_t kRegs = 4;                      // the f32 kernel's outputs per thread, per axis
@@ -113,7 +109,7 @@ inline GemmTileIndex gemm_tile_index(dsl::KernelBuilder& k, const dsl::Val<u32>&
 }
 
 // The epilogue of one output value v = sum_k A[m][k] B[k][n] at (m, n) of batch entry bidx (m < M and n < N are the
-// caller's test): alpha * v (+ beta * C) (+ bias[n]), the activation, rounded to T.
+// caller's test): alpha * v (+ beta * C) (+ bias[n]), the activation, rounded to c's type.
 template <class T, class CBuf>
 void gemm_store(const GemmForm& f, const GemmArgs<T, CBuf>& g, const dsl::Val<u32>& at, const dsl::Val<u32>& n,
                 const dsl::Val<f32>& sum) {
@@ -133,7 +129,7 @@ void gemm_store(const GemmForm& f, const GemmArgs<T, CBuf>& g, const dsl::Val<u3
   store(g.c, at, cast<TC>(v));
 }
 
-// Declares the parameters (a, b, bias, c, then M, N, K, batch, alpha, beta) and the preconditions, then runs
+// Declares the parameters (M, N, K, batch, alpha, beta, then a, b, bias, c) and the preconditions, then runs
 // body(args). CBuf is Out<T>, or InOut<T> with accumulate (of f32 with c_f32).
 template <class T, class Body>
 void gemm_params(dsl::KernelBuilder& k, const GemmForm& f, const Body& body) {
